@@ -1,0 +1,62 @@
+import type { Db } from '@recordbase/db';
+import { authMiddleware, createAuthenticator, principalOf } from '@recordbase/server-kit/auth';
+import { operationalRoutes } from '@recordbase/server-kit/health';
+import { errorMiddleware, jsonBodyParser, unknownRoute } from '@recordbase/server-kit/http';
+import type { Logger } from '@recordbase/server-kit/logger';
+import { createMetrics } from '@recordbase/server-kit/metrics';
+import { createRateLimiter, rateLimitMiddleware } from '@recordbase/server-kit/rate-limit';
+import express, { type Express } from 'express';
+import type { Redis } from 'ioredis';
+import type { RecordsApiConfig } from './config';
+import { schemaRoutes } from './http/schema.routes';
+
+export interface RecordsApiDeps {
+  db: Db;
+  redis: Redis;
+  logger: Logger;
+  config: Pick<
+    RecordsApiConfig,
+    'ROOT_API_KEY' | 'RATE_LIMIT_PER_SECOND' | 'RATE_LIMIT_BURST' | 'JSON_BODY_LIMIT'
+  >;
+}
+
+export function createApp(deps: RecordsApiDeps): Express {
+  const { db, redis, logger, config } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  const metrics = createMetrics('records-api');
+  app.use(metrics.middleware);
+  app.use(
+    operationalRoutes(
+      {
+        postgres: async () => {
+          await db.pool.query('SELECT 1');
+        },
+        redis: async () => {
+          await redis.ping();
+        },
+      },
+      metrics,
+    ),
+  );
+
+  const rateLimit = { perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST };
+  const api = express.Router();
+  api.use(authMiddleware(createAuthenticator({ prisma: db.prisma, rootApiKey: config.ROOT_API_KEY })));
+  api.use(
+    rateLimitMiddleware(
+      createRateLimiter(redis, rateLimit),
+      rateLimit,
+      (res) => principalOf(res).keyId ?? 'root',
+      logger,
+    ),
+  );
+  api.use(jsonBodyParser(config.JSON_BODY_LIMIT));
+  api.use(schemaRoutes(db.prisma));
+  app.use('/api/v1', api);
+
+  app.use(unknownRoute);
+  app.use(errorMiddleware(logger));
+  return app;
+}

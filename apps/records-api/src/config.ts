@@ -1,0 +1,15 @@
+import { commonEnvSchema, parseEnv, portSchema } from '@recordbase/server-kit/env';
+import { z } from 'zod';
+
+export const recordsApiEnvSchema = commonEnvSchema.extend({
+  PORT: portSchema(3000),
+  HOST: z.string().default('0.0.0.0'),
+  ROOT_API_KEY: z.string().min(20, { error: 'must be at least 20 characters' }).optional(),
+  RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
+  RATE_LIMIT_BURST: z.coerce.number().int().positive().default(100),
+  JSON_BODY_LIMIT: z.string().default('10mb'),
+});
+export type RecordsApiConfig = z.infer<typeof recordsApiEnvSchema>;
+
+export const loadConfig = (env: NodeJS.ProcessEnv = process.env): RecordsApiConfig =>
+  parseEnv(recordsApiEnvSchema, env);

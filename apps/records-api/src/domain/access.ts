@@ -1,0 +1,53 @@
+import { TABLE_ID_PATTERN } from '@recordbase/contracts/common';
+import type { Tx } from '@recordbase/db';
+import { canAccessDatabase, type Principal } from '@recordbase/server-kit/auth';
+import { notFound } from '@recordbase/server-kit/errors';
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+type Client = Pick<Tx, 'database' | 'table' | 'field'>;
+
+export interface DatabaseRef {
+  id: string;
+  name: string;
+  schemaName: string;
+}
+
+/**
+ * The database if it exists and the key may see it. Both failures answer the same 404, so a key
+ * cannot learn which databases exist outside its scope.
+ */
+export async function findAccessibleDatabase(
+  client: Client,
+  principal: Principal,
+  databaseId: string,
+): Promise<DatabaseRef> {
+  const missing = () => notFound(`Database ${databaseId} not found`);
+  if (!UUID_PATTERN.test(databaseId) || !canAccessDatabase(principal, databaseId.toLowerCase()))
+    throw missing();
+  const database = await client.database.findUnique({
+    where: { id: databaseId.toLowerCase() },
+    select: { id: true, name: true, schemaName: true },
+  });
+  if (!database) throw missing();
+  return database;
+}
+
+/** Tables are addressed by id or by name (case-insensitive); an id wins over a name. */
+export async function findTableByRef(client: Client, databaseId: string, tableRef: string) {
+  const byId = TABLE_ID_PATTERN.test(tableRef)
+    ? await client.table.findFirst({ where: { id: tableRef, databaseId } })
+    : null;
+  const table =
+    byId ??
+    (await client.table.findUnique({
+      where: { databaseId_nameKey: { databaseId, nameKey: nameKey(tableRef) } },
+    }));
+  if (!table) throw notFound(`Table ${tableRef} not found`);
+  return table;
+}
+
+/** Names compare case-insensitively and ignoring surrounding spaces. */
+export function nameKey(name: string): string {
+  return name.trim().toLowerCase();
+}

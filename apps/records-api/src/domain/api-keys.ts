@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import type { ApiKey, CreateApiKeyRequest, CreatedApiKey } from '@recordbase/contracts/api-keys';
+import { apiKeyDisplayPrefix, hashApiKey, newApiKeySecret, type PrismaClient } from '@recordbase/db';
+import { isRoot, type Principal } from '@recordbase/server-kit/auth';
+import { badRequest, forbidden, notFound } from '@recordbase/server-kit/errors';
+import { toApiKeyDto } from './serialize';
+
+function requireRoot(principal: Principal): void {
+  if (!isRoot(principal)) throw forbidden('Only the root API key can manage API keys');
+}
+
+export async function createApiKey(
+  prisma: PrismaClient,
+  principal: Principal,
+  input: CreateApiKeyRequest,
+): Promise<CreatedApiKey> {
+  requireRoot(principal);
+  const databaseIds = input.databaseIds ? [...new Set(input.databaseIds.map((id) => id.toLowerCase()))] : [];
+  if (input.databaseIds) {
+    const found = await prisma.database.findMany({
+      where: { id: { in: databaseIds } },
+      select: { id: true },
+    });
+    const missing = databaseIds.filter((id) => !found.some((row) => row.id === id));
+    if (missing.length > 0) throw badRequest(`body.databaseIds: no database with id ${missing.join(', ')}`);
+  }
+  const key = newApiKeySecret();
+  const row = await prisma.apiKey.create({
+    data: {
+      id: randomUUID(),
+      name: input.name,
+      prefix: apiKeyDisplayPrefix(key),
+      hash: hashApiKey(key),
+      scopes: input.scopes,
+      databaseIds,
+      allDatabases: input.databaseIds === undefined,
+    },
+  });
+  return { ...toApiKeyDto(row), key };
+}
+
+export async function listApiKeys(prisma: PrismaClient, principal: Principal): Promise<ApiKey[]> {
+  requireRoot(principal);
+  const rows = await prisma.apiKey.findMany({ orderBy: { createdAt: 'asc' } });
+  return rows.map(toApiKeyDto);
+}
+
+/** Deleting the row revokes the key: authentication reads it on every request, uncached. */
+export async function revokeApiKey(prisma: PrismaClient, principal: Principal, id: string): Promise<void> {
+  requireRoot(principal);
+  const result = await prisma.apiKey.deleteMany({ where: { id } });
+  if (result.count === 0) throw notFound(`API key ${id} not found`);
+}

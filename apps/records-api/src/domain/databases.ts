@@ -1,0 +1,86 @@
+import type { CreateDatabaseRequest, Database, UpdateDatabaseRequest } from '@recordbase/contracts/schema';
+import { newDatabaseId, type PrismaClient } from '@recordbase/db';
+import { createDatabaseSchema, dropDatabaseSchema, schemaNameForDatabase } from '@recordbase/db/physical';
+import { type Principal, requireScope } from '@recordbase/server-kit/auth';
+import { forbidden } from '@recordbase/server-kit/errors';
+import { findAccessibleDatabase } from './access';
+import { inSchemaTransaction, runDdl } from './schema-tx';
+import { tableWithFields, toDatabaseDto } from './serialize';
+import { createTablesInTx } from './tables';
+
+const databaseWithTables = { tables: { include: tableWithFields } } as const;
+
+export async function createDatabase(
+  prisma: PrismaClient,
+  principal: Principal,
+  input: CreateDatabaseRequest,
+): Promise<Database> {
+  requireScope(principal, 'schema:write');
+  // A key limited to some databases could never reach one it created.
+  if (principal.databaseIds !== null) {
+    throw forbidden('This API key is limited to specific databases and cannot create new ones');
+  }
+  return inSchemaTransaction(prisma, async (tx) => {
+    const id = newDatabaseId();
+    const database = await tx.database.create({
+      data: { id, name: input.name, schemaName: schemaNameForDatabase(id) },
+    });
+    await runDdl(tx, createDatabaseSchema(id));
+    if (input.tables && input.tables.length > 0) {
+      await createTablesInTx(tx, database, input.tables, (index) => `body.tables[${index}]`);
+    }
+    return toDatabaseDto(await tx.database.findUniqueOrThrow({ where: { id }, include: databaseWithTables }));
+  });
+}
+
+export async function listDatabases(prisma: PrismaClient, principal: Principal): Promise<Database[]> {
+  requireScope(principal, 'schema:read');
+  const rows = await prisma.database.findMany({
+    where: principal.databaseIds === null ? {} : { id: { in: [...principal.databaseIds] } },
+    include: databaseWithTables,
+    orderBy: { createdAt: 'asc' },
+  });
+  return rows.map(toDatabaseDto);
+}
+
+export async function getDatabase(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+): Promise<Database> {
+  requireScope(principal, 'schema:read');
+  const { id } = await findAccessibleDatabase(prisma, principal, databaseId);
+  return toDatabaseDto(
+    await prisma.database.findUniqueOrThrow({ where: { id }, include: databaseWithTables }),
+  );
+}
+
+export async function updateDatabase(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  patch: UpdateDatabaseRequest,
+): Promise<Database> {
+  requireScope(principal, 'schema:write');
+  const { id } = await findAccessibleDatabase(prisma, principal, databaseId);
+  const updated = await prisma.database.update({
+    where: { id },
+    data: { name: patch.name, updatedAt: new Date() },
+    include: databaseWithTables,
+  });
+  return toDatabaseDto(updated);
+}
+
+/** Removes the database's schema (every table and record in it) with its metadata. */
+export async function deleteDatabase(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+): Promise<void> {
+  requireScope(principal, 'schema:write');
+  await inSchemaTransaction(prisma, async (tx) => {
+    const database = await findAccessibleDatabase(tx, principal, databaseId);
+    await runDdl(tx, dropDatabaseSchema(database.schemaName));
+    await tx.database.delete({ where: { id: database.id } });
+  });
+}

@@ -1,0 +1,94 @@
+import {
+  type FieldInput,
+  type FieldTemplate,
+  type FieldType,
+  parseTemplate,
+} from '@recordbase/contracts/fields';
+import { newFieldId, type Tx } from '@recordbase/db';
+import type { PhysicalField } from '@recordbase/db/physical';
+import { badRequest } from '@recordbase/server-kit/errors';
+import { findTableByRef, nameKey } from './access';
+
+export interface FieldDefinition {
+  id: string;
+  name: string;
+  nameKey: string;
+  type: FieldType;
+  template: FieldTemplate;
+}
+
+/** Types that cannot serve as a table's primary field, which names each record. */
+export const typesNotAllowedAsPrimary: readonly FieldType[] = ['linked_record', 'attachments'];
+
+export function assertPrimaryCapable(type: FieldType, where: string): void {
+  if (typesNotAllowedAsPrimary.includes(type)) {
+    throw badRequest(`${where}: a ${type} field cannot be the primary field`);
+  }
+}
+
+export function validTemplate<T extends FieldType>(
+  type: T,
+  template: unknown,
+  where: string,
+): FieldTemplate<T> {
+  const parsed = parseTemplate(type, template);
+  if (!parsed.ok) throw badRequest(parsed.problems.map((problem) => `${where}.${problem}`).join('; '));
+  return parsed.template;
+}
+
+/**
+ * Resolves a linked_record template's table (id or name) to an id of the same database.
+ * `pending` holds tables created in the same request, which are not yet readable by name.
+ */
+async function resolveLinkedTable(
+  tx: Tx,
+  databaseId: string,
+  ref: string,
+  where: string,
+  pending: ReadonlyMap<string, string> = new Map(),
+): Promise<string> {
+  const pendingId = pending.get(ref) ?? pending.get(nameKey(ref));
+  if (pendingId) return pendingId;
+  try {
+    return (await findTableByRef(tx, databaseId, ref)).id;
+  } catch {
+    throw badRequest(`${where}.template.tableId: no table ${JSON.stringify(ref)} in this database`);
+  }
+}
+
+export async function defineField(
+  tx: Tx,
+  databaseId: string,
+  input: FieldInput,
+  where: string,
+  pendingTables?: ReadonlyMap<string, string>,
+): Promise<FieldDefinition> {
+  const template = validTemplate(input.type, input.template, where);
+  if (input.type === 'linked_record') {
+    const linked = template as FieldTemplate<'linked_record'>;
+    linked.tableId = await resolveLinkedTable(tx, databaseId, linked.tableId, where, pendingTables);
+  }
+  return { id: newFieldId(), name: input.name, nameKey: nameKey(input.name), type: input.type, template };
+}
+
+export function assertUniqueNames(inputs: readonly { name: string }[], where: string): void {
+  const seen = new Set<string>();
+  inputs.forEach((input, index) => {
+    const key = nameKey(input.name);
+    if (seen.has(key))
+      throw badRequest(`${where}[${index}].name: duplicate field name ${JSON.stringify(input.name)}`);
+    seen.add(key);
+  });
+}
+
+export function toPhysicalField(field: {
+  id: string;
+  name: string;
+  type: string;
+  template: unknown;
+}): PhysicalField {
+  const type = field.type as FieldType;
+  const linkedTableId =
+    type === 'linked_record' ? (field.template as FieldTemplate<'linked_record'>).tableId : undefined;
+  return { id: field.id, name: field.name, type, ...(linkedTableId ? { linkedTableId } : {}) };
+}

@@ -1,0 +1,257 @@
+import { FIELD_ID_PATTERN } from '@recordbase/contracts/common';
+import {
+  type Field,
+  type FieldInput,
+  type FieldTemplate,
+  type FieldType,
+  MAX_SELECT_OPTIONS,
+  type SelectOption,
+  type UpdateFieldRequest,
+} from '@recordbase/contracts/fields';
+import { MAX_FIELDS_PER_TABLE } from '@recordbase/contracts/schema';
+import type { PrismaClient, Tx } from '@recordbase/db';
+import {
+  addField,
+  changeFieldType,
+  commentOnField,
+  dropField,
+  type PhysicalTable,
+  qualifiedTable,
+  quoteIdent,
+} from '@recordbase/db/physical';
+import { type Principal, requireScope } from '@recordbase/server-kit/auth';
+import { badRequest, notFound } from '@recordbase/server-kit/errors';
+import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
+import { defineField, toPhysicalField, validTemplate } from './field-definitions';
+import { inSchemaTransaction, runConversion, runDdl } from './schema-tx';
+import { toFieldDto } from './serialize';
+
+async function locateTable(tx: Tx, principal: Principal, databaseId: string, tableRef: string) {
+  const database = await findAccessibleDatabase(tx, principal, databaseId);
+  const table = await findTableByRef(tx, database.id, tableRef);
+  const physical: PhysicalTable = { schemaName: database.schemaName, id: table.id, name: table.name };
+  return { database, table, physical };
+}
+
+/** Fields are addressed by id or by name (case-insensitive); an id wins over a name. */
+async function findFieldByRef(tx: Pick<Tx, 'field'>, tableId: string, fieldRef: string) {
+  const byId = FIELD_ID_PATTERN.test(fieldRef)
+    ? await tx.field.findFirst({ where: { id: fieldRef, tableId } })
+    : null;
+  const field =
+    byId ??
+    (await tx.field.findUnique({ where: { tableId_nameKey: { tableId, nameKey: nameKey(fieldRef) } } }));
+  if (!field) throw notFound(`Field ${fieldRef} not found`);
+  return field;
+}
+
+async function assertFieldNameFree(tx: Tx, tableId: string, name: string, exceptFieldId?: string) {
+  const clash = await tx.field.findUnique({
+    where: { tableId_nameKey: { tableId, nameKey: nameKey(name) } },
+  });
+  if (clash && clash.id !== exceptFieldId) {
+    throw badRequest(`body.name: a field named ${JSON.stringify(clash.name)} already exists in this table`);
+  }
+}
+
+export async function createField(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  tableRef: string,
+  input: FieldInput,
+): Promise<Field> {
+  requireScope(principal, 'schema:write');
+  return inSchemaTransaction(prisma, async (tx) => {
+    const { database, table, physical } = await locateTable(tx, principal, databaseId, tableRef);
+    await assertFieldNameFree(tx, table.id, input.name);
+    const count = await tx.field.count({ where: { tableId: table.id } });
+    if (count >= MAX_FIELDS_PER_TABLE)
+      throw badRequest(`a table holds at most ${MAX_FIELDS_PER_TABLE} fields`);
+    const last = await tx.field.aggregate({ where: { tableId: table.id }, _max: { position: true } });
+    const definition = await defineField(tx, database.id, input, 'body');
+    const created = await tx.field.create({
+      data: {
+        id: definition.id,
+        tableId: table.id,
+        name: definition.name,
+        nameKey: definition.nameKey,
+        type: definition.type,
+        template: definition.template,
+        position: (last._max.position ?? -1) + 1,
+      },
+    });
+    await runDdl(tx, addField(physical, toPhysicalField(created)));
+    await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
+    return toFieldDto(created);
+  });
+}
+
+export async function getField(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  tableRef: string,
+  fieldRef: string,
+): Promise<Field> {
+  requireScope(principal, 'schema:read');
+  const database = await findAccessibleDatabase(prisma, principal, databaseId);
+  const table = await findTableByRef(prisma, database.id, tableRef);
+  return toFieldDto(await findFieldByRef(prisma, table.id, fieldRef));
+}
+
+const isSelect = (type: FieldType) => type === 'single_select' || type === 'multiple_select';
+
+/** The template a field keeps across a type change when none is given: whatever still fits. */
+function carriedTemplate(to: FieldType, previous: unknown): unknown {
+  return validTemplateOrNull(to, previous) ?? {};
+}
+function validTemplateOrNull(type: FieldType, template: unknown): unknown {
+  try {
+    return validTemplate(type, template, 'template');
+  } catch {
+    return null;
+  }
+}
+
+/** After converting to a select type, every value present must be an option. */
+async function optionsIncludingValues(
+  tx: Tx,
+  physical: PhysicalTable,
+  fieldId: string,
+  type: FieldType,
+  options: SelectOption[],
+): Promise<SelectOption[]> {
+  const column = quoteIdent(fieldId);
+  const values = await tx.$queryRawUnsafe<{ value: string }[]>(
+    type === 'multiple_select'
+      ? `SELECT DISTINCT unnest(${column}) AS value FROM ${qualifiedTable(physical.schemaName, physical.id)} LIMIT ${MAX_SELECT_OPTIONS + 1}`
+      : `SELECT DISTINCT ${column} AS value FROM ${qualifiedTable(physical.schemaName, physical.id)} WHERE ${column} IS NOT NULL LIMIT ${MAX_SELECT_OPTIONS + 1}`,
+  );
+  const known = new Set(options.map((option) => option.name));
+  const merged = [...options];
+  for (const { value } of values) {
+    if (!known.has(value)) {
+      merged.push({ name: value });
+      known.add(value);
+    }
+  }
+  if (merged.length > MAX_SELECT_OPTIONS) {
+    throw badRequest(`body.type: the values would make more than ${MAX_SELECT_OPTIONS} options`);
+  }
+  return merged;
+}
+
+/** Values of removed options are cleared; ratings above a lowered maximum are capped. */
+async function applyTemplateToValues(
+  tx: Tx,
+  physical: PhysicalTable,
+  fieldId: string,
+  type: FieldType,
+  template: FieldTemplate,
+): Promise<void> {
+  const ref = qualifiedTable(physical.schemaName, physical.id);
+  const column = quoteIdent(fieldId);
+  if (type === 'single_select') {
+    const names = (template as FieldTemplate<'single_select'>).options.map((o) => o.name);
+    await tx.$executeRawUnsafe(
+      `UPDATE ${ref} SET ${column} = NULL WHERE ${column} <> ALL($1::text[])`,
+      names,
+    );
+  } else if (type === 'multiple_select') {
+    const names = (template as FieldTemplate<'multiple_select'>).options.map((o) => o.name);
+    await tx.$executeRawUnsafe(
+      `UPDATE ${ref} SET ${column} = ARRAY(SELECT v FROM unnest(${column}) AS v WHERE v = ANY($1::text[])) WHERE NOT ${column} <@ $1::text[]`,
+      names,
+    );
+  } else if (type === 'rating') {
+    const max = (template as FieldTemplate<'rating'>).max;
+    await tx.$executeRawUnsafe(`UPDATE ${ref} SET ${column} = $1 WHERE ${column} > $1`, max);
+  }
+}
+
+export async function updateField(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  tableRef: string,
+  fieldRef: string,
+  patch: UpdateFieldRequest,
+): Promise<Field> {
+  requireScope(principal, 'schema:write');
+  return inSchemaTransaction(prisma, async (tx) => {
+    const { table, physical } = await locateTable(tx, principal, databaseId, tableRef);
+    const field = await findFieldByRef(tx, table.id, fieldRef);
+    const from = field.type as FieldType;
+    const to = patch.type ?? from;
+    const name = patch.name ?? field.name;
+    if (patch.name !== undefined) await assertFieldNameFree(tx, table.id, patch.name, field.id);
+    if (
+      to !== from &&
+      table.primaryFieldId === field.id &&
+      (to === 'linked_record' || to === 'attachments')
+    ) {
+      throw badRequest(`body.type: the primary field cannot become ${to}`);
+    }
+    let template = validTemplate(
+      to,
+      patch.template ?? (to === from ? field.template : carriedTemplate(to, field.template)),
+      'body',
+    ) as FieldTemplate;
+    if (from === 'linked_record' && to === 'linked_record') {
+      const before = (field.template as FieldTemplate<'linked_record'>).tableId;
+      const asked = (template as FieldTemplate<'linked_record'>).tableId;
+      if (asked !== before) {
+        const target = await findTableByRef(tx, table.databaseId, asked).catch(() => null);
+        if (target?.id !== before)
+          throw badRequest('body.template.tableId: the linked table of a field cannot change');
+        template = { tableId: before };
+      }
+    }
+    if (to !== from) {
+      const statements = changeFieldType(physical, toPhysicalField(field), to, {
+        ratingMax: to === 'rating' ? (template as FieldTemplate<'rating'>).max : undefined,
+      });
+      if (!statements) throw badRequest(`body.type: a ${from} field cannot be converted to ${to}`);
+      await runConversion(
+        tx,
+        statements,
+        `body.type: cannot convert field ${JSON.stringify(field.name)} to ${to}`,
+      );
+      if (isSelect(to)) {
+        const options = (template as FieldTemplate<'single_select'>).options;
+        template = { options: await optionsIncludingValues(tx, physical, field.id, to, options) };
+      }
+    }
+    await applyTemplateToValues(tx, physical, field.id, to, template);
+    if (name !== field.name) {
+      await runDdl(tx, commentOnField(physical, { ...toPhysicalField(field), type: to, name }));
+    }
+    const updated = await tx.field.update({
+      where: { id: field.id },
+      data: { name, nameKey: nameKey(name), type: to, template, updatedAt: new Date() },
+    });
+    await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
+    return toFieldDto(updated);
+  });
+}
+
+export async function deleteField(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  tableRef: string,
+  fieldRef: string,
+): Promise<void> {
+  requireScope(principal, 'schema:write');
+  await inSchemaTransaction(prisma, async (tx) => {
+    const { table, physical } = await locateTable(tx, principal, databaseId, tableRef);
+    const field = await findFieldByRef(tx, table.id, fieldRef);
+    if (table.primaryFieldId === field.id) {
+      throw badRequest(`Field ${JSON.stringify(field.name)} is the primary field and cannot be deleted`);
+    }
+    await runDdl(tx, dropField(physical, toPhysicalField(field)));
+    await tx.field.delete({ where: { id: field.id } });
+    await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
+  });
+}

@@ -1,0 +1,47 @@
+import {
+  databaseErrorOf,
+  isDataException,
+  isUniqueViolation,
+  type PrismaClient,
+  type Tx,
+} from '@recordbase/db';
+import { AppError, badRequest } from '@recordbase/server-kit/errors';
+
+/** Schema changes rewrite tables; give them room, but not forever. */
+const SCHEMA_TX_OPTIONS = { maxWait: 10_000, timeout: 120_000 } as const;
+
+const duplicateNameMessages: Record<string, string> = {
+  tables_database_id_name_key_key: 'a table with this name already exists in the database',
+  fields_table_id_name_key_key: 'a field with this name already exists in the table',
+};
+
+/**
+ * Runs metadata changes and their DDL in one transaction, so both commit or neither does, and
+ * turns the database's refusals into 400s that say what was wrong.
+ */
+export async function inSchemaTransaction<T>(prisma: PrismaClient, work: (tx: Tx) => Promise<T>): Promise<T> {
+  try {
+    return await prisma.$transaction(work, SCHEMA_TX_OPTIONS);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    const info = databaseErrorOf(error);
+    if (info && isUniqueViolation(error) && info.constraint && duplicateNameMessages[info.constraint]) {
+      throw badRequest(`body.name: ${duplicateNameMessages[info.constraint]}`);
+    }
+    throw error;
+  }
+}
+
+export async function runDdl(tx: Tx, statements: readonly string[]): Promise<void> {
+  for (const statement of statements) await tx.$executeRawUnsafe(statement);
+}
+
+/** Runs conversion DDL; a value the new type cannot hold becomes a 400 naming the field and value. */
+export async function runConversion(tx: Tx, statements: readonly string[], describe: string): Promise<void> {
+  try {
+    await runDdl(tx, statements);
+  } catch (error) {
+    if (isDataException(error)) throw badRequest(`${describe}: ${databaseErrorOf(error)?.message}`);
+    throw error;
+  }
+}

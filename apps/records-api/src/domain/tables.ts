@@ -1,0 +1,225 @@
+import type { FieldTemplate } from '@recordbase/contracts/fields';
+import {
+  MAX_TABLES_PER_DATABASE,
+  type Table,
+  type TableInput,
+  type UpdateTableRequest,
+} from '@recordbase/contracts/schema';
+import { newTableId, type PrismaClient, type Tx } from '@recordbase/db';
+import {
+  addField,
+  commentOnTable,
+  createTable as createTableDdl,
+  dropField,
+  dropTable,
+} from '@recordbase/db/physical';
+import { type Principal, requireScope } from '@recordbase/server-kit/auth';
+import { badRequest } from '@recordbase/server-kit/errors';
+import { type DatabaseRef, findAccessibleDatabase, findTableByRef, nameKey } from './access';
+import {
+  assertPrimaryCapable,
+  assertUniqueNames,
+  defineField,
+  type FieldDefinition,
+  toPhysicalField,
+} from './field-definitions';
+import { inSchemaTransaction, runDdl } from './schema-tx';
+import { tableWithFields, toTableDto } from './serialize';
+
+async function assertTableNameFree(tx: Tx, databaseId: string, name: string, exceptTableId?: string) {
+  const clash = await tx.table.findUnique({
+    where: { databaseId_nameKey: { databaseId, nameKey: nameKey(name) } },
+  });
+  if (clash && clash.id !== exceptTableId) {
+    throw badRequest(
+      `body.name: a table named ${JSON.stringify(clash.name)} already exists in this database`,
+    );
+  }
+}
+
+/**
+ * Creates tables with their physical storage. Link fields may point at any table of the batch
+ * (by name), so every table's own columns are created first and the link tables after.
+ */
+export async function createTablesInTx(
+  tx: Tx,
+  database: DatabaseRef,
+  inputs: readonly TableInput[],
+  where: (index: number) => string,
+): Promise<string[]> {
+  const count = await tx.table.count({ where: { databaseId: database.id } });
+  if (count + inputs.length > MAX_TABLES_PER_DATABASE) {
+    throw badRequest(`a database holds at most ${MAX_TABLES_PER_DATABASE} tables`);
+  }
+  const pending = new Map<string, string>();
+  const ids = inputs.map((input, index) => {
+    if (pending.has(nameKey(input.name))) {
+      throw badRequest(`${where(index)}.name: duplicate table name ${JSON.stringify(input.name)}`);
+    }
+    const id = newTableId();
+    pending.set(nameKey(input.name), id);
+    return id;
+  });
+  const definitions: FieldDefinition[][] = [];
+  for (const [index, input] of inputs.entries()) {
+    await assertTableNameFree(tx, database.id, input.name);
+    assertUniqueNames(input.fields, `${where(index)}.fields`);
+    const fields: FieldDefinition[] = [];
+    for (const [fieldIndex, fieldInput] of input.fields.entries()) {
+      fields.push(
+        await defineField(tx, database.id, fieldInput, `${where(index)}.fields[${fieldIndex}]`, pending),
+      );
+    }
+    assertPrimaryCapable(fields[0]!.type, `${where(index)}.fields[0]`);
+    definitions.push(fields);
+  }
+  for (const [index, input] of inputs.entries()) {
+    const id = ids[index]!;
+    const fields = definitions[index]!;
+    await tx.table.create({
+      data: {
+        id,
+        databaseId: database.id,
+        name: input.name,
+        nameKey: nameKey(input.name),
+        primaryFieldId: fields[0]!.id,
+        fields: {
+          create: fields.map((field, position) => ({
+            id: field.id,
+            name: field.name,
+            nameKey: field.nameKey,
+            type: field.type,
+            template: field.template,
+            position,
+          })),
+        },
+      },
+    });
+    const physicalTable = { schemaName: database.schemaName, id, name: input.name };
+    await runDdl(tx, createTableDdl(physicalTable, fields.map(toPhysicalField)));
+  }
+  for (const [index, input] of inputs.entries()) {
+    const physicalTable = { schemaName: database.schemaName, id: ids[index]!, name: input.name };
+    for (const field of definitions[index]!.filter((f) => f.type === 'linked_record')) {
+      await runDdl(tx, addField(physicalTable, toPhysicalField(field)));
+    }
+  }
+  return ids;
+}
+
+export async function createTable(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  input: TableInput,
+): Promise<Table> {
+  requireScope(principal, 'schema:write');
+  return inSchemaTransaction(prisma, async (tx) => {
+    const database = await findAccessibleDatabase(tx, principal, databaseId);
+    const [id] = await createTablesInTx(tx, database, [input], () => 'body');
+    return toTableDto(await tx.table.findUniqueOrThrow({ where: { id: id! }, include: tableWithFields }));
+  });
+}
+
+export async function listTables(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+): Promise<Table[]> {
+  requireScope(principal, 'schema:read');
+  const database = await findAccessibleDatabase(prisma, principal, databaseId);
+  const tables = await prisma.table.findMany({
+    where: { databaseId: database.id },
+    include: tableWithFields,
+    orderBy: { createdAt: 'asc' },
+  });
+  return tables.map(toTableDto);
+}
+
+export async function getTable(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  tableRef: string,
+): Promise<Table> {
+  requireScope(principal, 'schema:read');
+  const database = await findAccessibleDatabase(prisma, principal, databaseId);
+  const table = await findTableByRef(prisma, database.id, tableRef);
+  return toTableDto(
+    await prisma.table.findUniqueOrThrow({ where: { id: table.id }, include: tableWithFields }),
+  );
+}
+
+export async function updateTable(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  tableRef: string,
+  patch: UpdateTableRequest,
+): Promise<Table> {
+  requireScope(principal, 'schema:write');
+  return inSchemaTransaction(prisma, async (tx) => {
+    const database = await findAccessibleDatabase(tx, principal, databaseId);
+    const table = await findTableByRef(tx, database.id, tableRef);
+    if (patch.primaryFieldId !== undefined) {
+      const field = await tx.field.findFirst({ where: { id: patch.primaryFieldId, tableId: table.id } });
+      if (!field) throw badRequest(`body.primaryFieldId: no field ${patch.primaryFieldId} in this table`);
+      assertPrimaryCapable(field.type as never, 'body.primaryFieldId');
+    }
+    if (patch.name !== undefined) {
+      await assertTableNameFree(tx, database.id, patch.name, table.id);
+      await runDdl(tx, commentOnTable({ schemaName: database.schemaName, id: table.id, name: patch.name }));
+    }
+    await tx.table.update({
+      where: { id: table.id },
+      data: {
+        ...(patch.name !== undefined ? { name: patch.name, nameKey: nameKey(patch.name) } : {}),
+        ...(patch.primaryFieldId !== undefined ? { primaryFieldId: patch.primaryFieldId } : {}),
+        updatedAt: new Date(),
+      },
+    });
+    return toTableDto(
+      await tx.table.findUniqueOrThrow({ where: { id: table.id }, include: tableWithFields }),
+    );
+  });
+}
+
+/** Link fields elsewhere in the database that point at this table. */
+async function inboundLinkFields(tx: Tx, databaseId: string, tableId: string) {
+  const links = await tx.field.findMany({
+    where: { type: 'linked_record', table: { databaseId }, NOT: { tableId } },
+    include: { table: true },
+  });
+  return links.filter((field) => (field.template as FieldTemplate<'linked_record'>).tableId === tableId);
+}
+
+/** Deletes a table, its records, its link tables, and link fields of other tables that point at it. */
+export async function deleteTable(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  tableRef: string,
+): Promise<void> {
+  requireScope(principal, 'schema:write');
+  await inSchemaTransaction(prisma, async (tx) => {
+    const database = await findAccessibleDatabase(tx, principal, databaseId);
+    const table = await findTableByRef(tx, database.id, tableRef);
+    for (const link of await inboundLinkFields(tx, database.id, table.id)) {
+      const owner = { schemaName: database.schemaName, id: link.tableId, name: link.table.name };
+      await runDdl(tx, dropField(owner, toPhysicalField(link)));
+      await tx.field.delete({ where: { id: link.id } });
+    }
+    const ownLinks = await tx.field.findMany({
+      where: { tableId: table.id, type: 'linked_record' },
+      select: { id: true },
+    });
+    await runDdl(
+      tx,
+      dropTable(
+        { schemaName: database.schemaName, id: table.id, name: table.name },
+        ownLinks.map((f) => f.id),
+      ),
+    );
+    await tx.table.delete({ where: { id: table.id } });
+  });
+}

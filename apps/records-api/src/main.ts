@@ -1,0 +1,33 @@
+import { createServer } from 'node:http';
+import { createDb } from '@recordbase/db';
+import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
+import { closeServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
+import { createLogger } from '@recordbase/server-kit/logger';
+import { Redis } from 'ioredis';
+import { createApp } from './app';
+import { loadConfig } from './config';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger('records-api', config.LOG_LEVEL);
+  await checkPostgres(config.DATABASE_URL);
+  await checkRedis(config.REDIS_URL);
+  if (!config.ROOT_API_KEY)
+    logger.warn('ROOT_API_KEY is not set: only keys created earlier can authenticate');
+  const db = createDb(config.DATABASE_URL, { applicationName: 'records-api', maxConnections: 20 });
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
+  redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
+  const server = createServer(createApp({ db, redis, logger, config }));
+  const port = await listen(server, config.PORT, config.HOST);
+  logger.info({ port }, 'records-api listening');
+  installShutdown(logger, [
+    ['http server', () => closeServer(server)],
+    ['redis', () => redis.quit()],
+    ['database', () => db.close()],
+  ]);
+}
+
+main().catch((error: unknown) => {
+  console.error(`records-api failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,45 @@
+import { type Harness, startHarness } from './harness';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness({ ratePerSecond: 1, rateBurst: 5 });
+});
+afterAll(() => h.close());
+
+describe('operational routes', () => {
+  it('answers /healthz and /readyz without a key', async () => {
+    expect((await h.api.get('/healthz').expect(200)).body).toEqual({ status: 'ok' });
+    expect((await h.api.get('/readyz').expect(200)).body).toEqual({
+      status: 'ready',
+      checks: { postgres: 'ok', redis: 'ok' },
+    });
+  });
+
+  it('serves Prometheus metrics including request durations', async () => {
+    await h.api.get('/healthz');
+    const response = await h.api.get('/metrics').expect(200);
+    expect(response.headers['content-type']).toMatch(/text\/plain/);
+    expect(response.text).toMatch(/http_request_duration_seconds_count\{[^}]*route="\/healthz"/);
+  });
+});
+
+describe('rate limits', () => {
+  it('answers 429 RATE_LIMITED with Retry-After and RateLimit headers past the limit', async () => {
+    const auth = h.bearer(h.rootKey);
+    const statuses: number[] = [];
+    let limited: import('supertest').Response | undefined;
+    for (let i = 0; i < 7; i++) {
+      const response = await h.api.get('/api/v1/bases').set('Authorization', auth);
+      statuses.push(response.status);
+      if (response.status === 429) limited ??= response;
+      else expect(response.headers['ratelimit-remaining']).toBeDefined();
+    }
+    expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
+    expect(statuses.slice(5)).toEqual([429, 429]);
+    expect(limited!.body.error.code).toBe('RATE_LIMITED');
+    expect(Number(limited!.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(limited!.headers['ratelimit-limit']).toBe('5');
+    expect(limited!.headers['ratelimit-remaining']).toBe('0');
+  });
+});

@@ -1,0 +1,55 @@
+import type { Db } from '@recordbase/db';
+import { authMiddleware, createAuthenticator } from '@recordbase/server-kit/auth';
+import { operationalRoutes } from '@recordbase/server-kit/health';
+import { errorMiddleware, unknownRoute } from '@recordbase/server-kit/http';
+import type { Logger } from '@recordbase/server-kit/logger';
+import { createMetrics } from '@recordbase/server-kit/metrics';
+import express, { type Express } from 'express';
+import type { Redis } from 'ioredis';
+import type { UploadServiceConfig } from './config';
+import { checkStorageWritable } from './storage';
+
+export interface UploadServiceDeps {
+  db: Db;
+  redis: Redis;
+  logger: Logger;
+  config: Pick<UploadServiceConfig, 'ROOT_API_KEY' | 'STORAGE_DIR'>;
+}
+
+/** Every path the contract serves at `{upload_url}` besides the operational ones; all need a key. */
+export const protectedPaths = ['/fileupload', '/csvupload', '/xlsxupload', '/files'];
+
+export function createApp(deps: UploadServiceDeps): Express {
+  const { db, redis, logger, config } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  const metrics = createMetrics('upload-service');
+  app.use(metrics.middleware);
+  app.use(
+    operationalRoutes(
+      {
+        postgres: async () => {
+          await db.pool.query('SELECT 1');
+        },
+        redis: async () => {
+          await redis.ping();
+        },
+        storage: () => checkStorageWritable(config.STORAGE_DIR),
+      },
+      metrics,
+    ),
+  );
+
+  // Authentication runs before anything else on the upload and file paths, so a request without
+  // a valid key learns nothing about which of them exist. The upload routes themselves are not
+  // registered yet: after authentication these paths fall through to the JSON 404.
+  app.use(
+    protectedPaths,
+    authMiddleware(createAuthenticator({ prisma: db.prisma, rootApiKey: config.ROOT_API_KEY })),
+  );
+
+  app.use(unknownRoute);
+  app.use(errorMiddleware(logger));
+  return app;
+}

@@ -1,0 +1,106 @@
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import supertest from 'supertest';
+import { type Harness, startHarness } from './harness';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+  await mkdir(h.storageDir, { recursive: true });
+});
+afterAll(() => h.close());
+
+const errorBody = (code: string) => ({ error: { code, message: expect.any(String) } });
+
+describe('operational routes', () => {
+  it('answers /healthz', async () => {
+    const response = await h.api.get('/healthz').expect(200);
+    expect(response.body).toEqual({ status: 'ok' });
+  });
+
+  it('answers /readyz with every check ok and leaves no probe file behind', async () => {
+    const response = await h.api.get('/readyz').expect(200);
+    expect(response.body).toEqual({
+      status: 'ready',
+      checks: { postgres: 'ok', redis: 'ok', storage: 'ok' },
+    });
+    expect(await readdir(h.storageDir)).toEqual([]);
+  });
+
+  it('answers /readyz 503 naming the storage check when the storage dir sits under a file', async () => {
+    const file = join(h.scratchDir, 'plain-file');
+    await writeFile(file, 'not a directory');
+    const response = await supertest(h.appWith({ STORAGE_DIR: join(file, 'files') }))
+      .get('/readyz')
+      .expect(503);
+    expect(response.body.status).toBe('unavailable');
+    expect(response.body.checks.postgres).toBe('ok');
+    expect(response.body.checks.redis).toBe('ok');
+    expect(response.body.checks.storage).toMatch(/storage/);
+    expect(response.body.checks.storage).not.toBe('ok');
+    expect(response.body.checks.storage).not.toContain(h.scratchDir);
+  });
+
+  it('answers /readyz 503 when the storage path is a file or missing', async () => {
+    const file = join(h.scratchDir, 'another-file');
+    await writeFile(file, '');
+    const asFile = await supertest(h.appWith({ STORAGE_DIR: file }))
+      .get('/readyz')
+      .expect(503);
+    expect(asFile.body.checks.storage).toBe('storage path is not a directory');
+    const missing = await supertest(h.appWith({ STORAGE_DIR: join(h.scratchDir, 'nowhere') }))
+      .get('/readyz')
+      .expect(503);
+    expect(missing.body.checks.storage).toMatch(/missing/);
+  });
+
+  it('serves Prometheus metrics in text format', async () => {
+    await h.api.get('/healthz').expect(200);
+    const response = await h.api.get('/metrics').expect(200);
+    expect(response.headers['content-type']).toMatch(/^text\/plain/);
+    expect(response.text).toContain('# TYPE http_request_duration_seconds histogram');
+    expect(response.text).toMatch(/http_request_duration_seconds_count\{[^}]*route="\/healthz"[^}]*\} \d+/);
+    expect(response.text).toContain('service="upload-service"');
+  });
+});
+
+describe('upload and file routes', () => {
+  const routes: Array<[method: 'get' | 'post', path: string]> = [
+    ['post', '/fileupload'],
+    ['post', '/csvupload'],
+    ['post', '/xlsxupload'],
+    ['get', '/files/some/key.png'],
+  ];
+
+  it.each(routes)('%s %s answers 401 without a key', async (method, path) => {
+    const response = await h.api[method](path).expect(401);
+    expect(response.body).toEqual(errorBody('UNAUTHORIZED'));
+  });
+
+  it.each(routes)('%s %s answers 401 with an unknown key', async (method, path) => {
+    const response = await h.api[method](path)
+      .set('Authorization', 'Bearer rb_notARealKey0000000000000000000000000000')
+      .expect(401);
+    expect(response.body).toEqual(errorBody('UNAUTHORIZED'));
+  });
+
+  it.each(routes)('%s %s is not served yet: 404 after authentication', async (method, path) => {
+    const response = await h.api[method](path).set('Authorization', `Bearer ${h.rootKey}`).expect(404);
+    expect(response.body).toEqual(errorBody('NOT_FOUND'));
+  });
+});
+
+describe('unknown routes', () => {
+  it('answer the JSON 404 body', async () => {
+    const response = await h.api.get('/no/such/route').expect(404);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.body).toEqual(errorBody('NOT_FOUND'));
+    expect(response.body.error.message).toContain('/no/such/route');
+  });
+
+  it('do not expose the records API', async () => {
+    const response = await h.api.get('/api/v1/bases').expect(404);
+    expect(response.body).toEqual(errorBody('NOT_FOUND'));
+  });
+});

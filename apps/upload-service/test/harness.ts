@@ -1,0 +1,56 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDb, type Db } from '@recordbase/db';
+import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
+import { createLogger } from '@recordbase/server-kit/logger';
+import type { Express } from 'express';
+import { Redis } from 'ioredis';
+import supertest from 'supertest';
+import type TestAgent from 'supertest/lib/agent';
+import { createApp, type UploadServiceDeps } from '../src/app';
+
+export interface Harness {
+  api: TestAgent;
+  db: Db;
+  redis: Redis;
+  rootKey: string;
+  /** A fresh directory under the OS temp dir, removed by `close`. */
+  scratchDir: string;
+  storageDir: string;
+  /** Another app on the same database and Redis, with configuration overrides. */
+  appWith(config: Partial<UploadServiceDeps['config']>): Express;
+  close(): Promise<void>;
+}
+
+/** The real app against a throwaway PostgreSQL database, the local Redis and a temporary storage dir. */
+export async function startHarness(): Promise<Harness> {
+  const testDb: TestDatabase = await createTestDatabase();
+  const db = createDb(testDb.url, { maxConnections: 5 });
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
+    keyPrefix: `test:${randomBytes(6).toString('hex')}:`,
+    maxRetriesPerRequest: 1,
+  });
+  const scratchDir = await mkdtemp(join(tmpdir(), 'upload-service-test-'));
+  const storageDir = join(scratchDir, 'files');
+  const rootKey = `root_${randomBytes(24).toString('hex')}`;
+  const logger = createLogger('upload-service-test', 'silent');
+  const appWith = (config: Partial<UploadServiceDeps['config']>) =>
+    createApp({ db, redis, logger, config: { ROOT_API_KEY: rootKey, STORAGE_DIR: storageDir, ...config } });
+  return {
+    api: supertest(appWith({})),
+    db,
+    redis,
+    rootKey,
+    scratchDir,
+    storageDir,
+    appWith,
+    async close() {
+      redis.disconnect();
+      await db.close();
+      await testDb.drop();
+      await rm(scratchDir, { recursive: true, force: true });
+    },
+  };
+}

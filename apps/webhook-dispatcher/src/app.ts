@@ -1,0 +1,41 @@
+import type { Db } from '@recordbase/db';
+import { operationalRoutes } from '@recordbase/server-kit/health';
+import { errorMiddleware, unknownRoute } from '@recordbase/server-kit/http';
+import type { Logger } from '@recordbase/server-kit/logger';
+import { createMetrics, type Metrics } from '@recordbase/server-kit/metrics';
+import express, { type Express } from 'express';
+import type { Redis } from 'ioredis';
+
+export interface WebhookDispatcherDeps {
+  db: Db;
+  redis: Redis;
+  logger: Logger;
+  /** Shared with the delivery worker once it exists, so its metrics appear on the same `/metrics`. */
+  metrics?: Metrics;
+}
+
+/** The dispatcher's HTTP side: health, readiness and metrics only; it serves no public routes. */
+export function createApp(deps: WebhookDispatcherDeps): Express {
+  const { db, redis, logger } = deps;
+  const metrics = deps.metrics ?? createMetrics('webhook-dispatcher');
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(metrics.middleware);
+  app.use(
+    operationalRoutes(
+      {
+        postgres: async () => {
+          await db.pool.query('SELECT 1');
+        },
+        redis: async () => {
+          await redis.ping();
+        },
+      },
+      metrics,
+    ),
+  );
+  app.use(unknownRoute);
+  app.use(errorMiddleware(logger));
+  return app;
+}

@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { createDb, type Db } from '@recordbase/db';
+import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
+import { createLogger } from '@recordbase/server-kit/logger';
+import { Redis } from 'ioredis';
+import supertest from 'supertest';
+import type TestAgent from 'supertest/lib/agent';
+import { createApp } from '../src/app';
+import { loadConfig } from '../src/config';
+
+const logger = createLogger('webhook-dispatcher-test', 'silent');
+let testDb: TestDatabase;
+let db: Db;
+let redis: Redis;
+let api: TestAgent;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  db = createDb(testDb.url, { maxConnections: 3 });
+  redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
+    keyPrefix: `test:${randomBytes(6).toString('hex')}:`,
+    maxRetriesPerRequest: 1,
+  });
+  api = supertest(createApp({ db, redis, logger }));
+});
+afterAll(async () => {
+  redis.disconnect();
+  await db.close();
+  await testDb.drop();
+});
+
+describe('operational routes', () => {
+  it('answers /healthz', async () => {
+    const response = await api.get('/healthz').expect(200);
+    expect(response.body).toEqual({ status: 'ok' });
+  });
+
+  it('answers /readyz when PostgreSQL and Redis answer', async () => {
+    const response = await api.get('/readyz').expect(200);
+    expect(response.body).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });
+  });
+
+  it('answers /readyz 503 naming PostgreSQL when it cannot be reached', async () => {
+    const unreachable = createDb('postgresql://postgres@127.0.0.1:1/nowhere', { maxConnections: 1 });
+    try {
+      const response = await supertest(createApp({ db: unreachable, redis, logger }))
+        .get('/readyz')
+        .expect(503);
+      expect(response.body.status).toBe('unavailable');
+      expect(response.body.checks.redis).toBe('ok');
+      expect(response.body.checks.postgres).not.toBe('ok');
+    } finally {
+      await unreachable.close();
+    }
+  });
+
+  it('serves Prometheus metrics in text format', async () => {
+    await api.get('/healthz').expect(200);
+    const response = await api.get('/metrics').expect(200);
+    expect(response.headers['content-type']).toMatch(/^text\/plain/);
+    expect(response.text).toContain('# TYPE http_request_duration_seconds histogram');
+    expect(response.text).toMatch(/http_request_duration_seconds_count\{[^}]*route="\/healthz"[^}]*\} \d+/);
+    expect(response.text).toContain('service="webhook-dispatcher"');
+  });
+});
+
+describe('everything else', () => {
+  it.each([
+    ['get', '/'],
+    ['get', '/api/v1/bases'],
+    ['post', '/webhooks'],
+  ] as const)('%s %s answers the JSON 404 body', async (method, path) => {
+    const response = await api[method](path).expect(404);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.body).toEqual({ error: { code: 'NOT_FOUND', message: expect.any(String) } });
+  });
+});
+
+describe('configuration', () => {
+  it('defaults to port 3002 on all interfaces', () => {
+    expect(loadConfig({})).toMatchObject({ PORT: 3002, HOST: '0.0.0.0' });
+  });
+
+  it('reads PORT and HOST and names a bad value', () => {
+    expect(loadConfig({ PORT: '4002', HOST: '127.0.0.1' })).toMatchObject({ PORT: 4002, HOST: '127.0.0.1' });
+    expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT/);
+  });
+});

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { nameSchema, uuidSchema } from './common';
+
+export const apiKeyScopes = [
+  'records:read',
+  'records:write',
+  'schema:read',
+  'schema:write',
+  'webhooks:manage',
+  'sql:read',
+  'files:write',
+] as const;
+export const apiKeyScopeSchema = z.enum(apiKeyScopes);
+export type ApiKeyScope = z.infer<typeof apiKeyScopeSchema>;
+
+export const createApiKeyRequestSchema = z.strictObject({
+  name: nameSchema,
+  scopes: z
+    .array(apiKeyScopeSchema)
+    .min(1, { error: 'must list at least one scope' })
+    .max(apiKeyScopes.length)
+    .refine((scopes) => new Set(scopes).size === scopes.length, { error: 'must not repeat a scope' }),
+  databaseIds: z.array(uuidSchema).min(1).max(1000).optional(),
+});
+export type CreateApiKeyRequest = z.infer<typeof createApiKeyRequestSchema>;
+
+export const apiKeySchema = z.object({
+  id: uuidSchema,
+  name: z.string(),
+  prefix: z.string(),
+  scopes: z.array(apiKeyScopeSchema),
+  /** null: every database, including ones created later. */
+  databaseIds: z.array(uuidSchema).nullable(),
+  createdAt: z.string(),
+  lastUsedAt: z.string().nullable(),
+});
+export type ApiKey = z.infer<typeof apiKeySchema>;
+
+/** Only the create response carries the key itself; it is never shown again. */
+export const createdApiKeySchema = apiKeySchema.extend({ key: z.string() });
+export type CreatedApiKey = z.infer<typeof createdApiKeySchema>;
+
+export const apiKeyListSchema = z.object({ apiKeys: z.array(apiKeySchema) });

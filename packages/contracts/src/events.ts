@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { isoDateTimeSchema, uuidSchema } from './common';
+import { fieldSchema } from './fields';
+import { recordSchema } from './records';
+import { tableSchema } from './schema';
+import type { WebhookEventType } from './webhooks';
+
+/** Standard Webhooks headers of every delivery. */
+export const webhookHeaders = {
+  /** The event id, so a receiver can drop duplicates of an at-least-once delivery. */
+  id: 'webhook-id',
+  /** Unix seconds when this attempt was signed. */
+  timestamp: 'webhook-timestamp',
+  /** `v1,` + base64 HMAC-SHA256 over `{id}.{timestamp}.{body}`. */
+  signature: 'webhook-signature',
+} as const;
+export const WEBHOOK_ID_HEADER = webhookHeaders.id;
+export const WEBHOOK_TIMESTAMP_HEADER = webhookHeaders.timestamp;
+export const WEBHOOK_SIGNATURE_HEADER = webhookHeaders.signature;
+export const WEBHOOK_SIGNATURE_VERSION = 'v1';
+
+export const eventSources = ['public_api', 'import'] as const;
+export const eventSourceSchema = z.enum(eventSources);
+export type EventSource = z.infer<typeof eventSourceSchema>;
+
+/** Outbox events are keyed by a UUID; deliveries name them `evt_<uuid>`. */
+export const EVENT_ID_PREFIX = 'evt_';
+export const deliveredEventIdSchema = z
+  .string()
+  .regex(/^evt_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, {
+    error: 'must be evt_<uuid>',
+  });
+
+export function toDeliveredEventId(outboxEventId: string): string {
+  return `${EVENT_ID_PREFIX}${outboxEventId}`;
+}
+
+/** One event per API request or import batch; for record.deleted the records' last state. */
+export const recordEventDataSchema = z.object({
+  tableId: z.string(),
+  recordIds: z.array(uuidSchema),
+  records: z.array(recordSchema),
+});
+export type RecordEventData = z.infer<typeof recordEventDataSchema>;
+
+/** For table.deleted the table's last state. */
+export const tableEventDataSchema = z.object({ table: tableSchema });
+export type TableEventData = z.infer<typeof tableEventDataSchema>;
+
+/** For field.deleted the field's last state. */
+export const fieldEventDataSchema = z.object({ tableId: z.string(), field: fieldSchema });
+export type FieldEventData = z.infer<typeof fieldEventDataSchema>;
+
+export const recordEventTypes = ['record.created', 'record.updated', 'record.deleted'] as const;
+export const tableEventTypes = ['table.created', 'table.updated', 'table.deleted'] as const;
+export const fieldEventTypes = ['field.created', 'field.updated', 'field.deleted'] as const;
+
+export const eventDataSchemaByType = {
+  'record.created': recordEventDataSchema,
+  'record.updated': recordEventDataSchema,
+  'record.deleted': recordEventDataSchema,
+  'table.created': tableEventDataSchema,
+  'table.updated': tableEventDataSchema,
+  'table.deleted': tableEventDataSchema,
+  'field.created': fieldEventDataSchema,
+  'field.updated': fieldEventDataSchema,
+  'field.deleted': fieldEventDataSchema,
+} as const satisfies Record<WebhookEventType, z.ZodType>;
+export type EventData<Type extends WebhookEventType = WebhookEventType> = z.infer<
+  (typeof eventDataSchemaByType)[Type]
+>;
+
+export const eventMetadataSchema = z.object({
+  webhookId: z.int().positive(),
+  /** The database id. */
+  baseId: uuidSchema,
+  /** 1 for the first attempt; the same event id on every attempt. */
+  attempt: z.int().min(1),
+  source: eventSourceSchema,
+});
+export type EventMetadata = z.infer<typeof eventMetadataSchema>;
+
+const envelopeBase = {
+  id: deliveredEventIdSchema,
+  timestamp: isoDateTimeSchema,
+  metadata: eventMetadataSchema,
+};
+
+/** The body of a delivery, discriminated by `type`. */
+export const eventEnvelopeSchema = z.discriminatedUnion('type', [
+  z.object({ ...envelopeBase, type: z.enum(recordEventTypes), data: recordEventDataSchema }),
+  z.object({ ...envelopeBase, type: z.enum(tableEventTypes), data: tableEventDataSchema }),
+  z.object({ ...envelopeBase, type: z.enum(fieldEventTypes), data: fieldEventDataSchema }),
+]);
+export type EventEnvelope = z.infer<typeof eventEnvelopeSchema>;

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { nameSchema, tableRefSchema, uuidSchema } from './common';
+
+/** The most row errors an import status lists; further errors are only counted in the message. */
+export const MAX_IMPORT_ERRORS_REPORTED = 100;
+
+export const startImportRequestSchema = z
+  .strictObject({
+    /** From the csvupload or xlsxupload result. */
+    s3Key: z.string({ error: 'must be the s3Key of an upload' }).min(1).max(1024),
+    /** Append to this table (id or name); columns are matched to fields by header name. */
+    tableId: tableRefSchema.optional(),
+    /** Name of the new table when no tableId is given; defaults to the file name. */
+    tableName: nameSchema.optional(),
+    /** Worksheet name of an xlsx file; defaults to the first sheet. */
+    sheet: z.string().min(1).max(255).optional(),
+    firstRowIsHeader: z.boolean({ error: 'must be true or false' }).default(true),
+  })
+  .refine((body) => body.tableId === undefined || body.tableName === undefined, {
+    error: 'give tableId to add rows to a table or tableName to create one, not both',
+    path: ['tableName'],
+  });
+export type StartImportRequestInput = z.input<typeof startImportRequestSchema>;
+export type StartImportRequest = z.output<typeof startImportRequestSchema>;
+
+export const startImportResponseSchema = z.object({
+  id: uuidSchema,
+  status: z.literal('queued'),
+});
+export type StartImportResponse = z.infer<typeof startImportResponseSchema>;
+
+export const importStatuses = ['queued', 'running', 'succeeded', 'failed'] as const;
+export const importStatusValueSchema = z.enum(importStatuses);
+export type ImportStatusValue = z.infer<typeof importStatusValueSchema>;
+
+export const importRowErrorSchema = z.object({
+  /** 1-based row as a spreadsheet shows it (a header is row 1); null for the file as a whole. */
+  row: z.int().min(1).nullable(),
+  /** Header name (or 1-based column number when there is no header); null when the row as a whole failed. */
+  column: z.string().nullable(),
+  message: z.string(),
+});
+export type ImportRowError = z.infer<typeof importRowErrorSchema>;
+
+export const importStatusSchema = z.object({
+  id: uuidSchema,
+  status: importStatusValueSchema,
+  /** The target table; null until a new table has been created. */
+  tableId: z.string().nullable(),
+  rowsImported: z.int().min(0),
+  /** null until the whole file has been read. */
+  rowsTotal: z.int().min(0).nullable(),
+  /** Columns with no field of the same name in an existing target table. */
+  skippedColumns: z.array(z.string()),
+  errors: z.array(importRowErrorSchema),
+});
+export type ImportStatus = z.infer<typeof importStatusSchema>;

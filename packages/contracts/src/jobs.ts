@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { uuidSchema } from './common';
+
+/** Shaped like BullMQ's BackoffOptions; a type other than fixed/exponential calls the worker's backoffStrategy. */
+export type JobBackoff = { type: 'fixed' | 'exponential'; delay: number } | { type: 'webhook-schedule' };
+export type JobRetryOptions = { attempts: number; backoff: JobBackoff };
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+
+/**
+ * Waits before each retry of a webhook delivery (the production default; operators may
+ * configure another). Its length plus one is the number of attempts.
+ */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [
+  5 * SECOND,
+  5 * MINUTE,
+  30 * MINUTE,
+  2 * HOUR,
+  5 * HOUR,
+  10 * HOUR,
+  10 * HOUR,
+] as const;
+
+/**
+ * Every queue, its one job name, payload and retry options. Payloads carry ids only: the worker
+ * reads the rest from PostgreSQL, so no secret or record data ever sits in Redis.
+ */
+export const jobQueues = {
+  /** One job per outbox event; use the event id as BullMQ job id so a re-relayed event is not queued twice. */
+  events: {
+    queueName: 'events',
+    jobName: 'fan-out-event',
+    payloadSchema: z.strictObject({ eventId: uuidSchema }),
+    retry: { attempts: 10, backoff: { type: 'exponential', delay: SECOND } },
+  },
+  /** One job per (event, webhook) delivery; each attempt is logged in the database. */
+  webhookDeliveries: {
+    queueName: 'webhook-deliveries',
+    jobName: 'deliver-webhook',
+    // The delivery row's bigint id, as a string.
+    payloadSchema: z.strictObject({
+      deliveryId: z.string().regex(/^\d+$/, { error: 'must be a delivery id' }),
+    }),
+    retry: { attempts: DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS.length + 1, backoff: { type: 'webhook-schedule' } },
+  },
+  /** Not retried: an import that fails part-way is reported as failed rather than risk duplicate rows. */
+  imports: {
+    queueName: 'imports',
+    jobName: 'run-import',
+    payloadSchema: z.strictObject({ importId: uuidSchema }),
+    retry: { attempts: 1, backoff: { type: 'fixed', delay: 0 } },
+  },
+} as const satisfies Record<
+  string,
+  { queueName: string; jobName: string; payloadSchema: z.ZodType; retry: JobRetryOptions }
+>;
+
+export type JobQueueKey = keyof typeof jobQueues;
+export type JobQueueName = (typeof jobQueues)[JobQueueKey]['queueName'];
+export type JobPayload<Key extends JobQueueKey> = z.infer<(typeof jobQueues)[Key]['payloadSchema']>;
+
+/** Checks a payload read back from Redis before a worker acts on it. */
+export function parseJobPayload<Key extends JobQueueKey>(key: Key, payload: unknown): JobPayload<Key> {
+  return jobQueues[key].payloadSchema.parse(payload) as JobPayload<Key>;
+}

@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { isoDateTimeSchema, tableRefSchema } from './common';
+
+export const webhookEventTypes = [
+  'record.created',
+  'record.updated',
+  'record.deleted',
+  'table.created',
+  'table.updated',
+  'table.deleted',
+  'field.created',
+  'field.updated',
+  'field.deleted',
+] as const;
+export const webhookEventTypeSchema = z.enum(webhookEventTypes, {
+  error: `must be one of ${webhookEventTypes.join(', ')}`,
+});
+export type WebhookEventType = z.infer<typeof webhookEventTypeSchema>;
+
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+export const MAX_WEBHOOKS_PER_DATABASE = 100;
+
+/**
+ * Only http and https. Whether the host resolves to a private address is decided at delivery
+ * time after DNS resolution, not here.
+ */
+export const webhookUrlSchema = z
+  .string({ error: 'must be a URL string' })
+  .max(MAX_WEBHOOK_URL_LENGTH, { error: `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` })
+  // z.httpUrl would refuse localhost and IP hosts, which operators may allow.
+  .pipe(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }));
+
+const webhookEventListSchema = z
+  .array(webhookEventTypeSchema, { error: 'must be an array of event types' })
+  .min(1, { error: 'must list at least one event type' })
+  .refine((events) => new Set(events).size === events.length, { error: 'must not repeat an event type' });
+
+/** `whsec_` and the base64 of 24 to 64 random bytes. */
+export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+export const webhookSecretSchema = z.string().regex(/^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/);
+
+export const createWebhookRequestSchema = z.strictObject({
+  url: webhookUrlSchema,
+  events: webhookEventListSchema,
+  /** Id or name of a table of the database; omitted: events from every table. */
+  tableId: tableRefSchema.optional(),
+});
+export type CreateWebhookRequest = z.infer<typeof createWebhookRequestSchema>;
+
+/** The secret is shown here once and never again. Loose: the service may answer more fields. */
+export const createWebhookResponseSchema = z.looseObject({
+  id: z.int().positive(),
+  secret: webhookSecretSchema,
+});
+export type CreateWebhookResponse = z.infer<typeof createWebhookResponseSchema>;
+
+export const webhookSchema = z.object({
+  id: z.int().positive(),
+  url: z.string(),
+  events: z.array(webhookEventTypeSchema),
+  /** null: events from every table. */
+  tableId: z.string().nullable(),
+  active: z.boolean(),
+  createdAt: isoDateTimeSchema,
+  updatedAt: isoDateTimeSchema,
+});
+export type Webhook = z.infer<typeof webhookSchema>;
+
+export const webhookListSchema = z.object({ webhooks: z.array(webhookSchema) });
+export type WebhookList = z.infer<typeof webhookListSchema>;
+
+export const updateWebhookRequestSchema = z
+  .strictObject({
+    url: webhookUrlSchema.optional(),
+    events: webhookEventListSchema.optional(),
+    /** null clears the table filter: events from every table. */
+    tableId: tableRefSchema.nullable().optional(),
+    /** Setting true again also clears the failure streak that deactivated it. */
+    active: z.boolean({ error: 'must be true or false' }).optional(),
+  })
+  .refine(
+    (body) =>
+      body.url !== undefined ||
+      body.events !== undefined ||
+      body.tableId !== undefined ||
+      body.active !== undefined,
+    { error: 'must change at least one of url, events, tableId or active' },
+  );
+export type UpdateWebhookRequest = z.infer<typeof updateWebhookRequestSchema>;
+
+/** One attempt to deliver one event to one webhook. */
+export const webhookDeliveryAttemptSchema = z.object({
+  /** The delivery (event x webhook) this attempt belongs to; `.../deliveries/{deliveryId}/retry` takes it. */
+  deliveryId: z.string(),
+  /** As delivered in `webhook-id`: `evt_<uuid>`. */
+  eventId: z.string(),
+  eventType: webhookEventTypeSchema,
+  /** 1 for the first attempt. */
+  attempt: z.int().min(1),
+  /** null when no response arrived (timeout, refused address, connection error). */
+  statusCode: z.int().nullable(),
+  succeeded: z.boolean(),
+  durationMs: z.int().min(0),
+  error: z.string().nullable(),
+  attemptedAt: isoDateTimeSchema,
+});
+export type WebhookDeliveryAttempt = z.infer<typeof webhookDeliveryAttemptSchema>;
+
+/** Most recent first. */
+export const webhookDeliveryListSchema = z.object({ deliveries: z.array(webhookDeliveryAttemptSchema) });
+export type WebhookDeliveryList = z.infer<typeof webhookDeliveryListSchema>;

@@ -1,0 +1,3 @@
+export { createDb, type Db, type DbOptions, type Prisma, PrismaClient, type Tx } from './client';
+export * from './errors';
+export * from './ids';

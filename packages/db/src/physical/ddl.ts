@@ -1,0 +1,147 @@
+import type { FieldType } from '@recordbase/contracts/fields';
+import { columnDefinition, columnSpecByType, hasColumn } from './column-types';
+import { type ConversionContext, conversionExpression } from './conversions';
+import {
+  linkTableName,
+  qualifiedTable,
+  quoteIdent,
+  quoteLiteral,
+  schemaNameForDatabase,
+  systemColumns,
+} from './naming';
+
+/**
+ * Builders of the DDL behind databases, tables and fields. They return statements; the caller
+ * runs them inside the transaction that changes the metadata, so both commit or neither does.
+ */
+
+export interface PhysicalField {
+  id: string;
+  name: string;
+  type: FieldType;
+  /** For linked_record: the id of the linked table (same database). */
+  linkedTableId?: string;
+}
+
+export interface PhysicalTable {
+  schemaName: string;
+  id: string;
+  name: string;
+}
+
+export function createDatabaseSchema(databaseId: string): string[] {
+  return [`CREATE SCHEMA ${quoteIdent(schemaNameForDatabase(databaseId))}`];
+}
+
+export function dropDatabaseSchema(schemaName: string): string[] {
+  return [`DROP SCHEMA IF EXISTS ${quoteIdent(schemaName)} CASCADE`];
+}
+
+export function createTable(table: PhysicalTable, fields: readonly PhysicalField[]): string[] {
+  const ref = qualifiedTable(table.schemaName, table.id);
+  const columns = [
+    `${systemColumns.id} uuid PRIMARY KEY DEFAULT gen_random_uuid()`,
+    `${systemColumns.seq} bigint GENERATED ALWAYS AS IDENTITY`,
+    `${systemColumns.createdAt} timestamptz NOT NULL DEFAULT now()`,
+    `${systemColumns.updatedAt} timestamptz NOT NULL DEFAULT now()`,
+  ];
+  for (const field of fields) {
+    if (hasColumn(field.type)) columns.push(`${quoteIdent(field.id)} ${columnDefinition(field.type)}`);
+  }
+  const statements = [
+    `CREATE TABLE ${ref} (${columns.join(', ')})`,
+    `CREATE UNIQUE INDEX ${quoteIdent(`${table.id}_seq`)} ON ${ref} (${systemColumns.seq})`,
+    // The default order of every listing: createdAt ascending, insertion order breaking ties.
+    `CREATE INDEX ${quoteIdent(`${table.id}_created`)} ON ${ref} (${systemColumns.createdAt}, ${systemColumns.seq})`,
+    ...commentOnTable(table),
+  ];
+  for (const field of fields) {
+    if (hasColumn(field.type)) statements.push(...commentOnField(table, field));
+  }
+  return statements;
+}
+
+/** Link fields need every table to exist first, so they are added after the tables. */
+export function createLinkTable(table: PhysicalTable, field: PhysicalField): string[] {
+  if (!field.linkedTableId) throw new Error(`linked_record field ${field.id} has no linked table`);
+  const link = qualifiedTable(table.schemaName, linkTableName(field.id));
+  return [
+    `CREATE TABLE ${link} (
+      record_id uuid NOT NULL REFERENCES ${qualifiedTable(table.schemaName, table.id)} (id) ON DELETE CASCADE,
+      linked_id uuid NOT NULL REFERENCES ${qualifiedTable(table.schemaName, field.linkedTableId)} (id) ON DELETE CASCADE,
+      position integer NOT NULL,
+      PRIMARY KEY (record_id, linked_id)
+    )`,
+    // The reverse direction: which records link to a given record.
+    `CREATE INDEX ${quoteIdent(`${field.id}_links_rev`)} ON ${link} (linked_id)`,
+    `COMMENT ON TABLE ${link} IS ${quoteLiteral(`links of field ${field.name}`)}`,
+  ];
+}
+
+export function dropTable(table: PhysicalTable, linkFieldIds: readonly string[]): string[] {
+  return [
+    ...linkFieldIds.map(
+      (id) => `DROP TABLE IF EXISTS ${qualifiedTable(table.schemaName, linkTableName(id))}`,
+    ),
+    `DROP TABLE ${qualifiedTable(table.schemaName, table.id)}`,
+  ];
+}
+
+export function commentOnTable(table: PhysicalTable): string[] {
+  return [`COMMENT ON TABLE ${qualifiedTable(table.schemaName, table.id)} IS ${quoteLiteral(table.name)}`];
+}
+
+/** The field's name rides along as the column comment, so the physical table explains itself. */
+export function commentOnField(table: PhysicalTable, field: PhysicalField): string[] {
+  if (!hasColumn(field.type)) {
+    return [
+      `COMMENT ON TABLE ${qualifiedTable(table.schemaName, linkTableName(field.id))} IS ${quoteLiteral(`links of field ${field.name}`)}`,
+    ];
+  }
+  return [
+    `COMMENT ON COLUMN ${qualifiedTable(table.schemaName, table.id)}.${quoteIdent(field.id)} IS ${quoteLiteral(field.name)}`,
+  ];
+}
+
+export function addField(table: PhysicalTable, field: PhysicalField): string[] {
+  if (!hasColumn(field.type)) return createLinkTable(table, field);
+  return [
+    `ALTER TABLE ${qualifiedTable(table.schemaName, table.id)} ADD COLUMN ${quoteIdent(field.id)} ${columnDefinition(field.type)}`,
+    ...commentOnField(table, field),
+  ];
+}
+
+export function dropField(table: PhysicalTable, field: PhysicalField): string[] {
+  if (!hasColumn(field.type))
+    return [`DROP TABLE ${qualifiedTable(table.schemaName, linkTableName(field.id))}`];
+  return [`ALTER TABLE ${qualifiedTable(table.schemaName, table.id)} DROP COLUMN ${quoteIdent(field.id)}`];
+}
+
+/**
+ * Statements that change a column to a new field type, converting its values; null when the
+ * pair has no conversion. Timestamps are read and written in UTC whatever the server's zone.
+ */
+export function changeFieldType(
+  table: PhysicalTable,
+  field: PhysicalField,
+  to: FieldType,
+  context: ConversionContext = {},
+): string[] | null {
+  if (!hasColumn(field.type) || !hasColumn(to)) return null;
+  const column = quoteIdent(field.id);
+  const expression = conversionExpression(field.type, to, column, context);
+  if (expression === null) return null;
+  const ref = qualifiedTable(table.schemaName, table.id);
+  const target = columnSpecByType[to];
+  const statements = [
+    `SET LOCAL TIME ZONE 'UTC'`,
+    `ALTER TABLE ${ref} ALTER COLUMN ${column} DROP DEFAULT, ALTER COLUMN ${column} DROP NOT NULL`,
+    `ALTER TABLE ${ref} ALTER COLUMN ${column} TYPE ${target.sqlType} USING ${expression}`,
+  ];
+  if (target.notNullDefault) {
+    statements.push(
+      `ALTER TABLE ${ref} ALTER COLUMN ${column} SET DEFAULT ${target.notNullDefault}, ALTER COLUMN ${column} SET NOT NULL`,
+    );
+  }
+  return statements;
+}

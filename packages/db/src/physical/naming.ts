@@ -1,0 +1,43 @@
+/**
+ * Physical names. Every identifier in generated SQL comes from here and is built from ids the
+ * service generated, never from user text; user text only ever reaches SQL as a parameter or
+ * through `quoteLiteral` in a COMMENT.
+ */
+
+const SAFE_IDENTIFIER = /^[A-Za-z0-9_]{1,63}$/;
+
+export function quoteIdent(identifier: string): string {
+  if (!SAFE_IDENTIFIER.test(identifier)) {
+    throw new Error(`refusing unsafe SQL identifier ${JSON.stringify(identifier)}`);
+  }
+  return `"${identifier}"`;
+}
+
+/** For COMMENT ON, which takes no parameters. Safe with standard_conforming_strings (on since 9.1). */
+export function quoteLiteral(text: string): string {
+  if (text.includes('\u0000')) throw new Error('text with NUL cannot be a SQL literal');
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+export function schemaNameForDatabase(databaseId: string): string {
+  const hex = databaseId.replace(/-/g, '').toLowerCase();
+  if (!/^[0-9a-f]{32}$/.test(hex)) throw new Error(`not a database id: ${databaseId}`);
+  return `base_${hex}`;
+}
+
+export function qualifiedTable(schemaName: string, tableId: string): string {
+  return `${quoteIdent(schemaName)}.${quoteIdent(tableId)}`;
+}
+
+/** Junction table of a linked-record field: one row per (record, linked record). */
+export function linkTableName(fieldId: string): string {
+  return `${fieldId}_links`;
+}
+
+export const systemColumns = {
+  id: 'id',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+  /** Insertion order; the tie-breaker of every ordered query. */
+  seq: 'seq',
+} as const;

@@ -1,0 +1,77 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { MIGRATIONS_DIR, migrate } from './migrate';
+
+/**
+ * Throwaway databases for tests. Migrations run once into a template database named after a hash
+ * of the migration files; each test file then clones it, so files run in parallel and leave
+ * nothing behind.
+ */
+
+export const TEST_ADMIN_URL =
+  process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const TEMPLATE_PREFIX = 'rbtemplate_';
+const TEST_PREFIX = 'rbtest_';
+/** Any constant shared by all test processes: serialises template builds and clones. */
+const TEMPLATE_LOCK = 727_001;
+
+function migrationsHash(): string {
+  const hash = createHash('sha256');
+  for (const file of readdirSync(MIGRATIONS_DIR).sort()) {
+    hash.update(file).update(readFileSync(join(MIGRATIONS_DIR, file)));
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+function urlForDatabase(name: string): string {
+  const url = new URL(TEST_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const template = `${TEMPLATE_PREFIX}${migrationsHash()}`;
+  const name = `${TEST_PREFIX}${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK]);
+    const existing = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [template]);
+    if (existing.rowCount === 0) {
+      const stale = await admin.query<{ datname: string }>(
+        'SELECT datname FROM pg_database WHERE datname LIKE $1 AND datname <> $2',
+        [`${TEMPLATE_PREFIX}%`, template],
+      );
+      for (const row of stale.rows) await admin.query(`DROP DATABASE IF EXISTS "${row.datname}"`);
+      const building = `${template}_building`;
+      await admin.query(`DROP DATABASE IF EXISTS "${building}"`);
+      await migrate(urlForDatabase(building));
+      await admin.query(`ALTER DATABASE "${building}" RENAME TO "${template}"`);
+    }
+    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+  } finally {
+    await admin.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK]).catch(() => {});
+    await admin.end();
+  }
+  return {
+    name,
+    url: urlForDatabase(name),
+    async drop() {
+      const client = new pg.Client({ connectionString: TEST_ADMIN_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
+
+/**
+ * Start-up checks with messages a person can act on: which dependency, the address tried, and how
+ * to start it.
+ */
+
+function describeAddress(url: string, fallbackPort: number): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || fallbackPort}`;
+  } catch {
+    return 'an unparseable address';
+  }
+}
+
+export async function checkPostgres(databaseUrl: string, adminDatabase = 'postgres'): Promise<void> {
+  const url = new URL(databaseUrl);
+  url.pathname = `/${adminDatabase}`;
+  const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } catch (error) {
+    throw new Error(
+      `Cannot reach PostgreSQL at ${describeAddress(databaseUrl, 5432)} (${(error as Error).message}). ` +
+        'Start it (for example `pg_ctlcluster 15 main start`, or `docker compose up postgres`) or set DATABASE_URL.',
+    );
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+export async function checkRedis(redisUrl: string): Promise<void> {
+  const redis = new Redis(redisUrl, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 3000,
+    retryStrategy: () => null,
+  });
+  // The connection error itself arrives as an event; the rejected promise only says "closed".
+  let connectionError: Error | undefined;
+  redis.on('error', (error: Error) => {
+    connectionError ??= error;
+  });
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    throw new Error(
+      `Cannot reach Redis at ${describeAddress(redisUrl, 6379)} (${(connectionError ?? (error as Error)).message}). ` +
+        'Start it (for example `redis-server --daemonize yes`, or `docker compose up redis`) or set REDIS_URL.',
+    );
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+/**
+ * Parses environment variables once at start-up. A bad value stops the process with a message
+ * naming the variable, never a stack trace from deep inside.
+ */
+export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+  throw new Error(`Invalid configuration:\n${problems.join('\n')}`);
+}
+
+export const portSchema = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+const postgresUrl = z.string().refine((value) => /^postgres(ql)?:\/\//.test(value), {
+  error: 'must be a postgres:// or postgresql:// URL',
+});
+const redisUrl = z
+  .string()
+  .refine((value) => /^rediss?:\/\//.test(value), { error: 'must be a redis:// or rediss:// URL' });
+
+/** Variables every service reads. */
+export const commonEnvSchema = z.object({
+  DATABASE_URL: postgresUrl.default('postgresql://postgres@127.0.0.1:5432/recordbase'),
+  REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+export type CommonEnv = z.infer<typeof commonEnvSchema>;

@@ -1,0 +1,58 @@
+import type { Server } from 'node:http';
+import type { Logger } from './logger';
+
+export type ShutdownStep = [name: string, close: () => Promise<unknown>];
+
+/**
+ * Runs the steps in order on SIGTERM or SIGINT (HTTP server first, then workers, Redis, the
+ * database), then exits. A step that hangs cannot keep the process alive past the deadline.
+ */
+export function installShutdown(
+  logger: Logger,
+  steps: ShutdownStep[],
+  deadlineMs = 10_000,
+): () => Promise<void> {
+  let shuttingDown: Promise<void> | null = null;
+  const shutdown = () => {
+    shuttingDown ??= (async () => {
+      const timer = setTimeout(() => {
+        logger.error('shutdown deadline passed; exiting');
+        process.exit(1);
+      }, deadlineMs);
+      timer.unref();
+      for (const [name, close] of steps) {
+        try {
+          await close();
+        } catch (error) {
+          logger.warn({ err: error, step: name }, 'shutdown step failed');
+        }
+      }
+      logger.info('stopped');
+    })();
+    return shuttingDown;
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      logger.info({ signal }, 'shutting down');
+      void shutdown().then(() => process.exit(0));
+    });
+  }
+  return shutdown;
+}
+
+export function listen(server: Server, port: number, host?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
+
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((error) => (error ? reject(error) : resolve()));
+    server.closeIdleConnections();
+  });
+}

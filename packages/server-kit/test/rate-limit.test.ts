@@ -1,0 +1,40 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { createRateLimiter } from '../src/rate-limit';
+
+let redis: Redis;
+
+beforeAll(() => {
+  redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
+    keyPrefix: `test:${randomBytes(6).toString('hex')}:`,
+  });
+});
+afterAll(() => redis.quit());
+
+describe('rate limiter', () => {
+  it('allows a burst, then refuses with the wait until the next token', async () => {
+    const check = createRateLimiter(redis, { perSecond: 1, burst: 3 });
+    const decisions = [];
+    for (let i = 0; i < 4; i++) decisions.push(await check('burst'));
+    expect(decisions.slice(0, 3).map((d) => d.allowed)).toEqual([true, true, true]);
+    expect(decisions.slice(0, 3).map((d) => d.remaining)).toEqual([2, 1, 0]);
+    expect(decisions[3]).toMatchObject({ allowed: false, remaining: 0 });
+    expect(decisions[3]!.retryAfterMs).toBeGreaterThan(900);
+    expect(decisions[3]!.retryAfterMs).toBeLessThanOrEqual(1000);
+  });
+
+  it('keeps separate buckets per subject', async () => {
+    const check = createRateLimiter(redis, { perSecond: 1, burst: 1 });
+    expect((await check('first')).allowed).toBe(true);
+    expect((await check('first')).allowed).toBe(false);
+    expect((await check('second')).allowed).toBe(true);
+  });
+
+  it('refills at the sustained rate', async () => {
+    const check = createRateLimiter(redis, { perSecond: 20, burst: 1 });
+    expect((await check('refill')).allowed).toBe(true);
+    expect((await check('refill')).allowed).toBe(false);
+    await new Promise((done) => setTimeout(done, 80));
+    expect((await check('refill')).allowed).toBe(true);
+  });
+});

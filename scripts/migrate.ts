@@ -1,0 +1,16 @@
+// `npm run migrate`: applies the SQL migrations to DATABASE_URL (creating the database if needed).
+import { migrate } from '@recordbase/db/migrate';
+import { checkPostgres } from '@recordbase/server-kit/dependencies';
+import { commonEnvSchema, parseEnv } from '@recordbase/server-kit/env';
+
+async function main() {
+  const { DATABASE_URL } = parseEnv(commonEnvSchema);
+  await checkPostgres(DATABASE_URL);
+  await migrate(DATABASE_URL);
+  console.log('[recordbase] migrations applied');
+}
+
+main().catch((error: unknown) => {
+  console.error(`[recordbase] ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
