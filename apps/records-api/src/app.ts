@@ -8,6 +8,7 @@ import { createRateLimiter, rateLimitMiddleware } from '@recordbase/server-kit/r
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { RecordsApiConfig } from './config';
+import { recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
 
 export interface RecordsApiDeps {
@@ -54,6 +55,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   );
   api.use(jsonBodyParser(config.JSON_BODY_LIMIT));
   api.use(schemaRoutes(db.prisma));
+  api.use(recordRoutes(db.pool));
   app.use('/api/v1', api);
 
   app.use(unknownRoute);

@@ -155,5 +155,5 @@ export function parseTemplate<T extends FieldType>(
 export const textValuePatterns = {
   email: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
   url: '^https?://[^\\s/?#]+([/?#][^\\s]*)?$',
-  phone_number: '^[+]?[0-9 ().-]{3,40}$',
+  phone_number: '^[+]?[0-9 ()./-]{3,40}([ ]*(x|ext[.]?)[ ]*[0-9]{1,6})?$',
 } as const;

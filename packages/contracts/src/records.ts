@@ -6,6 +6,7 @@ import {
   fieldTypeGroups,
   groupOfFieldType,
   MAX_SELECT_OPTIONS,
+  textValuePatterns,
 } from './fields';
 
 // ---------------------------------------------------------------------------------------------
@@ -26,11 +27,16 @@ export type AttachmentValue = z.infer<typeof attachmentValueSchema>;
  * takes name, size and type from its own upload record, so the optional keys are only tolerated
  * (a client may write back what it read).
  */
+const noNul = (text: string) => !text.includes('\u0000');
 export const attachmentWriteValueSchema = z.strictObject({
-  url: z.string().min(1, { error: 'must not be empty' }).max(2048),
-  fileName: z.string().max(MAX_NAME_LENGTH).optional(),
+  url: z
+    .string()
+    .min(1, { error: 'must not be empty' })
+    .max(2048)
+    .refine(noNul, { error: 'must not contain NUL' }),
+  fileName: z.string().max(MAX_NAME_LENGTH).refine(noNul, { error: 'must not contain NUL' }).optional(),
   size: z.int().min(0).optional(),
-  mimeType: z.string().max(255).optional(),
+  mimeType: z.string().max(255).refine(noNul, { error: 'must not contain NUL' }).optional(),
 });
 export type AttachmentWriteValue = z.infer<typeof attachmentWriteValueSchema>;
 
@@ -38,8 +44,13 @@ export const MAX_TEXT_LENGTH = 100_000;
 export const MAX_ATTACHMENTS_PER_VALUE = 100;
 export const MAX_LINKED_RECORDS_PER_VALUE = 1000;
 
-/** Digits with the usual separators, an optional leading +, and an optional extension. */
-const PHONE_NUMBER_PATTERN = /^\+?[\d\s().\-/]{3,40}(\s*(x|ext\.?)\s*\d{1,6})?$/i;
+/** PostgreSQL text cannot hold NUL; refusing it here keeps it from ever reaching a query. */
+const textValue = (error: string, max: number) =>
+  z.string({ error }).max(max).refine(noNul, { error: 'must not contain NUL characters' });
+
+/** The same patterns validate values on write and on field type conversion (in SQL). */
+const patternValue = (type: keyof typeof textValuePatterns, error: string, max: number) =>
+  textValue(error, max).regex(new RegExp(textValuePatterns[type], 'i'), { error });
 
 /**
  * The shape of a written value by field type. Template-dependent rules (rating max, select
@@ -47,18 +58,11 @@ const PHONE_NUMBER_PATTERN = /^\+?[\d\s().\-/]{3,40}(\s*(x|ext\.?)\s*\d{1,6})?$/
  * always means "empty" on write.
  */
 export const recordValueWriteSchemaByType = {
-  single_line_text: z.string({ error: 'must be a string' }).max(MAX_TEXT_LENGTH).nullable(),
-  long_text: z.string({ error: 'must be a string' }).max(MAX_TEXT_LENGTH).nullable(),
-  email: z.email({ error: 'must be an email address' }).max(254).nullable(),
-  url: z
-    .url({ protocol: /^(https?|ftp|mailto|tel)$/, error: 'must be a URL such as https://example.com' })
-    .max(2048)
-    .nullable(),
-  phone_number: z
-    .string({ error: 'must be a phone number' })
-    .regex(PHONE_NUMBER_PATTERN, { error: 'must be a phone number' })
-    .refine((phone) => (phone.match(/\d/g) ?? []).length >= 3, { error: 'must be a phone number' })
-    .nullable(),
+  single_line_text: textValue('must be a string', MAX_TEXT_LENGTH).nullable(),
+  long_text: textValue('must be a string', MAX_TEXT_LENGTH).nullable(),
+  email: patternValue('email', 'must be an email address', 254).nullable(),
+  url: patternValue('url', 'must be an http or https URL such as https://example.com', 2048).nullable(),
+  phone_number: patternValue('phone_number', 'must be a phone number', 60).nullable(),
   number: z.number({ error: 'must be a number' }).nullable(),
   currency: z.number({ error: 'must be a number' }).nullable(),
   /** A fraction: 0.5 is 50%. */
@@ -73,7 +77,7 @@ export const recordValueWriteSchemaByType = {
       error: 'must be an ISO 8601 date-time with a time zone, such as 2024-05-01T12:00:00Z',
     })
     .nullable(),
-  single_select: z.string({ error: 'must be an option name' }).min(1).nullable(),
+  single_select: textValue('must be an option name', MAX_NAME_LENGTH).min(1).nullable(),
   multiple_select: z
     .array(z.string({ error: 'must be an option name' }).min(1), {
       error: 'must be an array of option names',

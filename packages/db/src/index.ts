@@ -1,3 +1,4 @@
 export { createDb, type Db, type DbOptions, type Prisma, PrismaClient, type Tx } from './client';
 export * from './errors';
 export * from './ids';
+export * from './transaction';

@@ -50,6 +50,19 @@ export const unknownRoute: RequestHandler = (req, res) => {
   sendError(res, new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
 };
 
+/** A JSON answer already serialised (for example by PostgreSQL), sent without re-encoding. */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+/** An answer whose status depends on the outcome (bulk writes answer 201 or 200). */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
+}
+
 interface EndpointSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
   params?: P;
   query?: Q;
@@ -88,6 +101,11 @@ export function endpoint<
     const query = (spec.query ? parseRequestPart(spec.query, req.query, 'query') : undefined) as Parsed<Q>;
     const body = (spec.body ? parseRequestPart(spec.body, req.body, 'body') : undefined) as Parsed<B>;
     const result = await handler({ params, query, body, req, res });
-    if (!res.headersSent) res.status(spec.status ?? 200).json(result);
+    if (res.headersSent) return;
+    const [status, payload] =
+      result instanceof Reply ? [result.status, result.body] : [spec.status ?? 200, result];
+    res.status(status);
+    if (payload instanceof RawJson) res.type('application/json').send(payload.text);
+    else res.json(payload);
   };
 }

@@ -80,6 +80,8 @@ export async function deleteDatabase(
   requireScope(principal, 'schema:write');
   await inSchemaTransaction(prisma, async (tx) => {
     const database = await findAccessibleDatabase(tx, principal, databaseId);
+    const tables = await tx.table.findMany({ where: { databaseId: database.id }, select: { id: true } });
+    await tx.tableRowCount.deleteMany({ where: { tableId: { in: tables.map((table) => table.id) } } });
     await runDdl(tx, dropDatabaseSchema(database.schemaName));
     await tx.database.delete({ where: { id: database.id } });
   });

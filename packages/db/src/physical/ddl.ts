@@ -54,11 +54,23 @@ export function createTable(table: PhysicalTable, fields: readonly PhysicalField
     // The default order of every listing: createdAt ascending, insertion order breaking ties.
     `CREATE INDEX ${quoteIdent(`${table.id}_created`)} ON ${ref} (${systemColumns.createdAt}, ${systemColumns.seq})`,
     ...commentOnTable(table),
+    ...rowCountTriggers(table),
   ];
   for (const field of fields) {
     if (hasColumn(field.type)) statements.push(...commentOnField(table, field));
   }
   return statements;
+}
+
+/** Keeps table_row_counts in step with the table (see the table_row_counts migration). */
+function rowCountTriggers(table: PhysicalTable): string[] {
+  const ref = qualifiedTable(table.schemaName, table.id);
+  const arg = quoteLiteral(table.id);
+  return [
+    `CREATE TRIGGER count_inserts AFTER INSERT ON ${ref} REFERENCING NEW TABLE AS inserted_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_inserted_rows(${arg})`,
+    `CREATE TRIGGER count_deletes AFTER DELETE ON ${ref} REFERENCING OLD TABLE AS deleted_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_deleted_rows(${arg})`,
+    `INSERT INTO public.table_row_counts (table_id, delta) VALUES (${arg}, 0)`,
+  ];
 }
 
 /** Link fields need every table to exist first, so they are added after the tables. */
@@ -84,6 +96,7 @@ export function dropTable(table: PhysicalTable, linkFieldIds: readonly string[])
       (id) => `DROP TABLE IF EXISTS ${qualifiedTable(table.schemaName, linkTableName(id))}`,
     ),
     `DROP TABLE ${qualifiedTable(table.schemaName, table.id)}`,
+    `DELETE FROM public.table_row_counts WHERE table_id = ${quoteLiteral(table.id)}`,
   ];
 }
 

@@ -2,3 +2,4 @@ export * from './column-types';
 export * from './conversions';
 export * from './ddl';
 export * from './naming';
+export * from './params';

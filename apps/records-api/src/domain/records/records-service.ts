@@ -1,0 +1,256 @@
+import type {
+  BulkDeleteRecordsRequest,
+  BulkRecordsRequest,
+  ListRecordsRequest,
+  RecordValuesInput,
+} from '@recordbase/contracts/records';
+import { withTransaction } from '@recordbase/db';
+import { type Principal, requireScope } from '@recordbase/server-kit/auth';
+import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
+import type pg from 'pg';
+import { resolveReferences } from './references';
+import {
+  deleteRecords,
+  fetchRecordsJson,
+  findMatches,
+  insertRecords,
+  type ListedRecords,
+  listRecords,
+  lockExisting,
+  lockKeys,
+  updateRecords,
+} from './store';
+import { loadTableMeta } from './table-loader';
+import type { FieldMeta, TableMeta } from './table-meta';
+import { type PreparedRecord, prepareRecord } from './values';
+
+/** The record use cases. HTTP-free: they take parsed input and return JSON text or throw AppError. */
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function validRecordId(id: string): string {
+  if (!UUID_PATTERN.test(id))
+    throw new AppError('INVALID_RECORD_ID', `Record id ${JSON.stringify(id)} is not a valid UUID`);
+  return id.toLowerCase();
+}
+
+export interface TableAddress {
+  databaseId: string;
+  tableRef: string;
+}
+
+async function tableFor(
+  pool: pg.Pool,
+  principal: Principal,
+  address: TableAddress,
+  scope: 'records:read' | 'records:write',
+) {
+  requireScope(principal, scope);
+  return loadTableMeta(pool, principal, address.databaseId, address.tableRef);
+}
+
+export async function list(
+  pool: pg.Pool,
+  principal: Principal,
+  address: TableAddress,
+  request: ListRecordsRequest,
+): Promise<ListedRecords> {
+  const table = await tableFor(pool, principal, address, 'records:read');
+  return listRecords(pool, table, request);
+}
+
+/** JSON texts of the given records in the given order. */
+async function recordsInOrder(
+  client: pg.PoolClient,
+  table: TableMeta,
+  ids: readonly string[],
+): Promise<string> {
+  const byId = await fetchRecordsJson(client, table, ids);
+  return `[${ids.map((id) => byId.get(id)).join(',')}]`;
+}
+
+const matchableTypes = (field: FieldMeta) => field.type !== 'linked_record' && field.type !== 'attachments';
+
+function matchOnFields(table: TableMeta, matchOn: readonly string[]): FieldMeta[] {
+  return matchOn.map((id, index) => {
+    const field = table.fieldsById.get(id);
+    if (!field)
+      throw badRequest(`body.matchOn[${index}]: no field with id ${JSON.stringify(id)} in this table`);
+    if (!matchableTypes(field))
+      throw badRequest(`body.matchOn[${index}]: a ${field.type} field cannot be matched on`);
+    return field;
+  });
+}
+
+function isEmptyValue(value: unknown): boolean {
+  return value === null || value === undefined || (Array.isArray(value) && value.length === 0);
+}
+
+/** The matchOn values of each record, refusing records without them and duplicates within the request. */
+function matchKeys(records: PreparedRecord[], fields: FieldMeta[]): unknown[][] {
+  const seen = new Map<string, number>();
+  return records.map((record, index) => {
+    const values = fields.map((field) => {
+      const value = record.columns.get(field.id);
+      if (isEmptyValue(value)) {
+        throw badRequest(
+          `body.records[${index}]: needs a value for matchOn field ${JSON.stringify(field.name)}`,
+        );
+      }
+      return Array.isArray(value) ? [...value].sort() : value;
+    });
+    const key = JSON.stringify(values);
+    const earlier = seen.get(key);
+    if (earlier !== undefined) {
+      throw badRequest(`body.records[${index}]: has the same matchOn values as body.records[${earlier}]`);
+    }
+    seen.set(key, index);
+    return values;
+  });
+}
+
+export interface BulkResult {
+  created: boolean;
+  recordsJson: string;
+}
+
+export async function bulkWrite(
+  pool: pg.Pool,
+  principal: Principal,
+  address: TableAddress,
+  body: BulkRecordsRequest,
+): Promise<BulkResult> {
+  const table = await tableFor(pool, principal, address, 'records:write');
+  const prepared = body.records.map((record, index) =>
+    prepareRecord(table, record, `body.records[${index}]`),
+  );
+  const where = (index: number) => `body.records[${index}]`;
+  if (!body.matchOn) {
+    const recordsJson = await withTransaction(pool, async (client) => {
+      await resolveReferences(client, table, prepared, where);
+      return recordsInOrder(client, table, await insertRecords(client, table, prepared));
+    });
+    return { created: true, recordsJson };
+  }
+  const fields = matchOnFields(table, body.matchOn);
+  const keys = matchKeys(prepared, fields);
+  const recordsJson = await withTransaction(pool, async (client) => {
+    await resolveReferences(client, table, prepared, where);
+    await lockKeys(
+      client,
+      keys.map((key) => `${table.id}:${JSON.stringify(key)}`),
+    );
+    const matches = await findMatches(client, table, fields, keys);
+    const ids: string[] = new Array(prepared.length);
+    const updates: { id: string; record: PreparedRecord }[] = [];
+    const inserts: { index: number; record: PreparedRecord }[] = [];
+    prepared.forEach((record, index) => {
+      const found = matches.get(index) ?? [];
+      if (found.length > 1) {
+        throw badRequest(
+          `body.records[${index}]: matches ${found.length} existing records on matchOn; it must match at most one`,
+        );
+      }
+      if (found[0]) {
+        ids[index] = found[0];
+        updates.push({ id: found[0], record });
+      } else {
+        inserts.push({ index, record });
+      }
+    });
+    await updateRecords(client, table, updates);
+    if (inserts.length > 0) {
+      const created = await insertRecords(
+        client,
+        table,
+        inserts.map((insert) => insert.record),
+      );
+      inserts.forEach((insert, i) => {
+        ids[insert.index] = created[i]!;
+      });
+    }
+    return recordsInOrder(client, table, ids);
+  });
+  return { created: false, recordsJson };
+}
+
+export async function createOne(
+  pool: pg.Pool,
+  principal: Principal,
+  address: TableAddress,
+  input: RecordValuesInput,
+): Promise<string> {
+  const table = await tableFor(pool, principal, address, 'records:write');
+  const prepared = prepareRecord(table, input, 'body.record');
+  return withTransaction(pool, async (client) => {
+    await resolveReferences(client, table, [prepared], () => 'body.record');
+    const [id] = await insertRecords(client, table, [prepared]);
+    return (await fetchRecordsJson(client, table, [id!])).get(id!)!;
+  });
+}
+
+export async function getOne(
+  pool: pg.Pool,
+  principal: Principal,
+  address: TableAddress,
+  recordId: string,
+): Promise<string> {
+  const id = validRecordId(recordId);
+  const table = await tableFor(pool, principal, address, 'records:read');
+  const client = await pool.connect();
+  try {
+    const json = (await fetchRecordsJson(client, table, [id])).get(id);
+    if (!json) throw notFound(`Record ${recordId} not found`);
+    return json;
+  } finally {
+    client.release();
+  }
+}
+
+export async function updateOne(
+  pool: pg.Pool,
+  principal: Principal,
+  address: TableAddress,
+  recordId: string,
+  input: RecordValuesInput,
+): Promise<string> {
+  const id = validRecordId(recordId);
+  const table = await tableFor(pool, principal, address, 'records:write');
+  const prepared = prepareRecord(table, input, 'body.record');
+  return withTransaction(pool, async (client) => {
+    if (!(await lockExisting(client, table, [id])).has(id)) throw notFound(`Record ${recordId} not found`);
+    await resolveReferences(client, table, [prepared], () => 'body.record');
+    if (prepared.columns.size > 0 || prepared.links.size > 0)
+      await updateRecords(client, table, [{ id, record: prepared }]);
+    return (await fetchRecordsJson(client, table, [id])).get(id)!;
+  });
+}
+
+export async function deleteOne(
+  pool: pg.Pool,
+  principal: Principal,
+  address: TableAddress,
+  recordId: string,
+): Promise<void> {
+  const id = validRecordId(recordId);
+  const table = await tableFor(pool, principal, address, 'records:write');
+  const deleted = await withTransaction(pool, (client) => deleteRecords(client, table, [id]));
+  if (deleted.length === 0) throw notFound(`Record ${recordId} not found`);
+}
+
+/** All or nothing: when any id does not exist, nothing is deleted and the answer names it. */
+export async function deleteMany(
+  pool: pg.Pool,
+  principal: Principal,
+  address: TableAddress,
+  body: BulkDeleteRecordsRequest,
+): Promise<string[]> {
+  const ids = [...new Set(body.ids.map(validRecordId))];
+  const table = await tableFor(pool, principal, address, 'records:write');
+  return withTransaction(pool, async (client) => {
+    const deleted = new Set(await deleteRecords(client, table, ids));
+    const missing = ids.filter((id) => !deleted.has(id));
+    if (missing.length > 0) throw notFound(`Record ${missing.join(', ')} not found; nothing was deleted`);
+    return ids;
+  });
+}

@@ -1,0 +1,279 @@
+import type { ListRecordsRequest } from '@recordbase/contracts/records';
+import { newRecordId } from '@recordbase/db';
+import {
+  columnSpecByType,
+  linkTableName,
+  qualifiedTable,
+  quoteIdent,
+  SqlParams,
+} from '@recordbase/db/physical';
+import type pg from 'pg';
+import { compileFilter, compileSort } from './query-compiler';
+import { recordJsonSql } from './record-json';
+import type { FieldMeta, TableMeta } from './table-meta';
+import type { PreparedRecord } from './values';
+
+/**
+ * SQL over one physical table: reads render records as JSON text in PostgreSQL; writes take
+ * prepared values. Every function takes the connection to use, so callers choose the transaction.
+ */
+
+type Queryable = Pick<pg.PoolClient, 'query'>;
+
+const tableRef = (table: TableMeta) => qualifiedTable(table.schemaName, table.id);
+
+function castFor(field: FieldMeta): string {
+  if (field.type === 'linked_record') throw new Error('linked records have no column');
+  return columnSpecByType[field.type].sqlType;
+}
+
+export interface ListedRecords {
+  /** A JSON array of records, as text. */
+  recordsJson: string;
+  total: number;
+  hasMore: boolean;
+}
+
+/** Past this many delta rows, a reader folds a table's count into one row. */
+const COUNT_PARTS_BEFORE_COMPACTION = 64;
+
+/** Exact row count of a whole table from the trigger-maintained deltas, without a scan. */
+async function tableRowCount(client: Queryable, table: TableMeta): Promise<number> {
+  const result = await client.query<{ total: string | null; parts: number }>(
+    'SELECT sum(delta)::text AS total, count(*)::int AS parts FROM table_row_counts WHERE table_id = $1',
+    [table.id],
+  );
+  const { total, parts } = result.rows[0] ?? { total: null, parts: 0 };
+  if (total === null) {
+    const counted = await client.query<{ total: string }>(`SELECT count(*) AS total FROM ${tableRef(table)}`);
+    return Number(counted.rows[0]?.total ?? 0);
+  }
+  if (parts > COUNT_PARTS_BEFORE_COMPACTION) {
+    await client.query(
+      `WITH gone AS (DELETE FROM table_row_counts WHERE table_id = $1 RETURNING delta)
+       INSERT INTO table_row_counts (table_id, delta) SELECT $1, sum(delta) FROM gone HAVING count(*) > 0`,
+      [table.id],
+    );
+  }
+  return Number(total);
+}
+
+async function countMatching(
+  client: Queryable,
+  table: TableMeta,
+  request: ListRecordsRequest,
+): Promise<number> {
+  if (!request.filter) return tableRowCount(client, table);
+  const params = new SqlParams();
+  const where = compileFilter(request.filter, table, params);
+  const result = await client.query<{ total: string }>(
+    `SELECT count(*) AS total FROM ${tableRef(table)} r WHERE ${where}`,
+    params.values,
+  );
+  return Number(result.rows[0]?.total ?? 0);
+}
+
+/**
+ * One page: the filter, order and offset pick the rows' sequence numbers first (an index-only
+ * scan where the order allows), and only the rows of the page are rendered as JSON.
+ */
+export async function listRecords(
+  client: Queryable,
+  table: TableMeta,
+  request: ListRecordsRequest,
+): Promise<ListedRecords> {
+  const params = new SqlParams();
+  const where = request.filter ? compileFilter(request.filter, table, params) : 'TRUE';
+  const order = compileSort(request.sort, table);
+  // One row past the page tells whether more exist without a second query.
+  const limit = params.add(request.limit + 1);
+  const offset = params.add(request.offset);
+  const json = recordJsonSql(table, params);
+  const result = await client.query<{ j: string }>(
+    `SELECT (${json})::text AS j
+       FROM unnest(ARRAY(SELECT r.seq FROM ${tableRef(table)} r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}))
+            WITH ORDINALITY AS page(seq, n)
+       JOIN ${tableRef(table)} r ON r.seq = page.seq
+      ORDER BY page.n`,
+    params.values,
+  );
+  const hasMore = result.rows.length > request.limit;
+  const rows = hasMore ? result.rows.slice(0, request.limit) : result.rows;
+  // A partial page ends the result, so its end is the total; only a full or empty page needs a count.
+  const total =
+    !hasMore && (rows.length > 0 || request.offset === 0)
+      ? request.offset + rows.length
+      : await countMatching(client, table, request);
+  return { recordsJson: `[${rows.map((row) => row.j).join(',')}]`, total, hasMore };
+}
+
+/** Records as JSON text, in the order of `ids`; missing ids are absent from the map. */
+export async function fetchRecordsJson(
+  client: Queryable,
+  table: TableMeta,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
+  const params = new SqlParams();
+  const json = recordJsonSql(table, params);
+  const result = await client.query<{ id: string; j: string }>(
+    `SELECT r.id::text AS id, (${json})::text AS j FROM ${tableRef(table)} r WHERE r.id = ANY(${params.add(ids)}::uuid[])`,
+    params.values,
+  );
+  return new Map(result.rows.map((row) => [row.id, row.j]));
+}
+
+async function replaceLinks(
+  client: Queryable,
+  table: TableMeta,
+  writes: readonly { id: string; record: PreparedRecord }[],
+  replacing: boolean,
+) {
+  for (const field of table.fields.filter((f) => f.type === 'linked_record')) {
+    const touched = writes.filter((write) => write.record.links.has(field.id));
+    if (touched.length === 0) continue;
+    const link = qualifiedTable(table.schemaName, linkTableName(field.id));
+    if (replacing) {
+      await client.query(`DELETE FROM ${link} WHERE record_id = ANY($1::uuid[])`, [
+        touched.map((write) => write.id),
+      ]);
+    }
+    const recordIds: string[] = [];
+    const linkedIds: string[] = [];
+    const positions: number[] = [];
+    for (const write of touched) {
+      write.record.links.get(field.id)!.forEach((linkedId, position) => {
+        recordIds.push(write.id);
+        linkedIds.push(linkedId);
+        positions.push(position);
+      });
+    }
+    if (recordIds.length > 0) {
+      await client.query(
+        `INSERT INTO ${link} (record_id, linked_id, position) SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int[])`,
+        [recordIds, linkedIds, positions],
+      );
+    }
+  }
+}
+
+/** Inserts records in input order (so their insertion sequence follows it); returns their new ids. */
+export async function insertRecords(
+  client: Queryable,
+  table: TableMeta,
+  records: readonly PreparedRecord[],
+): Promise<string[]> {
+  const ids = records.map(() => newRecordId());
+  const columnFields = table.fields.filter(
+    (field) => field.type !== 'linked_record' && records.some((record) => record.columns.has(field.id)),
+  );
+  const params = new SqlParams();
+  const rows = records.map((record, index) => {
+    const values = [`${params.add(ids[index])}::uuid`];
+    for (const field of columnFields) {
+      values.push(
+        record.columns.has(field.id)
+          ? `${params.add(record.columns.get(field.id))}::${castFor(field)}`
+          : 'DEFAULT',
+      );
+    }
+    return `(${values.join(', ')})`;
+  });
+  const columns = ['id', ...columnFields.map((field) => quoteIdent(field.id))].join(', ');
+  await client.query(`INSERT INTO ${tableRef(table)} (${columns}) VALUES ${rows.join(', ')}`, params.values);
+  await replaceLinks(
+    client,
+    table,
+    records.map((record, index) => ({ id: ids[index]!, record })),
+    false,
+  );
+  return ids;
+}
+
+/** Partial updates: only the fields each record gave change; updatedAt moves for each. */
+export async function updateRecords(
+  client: Queryable,
+  table: TableMeta,
+  writes: readonly { id: string; record: PreparedRecord }[],
+) {
+  for (const write of writes) {
+    const params = new SqlParams();
+    const assignments = ['updated_at = now()'];
+    for (const [fieldId, value] of write.record.columns) {
+      const field = table.fieldsById.get(fieldId)!;
+      assignments.push(`${quoteIdent(fieldId)} = ${params.add(value)}::${castFor(field)}`);
+    }
+    await client.query(
+      `UPDATE ${tableRef(table)} SET ${assignments.join(', ')} WHERE id = ${params.add(write.id)}::uuid`,
+      params.values,
+    );
+  }
+  await replaceLinks(client, table, writes, true);
+}
+
+/** Deletes records (their links go with them through the junction tables' cascades). */
+export async function deleteRecords(
+  client: Queryable,
+  table: TableMeta,
+  ids: readonly string[],
+): Promise<string[]> {
+  const result = await client.query<{ id: string }>(
+    `DELETE FROM ${tableRef(table)} WHERE id = ANY($1::uuid[]) RETURNING id::text`,
+    [ids],
+  );
+  return result.rows.map((row) => row.id);
+}
+
+/** Ids of existing records among `ids`, locked against concurrent change until commit. */
+export async function lockExisting(
+  client: Queryable,
+  table: TableMeta,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  const result = await client.query<{ id: string }>(
+    `SELECT id::text FROM ${tableRef(table)} WHERE id = ANY($1::uuid[]) FOR UPDATE`,
+    [ids],
+  );
+  return new Set(result.rows.map((row) => row.id));
+}
+
+/**
+ * Existing records equal to each incoming key on every matchOn field. Callers hold the advisory
+ * locks of those keys, so no concurrent upsert can insert the same key in between.
+ */
+export async function findMatches(
+  client: Queryable,
+  table: TableMeta,
+  matchOn: readonly FieldMeta[],
+  keys: readonly unknown[][],
+): Promise<Map<number, string[]>> {
+  const params = new SqlParams();
+  const rows = keys.map(
+    (values, index) =>
+      `(${params.add(index)}::int, ${values.map((value, i) => `${params.add(value)}::${castFor(matchOn[i]!)}`).join(', ')})`,
+  );
+  const valueColumns = matchOn.map((_, i) => `k${i}`);
+  // Option sets match regardless of order.
+  const on = matchOn
+    .map((field, i) =>
+      field.type === 'multiple_select'
+        ? `(r.${quoteIdent(field.id)} @> v.k${i} AND r.${quoteIdent(field.id)} <@ v.k${i})`
+        : `r.${quoteIdent(field.id)} = v.k${i}`,
+    )
+    .join(' AND ');
+  const result = await client.query<{ idx: number; id: string }>(
+    `SELECT v.idx, r.id::text AS id FROM ${tableRef(table)} r
+       JOIN (VALUES ${rows.join(', ')}) AS v(idx, ${valueColumns.join(', ')}) ON ${on}`,
+    params.values,
+  );
+  const matches = new Map<number, string[]>();
+  for (const row of result.rows) matches.set(row.idx, [...(matches.get(row.idx) ?? []), row.id]);
+  return matches;
+}
+
+/** Serialises writers of the same keys: transaction-scoped advisory locks, taken in one global order. */
+export async function lockKeys(client: Queryable, keys: readonly string[]): Promise<void> {
+  await client.query(
+    `SELECT count(pg_advisory_xact_lock(h)) FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest($1::text[]) AS k ORDER BY 1) AS ordered`,
+    [keys],
+  );
+}

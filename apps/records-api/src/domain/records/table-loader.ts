@@ -1,0 +1,59 @@
+import { TABLE_ID_PATTERN } from '@recordbase/contracts/common';
+import type { FieldTemplate, FieldType } from '@recordbase/contracts/fields';
+import { canAccessDatabase, type Principal } from '@recordbase/server-kit/auth';
+import { notFound } from '@recordbase/server-kit/errors';
+import type pg from 'pg';
+import { nameKey } from '../access';
+import { buildTableMeta, type TableMeta } from './table-meta';
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface TableRow {
+  database_id: string;
+  schema_name: string;
+  table_id: string;
+  table_name: string;
+  primary_field_id: string | null;
+  fields: { id: string; name: string; type: FieldType; template: FieldTemplate }[] | null;
+}
+
+/**
+ * Everything a record request needs to know about its table, in one round trip: the hot path of
+ * every record operation. Databases outside the key's scope answer 404 like missing ones.
+ */
+export async function loadTableMeta(
+  pool: Pick<pg.Pool, 'query'>,
+  principal: Principal,
+  databaseId: string,
+  tableRef: string,
+): Promise<TableMeta> {
+  const databaseMissing = () => notFound(`Database ${databaseId} not found`);
+  if (!UUID_PATTERN.test(databaseId)) throw databaseMissing();
+  const id = databaseId.toLowerCase();
+  if (!canAccessDatabase(principal, id)) throw databaseMissing();
+  const result = await pool.query<TableRow>(
+    `SELECT d.id AS database_id, d.schema_name, t.id AS table_id, t.name AS table_name, t.primary_field_id,
+            (SELECT json_agg(json_build_object('id', f.id, 'name', f.name, 'type', f.type, 'template', f.template)
+                             ORDER BY f.position)
+               FROM fields f WHERE f.table_id = t.id) AS fields
+       FROM databases d JOIN tables t ON t.database_id = d.id
+      WHERE d.id = $1 AND (t.id = $2 OR t.name_key = $3)
+      ORDER BY t.id = $2 DESC
+      LIMIT 1`,
+    [id, TABLE_ID_PATTERN.test(tableRef) ? tableRef : '', nameKey(tableRef)],
+  );
+  const row = result.rows[0];
+  if (!row) {
+    const database = await pool.query('SELECT 1 FROM databases WHERE id = $1', [id]);
+    throw database.rowCount === 0 ? databaseMissing() : notFound(`Table ${tableRef} not found`);
+  }
+  const fields = row.fields ?? [];
+  return buildTableMeta({
+    databaseId: row.database_id,
+    schemaName: row.schema_name,
+    id: row.table_id,
+    name: row.table_name,
+    primaryFieldId: row.primary_field_id ?? fields[0]?.id ?? '',
+    fields,
+  });
+}

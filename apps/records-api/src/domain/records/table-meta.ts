@@ -1,0 +1,46 @@
+import type { FieldTemplate, FieldType, SystemFieldName } from '@recordbase/contracts/fields';
+import { systemFieldNames } from '@recordbase/contracts/fields';
+import { nameKey } from '../access';
+
+export interface FieldMeta {
+  id: string;
+  name: string;
+  type: FieldType;
+  template: FieldTemplate;
+}
+
+/** A table's metadata as the record paths need it, with lookups by id and by name. */
+export interface TableMeta {
+  databaseId: string;
+  schemaName: string;
+  id: string;
+  name: string;
+  primaryFieldId: string;
+  /** In display order. */
+  fields: FieldMeta[];
+  fieldsById: ReadonlyMap<string, FieldMeta>;
+  fieldsByNameKey: ReadonlyMap<string, FieldMeta>;
+}
+
+export function buildTableMeta(input: Omit<TableMeta, 'fieldsById' | 'fieldsByNameKey'>): TableMeta {
+  return {
+    ...input,
+    fieldsById: new Map(input.fields.map((field) => [field.id, field])),
+    fieldsByNameKey: new Map(input.fields.map((field) => [nameKey(field.name), field])),
+  };
+}
+
+/** A field by id, else by name (case-insensitive). */
+export function findField(table: TableMeta, ref: string): FieldMeta | undefined {
+  return table.fieldsById.get(ref) ?? table.fieldsByNameKey.get(nameKey(ref));
+}
+
+export type FieldOrSystem = { kind: 'field'; field: FieldMeta } | { kind: 'system'; name: SystemFieldName };
+
+/** Sorts and filters also accept the system fields id, createdAt and updatedAt. */
+export function resolveFieldOrSystem(table: TableMeta, ref: string): FieldOrSystem | undefined {
+  const field = findField(table, ref);
+  if (field) return { kind: 'field', field };
+  const system = systemFieldNames.find((name) => name === ref);
+  return system ? { kind: 'system', name: system } : undefined;
+}

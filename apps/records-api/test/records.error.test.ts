@@ -1,0 +1,231 @@
+import { type Harness, startHarness } from './harness';
+
+let h: Harness;
+let auth: string;
+let baseId: string;
+let fieldIds: Record<string, string>;
+const url = (path = '') => `/api/v1/bases/${baseId}/tables/Items/records${path}`;
+
+beforeAll(async () => {
+  h = await startHarness();
+  auth = h.bearer(h.rootKey);
+  const base = await h.api
+    .post('/api/v1/bases')
+    .set('Authorization', auth)
+    .send({
+      name: 'B',
+      tables: [
+        {
+          name: 'Items',
+          fields: [
+            { name: 'Name', type: 'single_line_text' },
+            { name: 'Count', type: 'number' },
+            { name: 'Stars', type: 'rating', template: { max: 3 } },
+            { name: 'Due', type: 'date' },
+            { name: 'Email', type: 'email' },
+            { name: 'Stage', type: 'single_select', template: { options: [{ name: 'A' }] } },
+            { name: 'Files', type: 'attachments' },
+          ],
+        },
+      ],
+    })
+    .expect(201);
+  baseId = base.body.id;
+  fieldIds = Object.fromEntries(
+    base.body.tables[0].fields.map((f: { name: string; id: string }) => [f.name, f.id]),
+  );
+  await post('/bulk', {
+    records: [
+      { Name: 'dup', Count: 1 },
+      { Name: 'dup', Count: 2 },
+      { Name: 'solo', Count: 3 },
+    ],
+  }).expect(201);
+});
+afterAll(() => h.close());
+
+function post(path: string, body: unknown) {
+  return h.api
+    .post(url(path))
+    .set('Authorization', auth)
+    .set('content-type', 'application/json')
+    .send(JSON.stringify(body));
+}
+
+async function recordCount(): Promise<number> {
+  return (await post('/list', { limit: 1 }).expect(200)).body.total;
+}
+
+describe('list refuses invalid requests with 400 BAD_REQUEST naming the problem', () => {
+  it.each([
+    ['limit 0', { limit: 0 }, /body\.limit/],
+    ['limit 2001', { limit: 2001 }, /body\.limit/],
+    ['a fractional limit', { limit: 1.5 }, /body\.limit/],
+    ['a negative offset', { offset: -1 }, /body\.offset/],
+    ['an unknown body key', { page: 2 }, /"page"/],
+    ['a sort on an unknown field', { sort: [{ field: 'Nope' }] }, /Nope/],
+    ['a sort direction other than asc/desc', { sort: [{ field: 'Name', direction: 'up' }] }, /direction/],
+    ['a sort with neither field nor fieldId', { sort: [{ direction: 'asc' }] }, /sort/],
+    ['a filter on an unknown field', { filter: { field: 'Nope', equals: 1 } }, /Nope/],
+    ['a condition with two operators', { filter: { field: 'Name', equals: 'a', contains: 'b' } }, /operator/],
+    ['a condition with no operator', { filter: { field: 'Name' } }, /operator/],
+    [
+      'an operator the type does not support',
+      { filter: { field: 'Count', starts_with: '1' } },
+      /starts_with/,
+    ],
+    ['an operand of the wrong shape', { filter: { field: 'Count', greater_than: 'ten' } }, /Count/],
+    ['in without an array', { filter: { field: 'Name', in: 'a' } }, /in/],
+    ['is_empty with false', { filter: { field: 'Name', is_empty: false } }, /is_empty/],
+    ['an invalid date operand', { filter: { field: 'Due', equals: '2024-02-30' } }, /Due|date/],
+    ['an empty group', { filter: { and: [] } }, /filter/],
+  ])('%s', async (_case, body, message) => {
+    const response = await post('/list', body).expect(400);
+    expect(response.body.error.code).toBe('BAD_REQUEST');
+    expect(response.body.error.message).toMatch(message);
+  });
+
+  it('a filter nested deeper than 10 levels', async () => {
+    let filter: object = { field: 'Name', equals: 'x' };
+    for (let i = 0; i < 11; i++) filter = { and: [filter] };
+    const response = await post('/list', { filter }).expect(400);
+    expect(response.body.error.message).toMatch(/deeper than 10/);
+  });
+
+  it('a filter with more than 200 conditions', async () => {
+    const filter = { or: Array.from({ length: 201 }, (_, i) => ({ field: 'Count', equals: i })) };
+    const response = await post('/list', { filter }).expect(400);
+    expect(response.body.error.message).toMatch(/200/);
+  });
+
+  it('malformed JSON', async () => {
+    const response = await h.api
+      .post(url('/list'))
+      .set('Authorization', auth)
+      .set('content-type', 'application/json')
+      .send('{"limit":');
+    expect(response.status).toBe(400);
+  });
+});
+
+describe('bulk refuses invalid requests and writes nothing', () => {
+  it.each([
+    ['no records', { records: [] }, /body\.records/],
+    ['101 records', { records: Array.from({ length: 101 }, () => ({ Name: 'x' })) }, /100/],
+    ['matchOn with a field name', { records: [{ Name: 'x' }], matchOn: ['Name'] }, /field id/],
+    [
+      '21 matchOn ids',
+      {
+        records: [{ Name: 'x' }],
+        matchOn: Array.from({ length: 21 }, (_, i) => `fld${String(i).padStart(14, '0')}`),
+      },
+      /20/,
+    ],
+    [
+      'matchOn naming no field of the table',
+      { records: [{ Name: 'x' }], matchOn: ['fld00000000000000'] },
+      /matchOn\[0\]/,
+    ],
+    [
+      'an unknown key in a record',
+      { records: [{ Name: 'x' }, { Colour: 'red' }] },
+      /body\.records\[1\]: unknown field "Colour"/,
+    ],
+    ['a string for a number', { records: [{ Count: 'three' }] }, /body\.records\[0\]\.Count/],
+    ['a rating above the maximum', { records: [{ Stars: 4 }] }, /Stars: must be between 0 and 3/],
+    ['an impossible date', { records: [{ Due: '2024-02-30' }] }, /Due/],
+    ['an invalid email', { records: [{ Email: 'nope' }] }, /Email/],
+    ['an unknown select option', { records: [{ Stage: 'Z' }] }, /unknown option "Z"/],
+    ['a NUL character in text', { records: [{ Name: 'a\u0000b' }] }, /NUL/],
+    [
+      'an attachment url that was never uploaded',
+      { records: [{ Files: [{ url: 'https://example.com/x.png' }] }] },
+      /Files\[0\]\.url/,
+    ],
+    ['a field given by name and by id', { records: [{ Name: 'a', NAME: 'b' }] }, /given twice/],
+    [
+      'records without matchOn values',
+      { records: [{ Count: 1 }], matchOn: ['NAME_ID'] },
+      /needs a value for matchOn field "Name"/,
+    ],
+    [
+      'two records with the same matchOn values',
+      { records: [{ Name: 'k' }, { Name: 'k' }], matchOn: ['NAME_ID'] },
+      /same matchOn values/,
+    ],
+    [
+      'a record matching two existing records',
+      { records: [{ Name: 'dup', Count: 9 }], matchOn: ['NAME_ID'] },
+      /matches 2 existing records/,
+    ],
+  ])('%s', async (_case, body, message) => {
+    const before = await recordCount();
+    const payload = JSON.parse(JSON.stringify(body).replaceAll('NAME_ID', fieldIds.Name!));
+    const response = await post('/bulk', payload).expect(400);
+    expect(response.body.error.code).toBe('BAD_REQUEST');
+    expect(response.body.error.message).toMatch(message);
+    expect(await recordCount()).toBe(before);
+  });
+
+  it('is all or nothing: one bad record among 100 writes none', async () => {
+    const before = await recordCount();
+    const records = Array.from({ length: 100 }, (_, i) => ({ Name: `r${i}`, Count: i === 99 ? 'bad' : i }));
+    const response = await post('/bulk', { records }).expect(400);
+    expect(response.body.error.message).toMatch(/body\.records\[99\]\.Count/);
+    expect(await recordCount()).toBe(before);
+  });
+});
+
+describe('single record writes refuse invalid input', () => {
+  it('refuses an unknown key, a body without record, and bad values', async () => {
+    await post('', { record: { Nope: 1 } }).expect(400);
+    await post('', { Name: 'x' }).expect(400);
+    const created = await post('', { record: { Name: 'ok' } }).expect(201);
+    const patch = await h.api
+      .patch(url(`/${created.body.id}`))
+      .set('Authorization', auth)
+      .send({ record: { Count: 'x' } })
+      .expect(400);
+    expect(patch.body.error.message).toMatch(/body\.record\.Count/);
+    const unchanged = await h.api
+      .get(url(`/${created.body.id}`))
+      .set('Authorization', auth)
+      .expect(200);
+    expect(unchanged.body.fields.Count).toBeNull();
+  });
+});
+
+describe('record access', () => {
+  it('needs records scopes', async () => {
+    const key = await h.api
+      .post('/api/v1/api-keys')
+      .set('Authorization', auth)
+      .send({ name: 'schema only', scopes: ['schema:read'] })
+      .expect(201);
+    const response = await h.api
+      .post(url('/list'))
+      .set('Authorization', h.bearer(key.body.key))
+      .send({})
+      .expect(403);
+    expect(response.body.error.message).toMatch(/records:read/);
+    await h.api
+      .post(url('/bulk'))
+      .set('Authorization', h.bearer(key.body.key))
+      .send({ records: [{ Name: 'x' }] })
+      .expect(403);
+  });
+
+  it('answers 404 for an unknown database or table', async () => {
+    await h.api
+      .post('/api/v1/bases/00000000-0000-4000-8000-000000000000/tables/Items/records/list')
+      .set('Authorization', auth)
+      .send({})
+      .expect(404);
+    const table = await h.api
+      .post(`/api/v1/bases/${baseId}/tables/Nope/records/list`)
+      .set('Authorization', auth)
+      .send({})
+      .expect(404);
+    expect(table.body.error.message).toMatch(/Table Nope not found/);
+  });
+});

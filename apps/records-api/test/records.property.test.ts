@@ -1,0 +1,281 @@
+import type { FieldTemplate, FieldType } from '@recordbase/contracts/fields';
+import type { Filter, Sort, TableRecord } from '@recordbase/contracts/records';
+import fc from 'fast-check';
+import { compareForSort, matchesFilter } from '../src/domain/records/filter-evaluator';
+import { buildTableMeta, type TableMeta } from '../src/domain/records/table-meta';
+import { type Harness, startHarness } from './harness';
+
+/**
+ * Random filters, sorts and pages against the real API, checked against an in-memory evaluation
+ * of the same filter over the same rows; and random bodies, which must never cause a 500.
+ */
+
+let h: Harness;
+let auth: string;
+let records: string;
+let table: TableMeta;
+let rows: TableRecord[];
+
+const words = ['', 'ab', 'Ab', 'abc', 'b a', 'ba', 'A', 'c%', 'x_y'];
+const options = ['A', 'B', 'C'];
+const tags = ['a', 'b', 'c'];
+const dates = ['2024-01-01', '2024-01-02', '2024-02-29', '2025-06-30'];
+const dateTimes = [
+  '2024-01-01T00:00:00.000Z',
+  '2024-01-01T23:59:59.999Z',
+  '2024-01-02T12:00:00.000Z',
+  '2025-06-30T08:30:00.000Z',
+];
+const numbers = [-1.5, 0, 1, 2, 2.5, 100];
+
+const fieldDefs: { name: string; type: FieldType; template?: object }[] = [
+  { name: 'Name', type: 'single_line_text' },
+  { name: 'Count', type: 'number' },
+  { name: 'Stars', type: 'rating', template: { max: 5 } },
+  { name: 'Due', type: 'date' },
+  { name: 'At', type: 'datetime' },
+  { name: 'Stage', type: 'single_select', template: { options: options.map((name) => ({ name })) } },
+  { name: 'Tags', type: 'multiple_select', template: { options: tags.map((name) => ({ name })) } },
+  { name: 'Done', type: 'checkbox' },
+];
+
+const rowArbitrary = fc.record(
+  {
+    Name: fc.constantFrom(...words, null),
+    Count: fc.constantFrom(...numbers, null),
+    Stars: fc.constantFrom(0, 1, 3, 5, null),
+    Due: fc.constantFrom(...dates, null),
+    At: fc.constantFrom(...dateTimes, null),
+    Stage: fc.constantFrom(...options, null),
+    Tags: fc.subarray(tags),
+    Done: fc.boolean(),
+  },
+  { requiredKeys: [] },
+);
+
+beforeAll(async () => {
+  h = await startHarness();
+  auth = h.bearer(h.rootKey);
+  const base = await h.api
+    .post('/api/v1/bases')
+    .set('Authorization', auth)
+    .send({ name: 'Prop', tables: [{ name: 'Rows', fields: fieldDefs }] })
+    .expect(201);
+  const created = base.body.tables[0];
+  table = buildTableMeta({
+    databaseId: base.body.id,
+    schemaName: `base_${base.body.id.replace(/-/g, '')}`,
+    id: created.id,
+    name: created.name,
+    primaryFieldId: created.primaryFieldId,
+    fields: created.fields.map(
+      (f: { id: string; name: string; type: FieldType; template: FieldTemplate }) => f,
+    ),
+  });
+  records = `/api/v1/bases/${base.body.id}/tables/Rows/records`;
+  const sample = fc.sample(rowArbitrary, { numRuns: 120, seed: 42 });
+  for (let i = 0; i < sample.length; i += 60) {
+    await h.api
+      .post(`${records}/bulk`)
+      .set('Authorization', auth)
+      .send({ records: sample.slice(i, i + 60) })
+      .expect(201);
+  }
+  rows = (await h.api.post(`${records}/list`).set('Authorization', auth).send({ limit: 2000 }).expect(200))
+    .body.records;
+  expect(rows).toHaveLength(120);
+});
+afterAll(() => h.close());
+
+/** A field by name or by id; system fields by name. */
+const fieldRef = (name: string) => {
+  const field = table.fieldsByNameKey.get(name.toLowerCase());
+  return field ? fc.constantFrom(name, field.id) : fc.constant(name);
+};
+
+function conditionArbitrary(): fc.Arbitrary<Filter> {
+  const empties = (name: string) =>
+    fc
+      .record({ field: fieldRef(name), op: fc.constantFrom('is_empty', 'is_not_empty') })
+      .map(({ field, op }) => ({ field, [op]: true }) as Filter);
+  const scalarOps = (name: string, ops: string[], value: fc.Arbitrary<unknown>) =>
+    fc
+      .record({ field: fieldRef(name), op: fc.constantFrom(...ops), value })
+      .map(({ field, op, value: v }) => ({ field, [op]: v }) as Filter);
+  const listOps = (name: string, value: fc.Arbitrary<unknown>) =>
+    fc
+      .record({
+        field: fieldRef(name),
+        op: fc.constantFrom('in', 'not_in'),
+        value: fc.array(value, { maxLength: 3 }),
+      })
+      .map(({ field, op, value: v }) => ({ field, [op]: v }) as Filter);
+  const comparisons = [
+    'equals',
+    'does_not_equal',
+    'greater_than',
+    'greater_than_or_equal_to',
+    'less_than',
+    'less_than_or_equal_to',
+  ];
+  return fc.oneof(
+    scalarOps(
+      'Name',
+      ['equals', 'does_not_equal', 'contains', 'does_not_contain', 'starts_with', 'ends_with'],
+      fc.constantFrom(...words.filter(Boolean), 'a', 'B', '%', '_'),
+    ),
+    listOps('Name', fc.constantFrom(...words.filter(Boolean))),
+    empties('Name'),
+    scalarOps('Count', comparisons, fc.constantFrom(...numbers, 1.25)),
+    listOps('Count', fc.constantFrom(...numbers)),
+    empties('Count'),
+    scalarOps('Stars', comparisons, fc.constantFrom(0, 1, 2, 3, 5)),
+    scalarOps('Due', comparisons, fc.constantFrom(...dates, '2024-01-01T12:00:00Z')),
+    empties('Due'),
+    scalarOps('At', comparisons, fc.constantFrom(...dateTimes, ...dates)),
+    empties('At'),
+    scalarOps(
+      'Stage',
+      ['equals', 'does_not_equal', 'contains', 'does_not_contain'],
+      fc.constantFrom(...options, 'a', 'Z'),
+    ),
+    listOps('Stage', fc.constantFrom(...options, 'Z')),
+    empties('Stage'),
+    scalarOps('Tags', ['equals', 'does_not_equal', 'contains', 'does_not_contain'], fc.constantFrom(...tags)),
+    listOps('Tags', fc.constantFrom(...tags)),
+    empties('Tags'),
+    scalarOps('Done', ['equals', 'does_not_equal'], fc.boolean()),
+    scalarOps(
+      'createdAt',
+      ['greater_than', 'less_than_or_equal_to'],
+      fc.constantFrom('2000-01-01T00:00:00Z', '2100-01-01'),
+    ),
+  );
+}
+
+/** Built once the table exists, since conditions use its field ids. */
+const filterArbitrary = (): fc.Arbitrary<Filter> =>
+  fc.letrec<{ filter: Filter }>((tie) => ({
+    filter: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      conditionArbitrary(),
+      fc.record({ and: fc.array(tie('filter'), { minLength: 1, maxLength: 3 }) }) as fc.Arbitrary<Filter>,
+      fc.record({ or: fc.array(tie('filter'), { minLength: 1, maxLength: 3 }) }) as fc.Arbitrary<Filter>,
+    ),
+  })).filter;
+
+const sortArbitrary: fc.Arbitrary<Sort[]> = fc.array(
+  fc.record({
+    field: fc.constantFrom(...fieldDefs.map((f) => f.name), 'createdAt', 'id'),
+    direction: fc.constantFrom('asc' as const, 'desc' as const),
+  }),
+  { maxLength: 2 },
+);
+
+describe('list agrees with an in-memory evaluation', () => {
+  it('for random filters and sorts', async () => {
+    await fc.assert(
+      fc.asyncProperty(filterArbitrary(), sortArbitrary, async (filter, sort) => {
+        const response = await h.api
+          .post(`${records}/list`)
+          .set('Authorization', auth)
+          .send({ filter, sort, limit: 2000 });
+        expect(response.status).toBe(200);
+        const expected = rows.filter((row) => matchesFilter(row, filter, table)).map((row) => row.id);
+        const got: TableRecord[] = response.body.records;
+        expect(got.map((row) => row.id).sort()).toEqual([...expected].sort());
+        expect(response.body.total).toBe(expected.length);
+        for (let i = 1; i < got.length; i++) {
+          expect(
+            compareForSort(got[i - 1]!, got[i]!, sort.length > 0 ? sort : undefined, table),
+          ).toBeLessThanOrEqual(0);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('for random pages of a random filter', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        filterArbitrary(),
+        fc.integer({ min: 1, max: 50 }),
+        fc.integer({ min: 0, max: 130 }),
+        async (filter, limit, offset) => {
+          const full = await h.api
+            .post(`${records}/list`)
+            .set('Authorization', auth)
+            .send({ filter, limit: 2000 })
+            .expect(200);
+          const page = await h.api
+            .post(`${records}/list`)
+            .set('Authorization', auth)
+            .send({ filter, limit, offset })
+            .expect(200);
+          const ids = full.body.records.map((row: TableRecord) => row.id);
+          expect(page.body.records.map((row: TableRecord) => row.id)).toEqual(
+            ids.slice(offset, offset + limit),
+          );
+          expect(page.body.total).toBe(ids.length);
+          expect(page.body.hasMore).toBe(offset + limit < ids.length);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('random bodies never cause a 500', () => {
+  const anyJson = fc.jsonValue({ maxDepth: 4 });
+  const plausibleList = () =>
+    fc.record(
+      {
+        limit: fc.oneof(fc.integer(), anyJson),
+        offset: fc.oneof(fc.integer(), anyJson),
+        sort: anyJson,
+        filter: fc.oneof(filterArbitrary(), anyJson),
+      },
+      { requiredKeys: [] },
+    );
+  const plausibleRecord = fc.dictionary(
+    fc.constantFrom(...fieldDefs.map((f) => f.name), 'id', 'Nope'),
+    anyJson,
+    { maxKeys: 4 },
+  );
+  const plausibleBulk = () =>
+    fc.record(
+      {
+        records: fc.oneof(fc.array(plausibleRecord, { maxLength: 3 }), anyJson),
+        matchOn: fc.oneof(fc.constant([table.fields[0]!.id]), anyJson),
+      },
+      { requiredKeys: [] },
+    );
+
+  it('on list', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(plausibleList(), anyJson), async (body) => {
+        const response = await h.api
+          .post(`${records}/list`)
+          .set('Authorization', auth)
+          .set('content-type', 'application/json')
+          .send(JSON.stringify(body));
+        expect([200, 400]).toContain(response.status);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('on bulk', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(plausibleBulk(), anyJson), async (body) => {
+        const response = await h.api
+          .post(`${records}/bulk`)
+          .set('Authorization', auth)
+          .set('content-type', 'application/json')
+          .send(JSON.stringify(body));
+        expect([200, 201, 400]).toContain(response.status);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

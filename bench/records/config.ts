@@ -1,0 +1,59 @@
+/** Settings of the records benchmark, from the environment (all optional). */
+
+export interface BenchConfig {
+  /** The dedicated benchmark database (created and migrated when missing). */
+  databaseUrl: string;
+  redisUrl: string;
+  /** Records loaded into Deals. */
+  rows: number;
+  /** Records created in Companies (through the API). */
+  companies: number;
+  durationMs: number;
+  warmupMs: number;
+  /** Each case is measured this many times; the report shows medians. */
+  repeats: number;
+  readConcurrencies: number[];
+  writeConcurrency: number;
+  /** Connections of the records-api's own pool (main.ts uses 20). */
+  serverPoolSize: number;
+  /** Run records-api inside the benchmark process instead of a child process. */
+  inProcess: boolean;
+  /** Case ids to run (Q1, Q2, ...); all when empty. */
+  only: string[];
+  /** Rewrite bench/README.md with the results. */
+  writeReadme: boolean;
+}
+
+function numberFrom(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${raw}`);
+  return value;
+}
+
+export function loadBenchConfig(): BenchConfig {
+  const only = (process.env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((id) => id.trim().toUpperCase())
+    .filter(Boolean);
+  const rows = Math.round(numberFrom('BENCH_ROWS', 1_000_000));
+  return {
+    databaseUrl: process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/recordbase_bench',
+    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    rows,
+    companies: Math.round(numberFrom('BENCH_COMPANIES', 1_000)),
+    durationMs: numberFrom('BENCH_DURATION_S', 10) * 1000,
+    warmupMs: numberFrom('BENCH_WARMUP_S', 2) * 1000,
+    repeats: Math.round(numberFrom('BENCH_REPEATS', 1)),
+    readConcurrencies: (process.env.BENCH_CONCURRENCY ?? '1,16').split(',').map(Number),
+    writeConcurrency: Math.round(numberFrom('BENCH_WRITE_CONCURRENCY', 4)),
+    serverPoolSize: Math.round(numberFrom('BENCH_SERVER_POOL', 20)),
+    inProcess: process.env.BENCH_IN_PROCESS === '1',
+    only,
+    writeReadme: process.env.BENCH_WRITE_README !== '0' && only.length === 0 && rows === 1_000_000,
+  };
+}
+
+export const selected = (config: BenchConfig, id: string): boolean =>
+  config.only.length === 0 || config.only.includes(id.toUpperCase());

@@ -1,0 +1,53 @@
+import { Pool } from 'undici';
+import type { Op } from './measure';
+
+/**
+ * Operations against the records-api over HTTP/1.1 keep-alive: an undici Pool with one
+ * connection per worker, no pipelining. Bodies are read fully as text, as a client would.
+ */
+export class HttpRunner {
+  private readonly pool: Pool;
+
+  constructor(
+    baseUrl: string,
+    private readonly apiKey: string,
+    connections: number,
+  ) {
+    this.pool = new Pool(baseUrl, { connections, pipelining: 1 });
+  }
+
+  /** POST a JSON body; `body` is called per request (fixed bodies can return the same string). */
+  post(path: string, expectedStatus: number, body: (worker: number, sequence: number) => string, items = 0): Op {
+    const headers = { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' };
+    return async (worker, sequence) => {
+      const response = await this.pool.request({
+        method: 'POST',
+        path: `/api/v1${path}`,
+        headers,
+        body: body(worker, sequence),
+      });
+      const text = await response.body.text();
+      if (response.statusCode !== expectedStatus) {
+        throw new Error(`POST ${path}: status ${response.statusCode}: ${text.slice(0, 300)}`);
+      }
+      return { bytes: text.length, items };
+    };
+  }
+
+  /** One request outside any measurement, answering the parsed body (to check the answers). */
+  async once<T>(path: string, body: unknown): Promise<T> {
+    const response = await this.pool.request({
+      method: 'POST',
+      path: `/api/v1${path}`,
+      headers: { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await response.body.text();
+    if (response.statusCode >= 300) throw new Error(`POST ${path}: status ${response.statusCode}: ${text.slice(0, 300)}`);
+    return JSON.parse(text) as T;
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}

@@ -1,0 +1,228 @@
+import { linkTableName, qualifiedTable, quoteIdent } from '@recordbase/db/physical';
+import { type Dataset, DEALS_FIELDS, KINDS, NOTE_WORDS, ORGS, RARE_WORD, STATUS_OPTIONS, TAG_OPTIONS } from './dataset';
+import type { SqlQuery } from './sql-runner';
+
+/**
+ * The measured cases. Reads (Q1-Q4) carry the API request body and the equivalent raw SQL;
+ * writes (Q5, Q6) build a bulk body per request.
+ */
+
+export interface ListBody {
+  limit: number;
+  offset?: number;
+  sort?: { field: string; direction: 'asc' | 'desc' }[];
+  filter?: unknown;
+}
+
+export interface ReadCase {
+  id: string;
+  title: string;
+  body: ListBody;
+  /** The baseline: same WHERE, ORDER BY, LIMIT and OFFSET, records as JSON, total when asked. */
+  raw: SqlQuery;
+  /** For cases whose baseline has no total: the baseline plus the count(*) the API also runs. */
+  rawWithTotal?: SqlQuery;
+}
+
+const Q2_AMOUNT = 50_000;
+const Q2_STATUSES = ['Qualified', 'Proposal'];
+const NON_SELECTIVE_WORD = 'software';
+
+interface RawShape {
+  where: string;
+  values: unknown[];
+  order: string;
+  limit: number;
+  offset: number;
+  withTotal: boolean;
+}
+
+/**
+ * Selects the page on the bare table first, then renders each record of the page as JSON with
+ * its linked ids: what one would write by hand. Keys are field ids (the API also repeats each
+ * value under the field name).
+ */
+function rawList(dataset: Dataset, shape: RawShape): SqlQuery {
+  const table = qualifiedTable(dataset.schemaName, dataset.deals.tableId);
+  const companyField = dataset.deals.fieldIds.Company;
+  const links = qualifiedTable(dataset.schemaName, linkTableName(companyField));
+  const values = [...shape.values, shape.limit, shape.offset];
+  const limit = `$${shape.values.length + 1}`;
+  const offset = `$${shape.values.length + 2}`;
+  const columns = ['id', 'created_at', 'updated_at', ...dataset.deals.columnFieldIds].map((c) => `p.${quoteIdent(c)}`);
+  const linked = `COALESCE((SELECT json_agg(l.linked_id ORDER BY l.position) FROM ${links} l WHERE l.record_id = p.id), '[]'::json) AS ${quoteIdent(companyField)}`;
+  const records = `SELECT COALESCE(json_agg(row_to_json(x)), '[]'::json)::text FROM (
+      SELECT ${columns.join(', ')}, ${linked}
+        FROM (SELECT * FROM ${table} r WHERE ${shape.where} ORDER BY ${shape.order} LIMIT ${limit} OFFSET ${offset}) p
+    ) x`;
+  const total = shape.withTotal ? `, (SELECT count(*) FROM ${table} r WHERE ${shape.where}) AS total` : '';
+  return { text: `SELECT (${records}) AS records${total}`, values };
+}
+
+const DEFAULT_ORDER = 'r.created_at ASC, r.seq ASC';
+
+export function readCases(dataset: Dataset): ReadCase[] {
+  const f = dataset.deals.fieldIds;
+  const col = (id: string) => `r.${quoteIdent(id)}`;
+  const contains = (id: string, title: string, word: string): ReadCase => {
+    const shape = {
+      where: `${col(f.Name)} ILIKE $1::text ESCAPE '\\'`,
+      values: [`%${word}%`],
+      order: DEFAULT_ORDER,
+      limit: 100,
+      offset: 0,
+      withTotal: true,
+    };
+    return { id, title, body: { filter: { field: 'Name', contains: word }, limit: 100 }, raw: rawList(dataset, shape) };
+  };
+  const plain = (limit: number, offset: number, withTotal: boolean) =>
+    rawList(dataset, { where: 'TRUE', values: [], order: DEFAULT_ORDER, limit, offset, withTotal });
+  const deepOffset = Math.floor(dataset.rows / 2);
+  return [
+    {
+      id: 'Q1',
+      title: 'first page of 500, default order',
+      body: { limit: 500 },
+      raw: plain(500, 0, false),
+      rawWithTotal: plain(500, 0, true),
+    },
+    {
+      id: 'Q2',
+      title: `Amount > ${Q2_AMOUNT} and Status in [${Q2_STATUSES.join(', ')}], Amount desc, limit 100 offset 1000`,
+      body: {
+        filter: {
+          and: [
+            { field: 'Amount', greater_than: Q2_AMOUNT },
+            { field: 'Status', in: Q2_STATUSES },
+          ],
+        },
+        sort: [{ field: 'Amount', direction: 'desc' }],
+        limit: 100,
+        offset: 1000,
+      },
+      raw: rawList(dataset, {
+        where: `(${col(f.Amount)} > $1::double precision AND ${col(f.Status)} = ANY($2::text[]))`,
+        values: [Q2_AMOUNT, Q2_STATUSES],
+        order: `${col(f.Amount)} DESC NULLS LAST, r.seq ASC`,
+        limit: 100,
+        offset: 1000,
+        withTotal: true,
+      }),
+    },
+    contains('Q3a', `Name contains '${RARE_WORD}' (selective, ~0.1%), limit 100`, RARE_WORD),
+    contains('Q3b', `Name contains '${NON_SELECTIVE_WORD}' (non-selective, ~25%), limit 100`, NON_SELECTIVE_WORD),
+    {
+      id: 'Q4',
+      title: `deep page: offset ${deepOffset}, limit 500, default order`,
+      body: { limit: 500, offset: deepOffset },
+      raw: plain(500, deepOffset, false),
+      rawWithTotal: plain(500, deepOffset, true),
+    },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes
+// ---------------------------------------------------------------------------------------------
+
+/** mulberry32: small, seeded, good enough to vary values. */
+export function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface WriteCase {
+  id: string;
+  title: string;
+  expectedStatus: number;
+  recordsPerRequest: number;
+  /** The JSON body of one request. */
+  body(worker: number, sequence: number): string;
+}
+
+const RECORDS_PER_REQUEST = 100;
+
+export function writeCases(dataset: Dataset, runId: string): WriteCase[] {
+  const next = random(7);
+  const pickOf = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)]!;
+  const words = (n: number) => Array.from({ length: n }, () => pickOf(NOTE_WORDS)).join(' ');
+  const companies = dataset.companies.ids;
+  const day = (offset: number) => new Date(Date.UTC(2024, 0, 1) + offset * 86_400_000).toISOString().slice(0, 10);
+
+  /** A Deals record with a value for every field, keyed by field name. */
+  const fullRecord = (ref: string) => {
+    const org = pickOf(ORGS);
+    const handle = org.toLowerCase();
+    const tags = next() < 0.5 ? [] : [pickOf(TAG_OPTIONS)];
+    return {
+      Name: `${org} ${pickOf(['Software', 'Hardware', 'Services', 'Logistics'])} ${pickOf(KINDS)} ${ref}`,
+      Notes: next() < 0.3 ? null : words(8),
+      Email: `buyer.${ref.toLowerCase()}@${handle}.example.com`,
+      Website: `https://www.${handle}.example.com/deals/${ref}`,
+      Phone: `+1 555 ${String(Math.floor(next() * 10_000_000)).padStart(7, '0')}`,
+      Quantity: 1 + Math.floor(next() * 500),
+      Amount: Math.round(next() * 10_000_000) / 100,
+      Probability: Math.round(next() * 100) / 100,
+      Rating: Math.floor(next() * 6),
+      Duration: Math.floor(next() * 7200),
+      CloseDate: day(Math.floor(next() * 730)),
+      LastContact: new Date(Date.UTC(2024, 0, 1) + Math.floor(next() * 365 * 86_400_000)).toISOString(),
+      Status: pickOf(STATUS_OPTIONS),
+      Tags: tags,
+      Won: next() < 0.2,
+      Files:
+        next() < 0.1
+          ? [{ url: `https://cdn.example.com/contracts/${ref}.pdf`, fileName: `${ref}.pdf`, size: 12_345, mimeType: 'application/pdf' }]
+          : [],
+      Company: [pickOf(companies)],
+      Ref: ref,
+    };
+  };
+
+  const existingRef = () => `D-${String(1 + Math.floor(next() * dataset.rows)).padStart(7, '0')}`;
+  /** Half keys of loaded records (updated), half new keys (created); no field the reads filter on. */
+  const upsertRecords = (sequence: number) => {
+    const refs = new Set<string>();
+    while (refs.size < RECORDS_PER_REQUEST / 2) refs.add(existingRef());
+    const existing = [...refs];
+    return Array.from({ length: RECORDS_PER_REQUEST }, (_, i) => ({
+      Ref: i % 2 === 0 ? existing[i / 2]! : `U-${runId}-${sequence}-${i}`,
+      Quantity: 1 + Math.floor(next() * 500),
+      Rating: Math.floor(next() * 6),
+      Notes: words(6),
+      Won: next() < 0.2,
+    }));
+  };
+
+  // Every field is covered, so the field list the benchmark claims stays honest.
+  const covered = Object.keys(fullRecord('x'));
+  const missing = DEALS_FIELDS.filter((field) => !covered.includes(field.name));
+  if (missing.length > 0) throw new Error(`bulk create records lack ${missing.map((m) => m.name).join(', ')}`);
+
+  return [
+    {
+      id: 'Q5',
+      title: 'bulk create, 100 records per request (every field type)',
+      expectedStatus: 201,
+      recordsPerRequest: RECORDS_PER_REQUEST,
+      body: (_worker, sequence) =>
+        JSON.stringify({
+          records: Array.from({ length: RECORDS_PER_REQUEST }, (_, i) => fullRecord(`B-${runId}-${sequence}-${i}`)),
+        }),
+    },
+    {
+      id: 'Q6',
+      title: 'upsert, 100 records per request, matchOn Ref (50 existing + 50 new keys)',
+      expectedStatus: 200,
+      recordsPerRequest: RECORDS_PER_REQUEST,
+      body: (_worker, sequence) =>
+        JSON.stringify({ records: upsertRecords(sequence), matchOn: [dataset.deals.fieldIds.Ref] }),
+    },
+  ];
+}

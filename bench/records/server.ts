@@ -1,0 +1,92 @@
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { createDb } from '@recordbase/db';
+import { createApp } from '@recordbase/records-api/app';
+import { closeServer, listen } from '@recordbase/server-kit/lifecycle';
+import { createLogger } from '@recordbase/server-kit/logger';
+import { Redis } from 'ioredis';
+
+/**
+ * The records-api as the benchmark runs it: the real createApp with a real PostgreSQL pool and a
+ * real Redis (rate limiter on, limits far above what the benchmark sends), logger silent.
+ */
+
+export interface ServerOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  rootApiKey: string;
+  poolSize: number;
+}
+
+export interface RunningServer {
+  baseUrl: string;
+  /** Where it runs, for the report. */
+  mode: 'child process' | 'in-process';
+  close(): Promise<void>;
+}
+
+/** Starts the app on an ephemeral port of 127.0.0.1 in this process. */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const db = createDb(options.databaseUrl, {
+    applicationName: 'records-api-bench',
+    maxConnections: options.poolSize,
+  });
+  const redis = new Redis(options.redisUrl, {
+    keyPrefix: `bench:${randomBytes(6).toString('hex')}:`,
+    maxRetriesPerRequest: 1,
+  });
+  const app = createApp({
+    db,
+    redis,
+    logger: createLogger('records-api-bench', 'silent'),
+    config: {
+      ROOT_API_KEY: options.rootApiKey,
+      RATE_LIMIT_PER_SECOND: 1_000_000,
+      RATE_LIMIT_BURST: 1_000_000,
+      JSON_BODY_LIMIT: '10mb',
+    },
+  });
+  const server = createServer(app);
+  const port = await listen(server, 0, '127.0.0.1');
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    mode: 'in-process',
+    async close() {
+      await closeServer(server);
+      redis.disconnect();
+      await db.close();
+    },
+  };
+}
+
+/**
+ * Starts the app in a child process (server-child.ts), so the load generator's CPU does not
+ * count against the server's event loop. The child inherits the tsx loader through execArgv.
+ */
+export function startServerProcess(options: ServerOptions): Promise<RunningServer> {
+  const child = fork(join(__dirname, 'server-child.ts'), [], {
+    env: { ...process.env, BENCH_SERVER_OPTIONS: JSON.stringify(options) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    const failed = (reason: string) => reject(new Error(`records-api child process ${reason}`));
+    child.once('error', (error) => failed(error.message));
+    child.once('exit', (code) => failed(`exited with code ${code} before listening`));
+    child.once('message', (message: { port?: number }) => {
+      child.removeAllListeners('exit');
+      if (!message.port) return failed('sent no port');
+      resolve({
+        baseUrl: `http://127.0.0.1:${message.port}`,
+        mode: 'child process',
+        close: () =>
+          new Promise<void>((done) => {
+            if (child.exitCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+      });
+    });
+  });
+}

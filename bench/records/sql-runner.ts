@@ -1,0 +1,40 @@
+import pg from 'pg';
+import type { Op } from './measure';
+
+export interface SqlQuery {
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * The raw SQL baseline: the same query sent straight to PostgreSQL through a pg Pool with as
+ * many connections as workers. Results come back as one JSON text column (not parsed), the
+ * closest equivalent of the API's body.
+ */
+export class SqlRunner {
+  private readonly pool: pg.Pool;
+
+  constructor(databaseUrl: string, connections: number) {
+    this.pool = new pg.Pool({ connectionString: databaseUrl, max: connections, application_name: 'bench-raw-sql' });
+    this.pool.on('error', () => {});
+  }
+
+  op(query: SqlQuery): Op {
+    return async () => {
+      const result = await this.pool.query<{ records: string; total?: string }>(query.text, query.values);
+      const row = result.rows[0];
+      if (!row) throw new Error('raw query returned no row');
+      return { bytes: row.records.length + (row.total?.length ?? 0), items: 0 };
+    };
+  }
+
+  async once(query: SqlQuery): Promise<{ records: unknown[]; total: number | null }> {
+    const result = await this.pool.query<{ records: string; total?: string }>(query.text, query.values);
+    const row = result.rows[0]!;
+    return { records: JSON.parse(row.records) as unknown[], total: row.total === undefined ? null : Number(row.total) };
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+}
