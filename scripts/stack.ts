@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { randomBase62 } from '@recordbase/db';
+import { newSecretKey, randomBase62 } from '@recordbase/db';
 import { migrate } from '@recordbase/db/migrate';
 import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
 import { commonEnvSchema, parseEnv, portSchema } from '@recordbase/server-kit/env';
@@ -14,6 +14,7 @@ const root = resolve(__dirname, '..');
 
 const stackEnvSchema = commonEnvSchema.extend({
   ROOT_API_KEY: z.string().min(20).optional(),
+  WEBHOOK_SECRET_KEY: z.string().optional(),
   STORAGE_DIR: z.string().default('./.data/files'),
   RECORDS_API_PORT: portSchema(3000),
   UPLOAD_SERVICE_PORT: portSchema(3001),
@@ -21,6 +22,17 @@ const stackEnvSchema = commonEnvSchema.extend({
 });
 
 const ROOT_KEY_FILE = join(root, '.data', 'root-api-key');
+const WEBHOOK_SECRET_KEY_FILE = join(root, '.data', 'webhook-secret-key');
+
+/** The key that encrypts webhook secrets at rest: generated once, kept (mode 600) under .data. */
+function webhookSecretKey(configured: string | undefined): string {
+  if (configured) return configured;
+  if (existsSync(WEBHOOK_SECRET_KEY_FILE)) return readFileSync(WEBHOOK_SECRET_KEY_FILE, 'utf8').trim();
+  const key = newSecretKey();
+  mkdirSync(dirname(WEBHOOK_SECRET_KEY_FILE), { recursive: true });
+  writeFileSync(WEBHOOK_SECRET_KEY_FILE, `${key}\n`, { mode: 0o600 });
+  return key;
+}
 
 /** An operator key survives restarts: generated once, printed once, kept (mode 600) under .data. */
 function rootApiKey(configured: string | undefined): { key: string; announce: string } {
@@ -69,6 +81,7 @@ async function main() {
   await checkRedis(env.REDIS_URL);
   await migrate(env.DATABASE_URL);
   const { key, announce } = rootApiKey(env.ROOT_API_KEY);
+  const secretKey = webhookSecretKey(env.WEBHOOK_SECRET_KEY);
 
   const services: Service[] = [
     { name: 'records-api', port: env.RECORDS_API_PORT },
@@ -107,6 +120,7 @@ async function main() {
           DATABASE_URL: env.DATABASE_URL,
           REDIS_URL: env.REDIS_URL,
           ROOT_API_KEY: key,
+          WEBHOOK_SECRET_KEY: secretKey,
           STORAGE_DIR: resolve(root, env.STORAGE_DIR),
           PORT: String(service.port),
         },

@@ -1,4 +1,4 @@
-import { commonEnvSchema, parseEnv, portSchema } from '@recordbase/server-kit/env';
+import { commonEnvSchema, parseEnv, portSchema, webhookSecretKeySchema } from '@recordbase/server-kit/env';
 import { z } from 'zod';
 
 export const recordsApiEnvSchema = commonEnvSchema.extend({
@@ -8,6 +8,7 @@ export const recordsApiEnvSchema = commonEnvSchema.extend({
   RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
   RATE_LIMIT_BURST: z.coerce.number().int().positive().default(100),
   JSON_BODY_LIMIT: z.string().default('10mb'),
+  WEBHOOK_SECRET_KEY: webhookSecretKeySchema,
 });
 export type RecordsApiConfig = z.infer<typeof recordsApiEnvSchema>;
 

@@ -77,12 +77,24 @@ describe('everything else', () => {
 });
 
 describe('configuration', () => {
+  const WEBHOOK_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
+
   it('defaults to port 3002 on all interfaces', () => {
-    expect(loadConfig({})).toMatchObject({ PORT: 3002, HOST: '0.0.0.0' });
+    expect(loadConfig({ WEBHOOK_SECRET_KEY })).toMatchObject({ PORT: 3002, HOST: '0.0.0.0' });
   });
 
   it('reads PORT and HOST and names a bad value', () => {
-    expect(loadConfig({ PORT: '4002', HOST: '127.0.0.1' })).toMatchObject({ PORT: 4002, HOST: '127.0.0.1' });
-    expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT/);
+    expect(loadConfig({ WEBHOOK_SECRET_KEY, PORT: '4002', HOST: '127.0.0.1' })).toMatchObject({
+      PORT: 4002,
+      HOST: '127.0.0.1',
+    });
+    expect(() => loadConfig({ WEBHOOK_SECRET_KEY, PORT: '70000' })).toThrow(/PORT/);
+  });
+
+  it('requires the webhook secret key, naming it', () => {
+    expect(() => loadConfig({})).toThrow(/WEBHOOK_SECRET_KEY/);
+    expect(() => loadConfig({ WEBHOOK_SECRET_KEY: 'c2hvcnQ=' })).toThrow(
+      /WEBHOOK_SECRET_KEY: must be 32 bytes/,
+    );
   });
 });

@@ -1,4 +1,6 @@
 export { createDb, type Db, type DbOptions, type Prisma, PrismaClient, type Tx } from './client';
 export * from './errors';
 export * from './ids';
+export * from './outbox';
+export * from './secrets';
 export * from './transaction';

@@ -27,3 +27,10 @@ export const commonEnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 export type CommonEnv = z.infer<typeof commonEnvSchema>;
+
+/** 32 bytes, base64: the key that encrypts webhook signing secrets at rest. */
+export const webhookSecretKeySchema = z
+  .string({ error: 'is required (32 random bytes, base64; `npm start` generates one)' })
+  .refine((value) => Buffer.from(value, 'base64').length === 32, {
+    error: 'must be 32 bytes, base64-encoded',
+  });

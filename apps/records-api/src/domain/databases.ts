@@ -4,6 +4,7 @@ import { createDatabaseSchema, dropDatabaseSchema, schemaNameForDatabase } from 
 import { type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { forbidden } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase } from './access';
+import { tableEvent } from './events';
 import { inSchemaTransaction, runDdl } from './schema-tx';
 import { tableWithFields, toDatabaseDto } from './serialize';
 import { createTablesInTx } from './tables';
@@ -29,7 +30,11 @@ export async function createDatabase(
     if (input.tables && input.tables.length > 0) {
       await createTablesInTx(tx, database, input.tables, (index) => `body.tables[${index}]`);
     }
-    return toDatabaseDto(await tx.database.findUniqueOrThrow({ where: { id }, include: databaseWithTables }));
+    const created = toDatabaseDto(
+      await tx.database.findUniqueOrThrow({ where: { id }, include: databaseWithTables }),
+    );
+    for (const table of created.tables) await tableEvent(tx, id, 'table.created', table);
+    return created;
   });
 }
 

@@ -22,6 +22,7 @@ import {
 import { type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { badRequest, notFound } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
+import { fieldEvent } from './events';
 import { defineField, toPhysicalField, validTemplate } from './field-definitions';
 import { inSchemaTransaction, runConversion, runDdl } from './schema-tx';
 import { toFieldDto } from './serialize';
@@ -83,7 +84,9 @@ export async function createField(
     });
     await runDdl(tx, addField(physical, toPhysicalField(created)));
     await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
-    return toFieldDto(created);
+    const field = toFieldDto(created);
+    await fieldEvent(tx, database.id, table.id, 'field.created', field);
+    return field;
   });
 }
 
@@ -232,7 +235,9 @@ export async function updateField(
       data: { name, nameKey: nameKey(name), type: to, template, updatedAt: new Date() },
     });
     await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
-    return toFieldDto(updated);
+    const dto = toFieldDto(updated);
+    await fieldEvent(tx, table.databaseId, table.id, 'field.updated', dto);
+    return dto;
   });
 }
 
@@ -253,5 +258,6 @@ export async function deleteField(
     await runDdl(tx, dropField(physical, toPhysicalField(field)));
     await tx.field.delete({ where: { id: field.id } });
     await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
+    await fieldEvent(tx, table.databaseId, table.id, 'field.deleted', toFieldDto(field));
   });
 }

@@ -16,6 +16,7 @@ import {
 import { type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { badRequest } from '@recordbase/server-kit/errors';
 import { type DatabaseRef, findAccessibleDatabase, findTableByRef, nameKey } from './access';
+import { fieldEvent, tableEvent } from './events';
 import {
   assertPrimaryCapable,
   assertUniqueNames,
@@ -24,7 +25,7 @@ import {
   toPhysicalField,
 } from './field-definitions';
 import { inSchemaTransaction, runDdl } from './schema-tx';
-import { tableWithFields, toTableDto } from './serialize';
+import { tableWithFields, toFieldDto, toTableDto } from './serialize';
 
 async function assertTableNameFree(tx: Tx, databaseId: string, name: string, exceptTableId?: string) {
   const clash = await tx.table.findUnique({
@@ -117,7 +118,11 @@ export async function createTable(
   return inSchemaTransaction(prisma, async (tx) => {
     const database = await findAccessibleDatabase(tx, principal, databaseId);
     const [id] = await createTablesInTx(tx, database, [input], () => 'body');
-    return toTableDto(await tx.table.findUniqueOrThrow({ where: { id: id! }, include: tableWithFields }));
+    const table = toTableDto(
+      await tx.table.findUniqueOrThrow({ where: { id: id! }, include: tableWithFields }),
+    );
+    await tableEvent(tx, database.id, 'table.created', table);
+    return table;
   });
 }
 
@@ -178,9 +183,11 @@ export async function updateTable(
         updatedAt: new Date(),
       },
     });
-    return toTableDto(
+    const updated = toTableDto(
       await tx.table.findUniqueOrThrow({ where: { id: table.id }, include: tableWithFields }),
     );
+    await tableEvent(tx, database.id, 'table.updated', updated);
+    return updated;
   });
 }
 
@@ -208,6 +215,7 @@ export async function deleteTable(
       const owner = { schemaName: database.schemaName, id: link.tableId, name: link.table.name };
       await runDdl(tx, dropField(owner, toPhysicalField(link)));
       await tx.field.delete({ where: { id: link.id } });
+      await fieldEvent(tx, database.id, link.tableId, 'field.deleted', toFieldDto(link));
     }
     const ownLinks = await tx.field.findMany({
       where: { tableId: table.id, type: 'linked_record' },
@@ -220,6 +228,10 @@ export async function deleteTable(
         ownLinks.map((f) => f.id),
       ),
     );
+    const lastState = toTableDto(
+      await tx.table.findUniqueOrThrow({ where: { id: table.id }, include: tableWithFields }),
+    );
     await tx.table.delete({ where: { id: table.id } });
+    await tableEvent(tx, database.id, 'table.deleted', lastState);
   });
 }

@@ -8,6 +8,7 @@ import { withTransaction } from '@recordbase/db';
 import { type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
+import { recordEvent } from '../events';
 import { resolveReferences } from './references';
 import {
   deleteRecords,
@@ -128,7 +129,10 @@ export async function bulkWrite(
   if (!body.matchOn) {
     const recordsJson = await withTransaction(pool, async (client) => {
       await resolveReferences(client, table, prepared, where);
-      return recordsInOrder(client, table, await insertRecords(client, table, prepared));
+      const ids = await insertRecords(client, table, prepared);
+      const json = await recordsInOrder(client, table, ids);
+      await recordEvent(client, table, 'record.created', ids, json);
+      return json;
     });
     return { created: true, recordsJson };
   }
@@ -159,17 +163,23 @@ export async function bulkWrite(
       }
     });
     await updateRecords(client, table, updates);
-    if (inserts.length > 0) {
-      const created = await insertRecords(
-        client,
-        table,
-        inserts.map((insert) => insert.record),
-      );
-      inserts.forEach((insert, i) => {
-        ids[insert.index] = created[i]!;
-      });
-    }
-    return recordsInOrder(client, table, ids);
+    const createdIds =
+      inserts.length > 0
+        ? await insertRecords(
+            client,
+            table,
+            inserts.map((insert) => insert.record),
+          )
+        : [];
+    inserts.forEach((insert, i) => {
+      ids[insert.index] = createdIds[i]!;
+    });
+    const byId = await fetchRecordsJson(client, table, ids);
+    const jsonOf = (subset: readonly string[]) => `[${subset.map((id) => byId.get(id)).join(',')}]`;
+    const updatedIds = updates.map((update) => update.id);
+    await recordEvent(client, table, 'record.created', createdIds, jsonOf(createdIds));
+    await recordEvent(client, table, 'record.updated', updatedIds, jsonOf(updatedIds));
+    return jsonOf(ids);
   });
   return { created: false, recordsJson };
 }
@@ -185,7 +195,9 @@ export async function createOne(
   return withTransaction(pool, async (client) => {
     await resolveReferences(client, table, [prepared], () => 'body.record');
     const [id] = await insertRecords(client, table, [prepared]);
-    return (await fetchRecordsJson(client, table, [id!])).get(id!)!;
+    const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
+    await recordEvent(client, table, 'record.created', [id!], `[${json}]`);
+    return json;
   });
 }
 
@@ -220,9 +232,30 @@ export async function updateOne(
   return withTransaction(pool, async (client) => {
     if (!(await lockExisting(client, table, [id])).has(id)) throw notFound(`Record ${recordId} not found`);
     await resolveReferences(client, table, [prepared], () => 'body.record');
-    if (prepared.columns.size > 0 || prepared.links.size > 0)
-      await updateRecords(client, table, [{ id, record: prepared }]);
-    return (await fetchRecordsJson(client, table, [id])).get(id)!;
+    const changes = prepared.columns.size > 0 || prepared.links.size > 0;
+    if (changes) await updateRecords(client, table, [{ id, record: prepared }]);
+    const json = (await fetchRecordsJson(client, table, [id])).get(id)!;
+    if (changes) await recordEvent(client, table, 'record.updated', [id], `[${json}]`);
+    return json;
+  });
+}
+
+/**
+ * Deletes records, all or none: when any id does not exist nothing is deleted and the answer
+ * names it. The record.deleted event carries the records' last state.
+ */
+async function deleteExisting(pool: pg.Pool, table: TableMeta, ids: readonly string[]): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    const existing = await lockExisting(client, table, ids);
+    const missing = ids.filter((id) => !existing.has(id));
+    if (missing.length > 0) {
+      throw notFound(
+        `Record ${missing.join(', ')} not found${ids.length > 1 ? '; nothing was deleted' : ''}`,
+      );
+    }
+    const lastState = await recordsInOrder(client, table, ids);
+    await deleteRecords(client, table, ids);
+    await recordEvent(client, table, 'record.deleted', ids, lastState);
   });
 }
 
@@ -234,11 +267,9 @@ export async function deleteOne(
 ): Promise<void> {
   const id = validRecordId(recordId);
   const table = await tableFor(pool, principal, address, 'records:write');
-  const deleted = await withTransaction(pool, (client) => deleteRecords(client, table, [id]));
-  if (deleted.length === 0) throw notFound(`Record ${recordId} not found`);
+  await deleteExisting(pool, table, [id]);
 }
 
-/** All or nothing: when any id does not exist, nothing is deleted and the answer names it. */
 export async function deleteMany(
   pool: pg.Pool,
   principal: Principal,
@@ -247,10 +278,6 @@ export async function deleteMany(
 ): Promise<string[]> {
   const ids = [...new Set(body.ids.map(validRecordId))];
   const table = await tableFor(pool, principal, address, 'records:write');
-  return withTransaction(pool, async (client) => {
-    const deleted = new Set(await deleteRecords(client, table, ids));
-    const missing = ids.filter((id) => !deleted.has(id));
-    if (missing.length > 0) throw notFound(`Record ${missing.join(', ')} not found; nothing was deleted`);
-    return ids;
-  });
+  await deleteExisting(pool, table, ids);
+  return ids;
 }

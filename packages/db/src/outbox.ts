@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import type { EventSource } from '@recordbase/contracts/events';
+import type { WebhookEventType } from '@recordbase/contracts/webhooks';
+
+/** Channel the outbox relay LISTENs on; notified in the writing transaction, so only on commit. */
+export const OUTBOX_CHANNEL = 'recordbase_outbox';
+
+/**
+ * Channel the dispatcher LISTENs on for deliveries made due outside it (a retry asked through
+ * the API); the payload is the delivery id. Its periodic sweep of due deliveries is the fallback.
+ */
+export const DELIVERIES_CHANNEL = 'recordbase_deliveries';
+
+export interface OutboxEventInput {
+  databaseId: string;
+  tableId: string | null;
+  type: WebhookEventType;
+  source: EventSource;
+  /** The event's `data`, as JSON text (record events reuse the JSON PostgreSQL rendered). */
+  dataJson: string;
+}
+
+/**
+ * The statement that appends an event to the outbox and wakes the relay. Run it in the same
+ * transaction as the change it describes: the event commits with the change, or neither does.
+ */
+export function outboxInsert(event: OutboxEventInput): { text: string; values: unknown[]; id: string } {
+  const id = randomUUID();
+  return {
+    id,
+    text: `WITH appended AS (
+             INSERT INTO outbox_events (id, database_id, table_id, type, source, data)
+             VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::jsonb) RETURNING id
+           )
+           SELECT pg_notify('${OUTBOX_CHANNEL}', ''), (SELECT id FROM appended)`,
+    values: [id, event.databaseId, event.tableId, event.type, event.source, event.dataJson],
+  };
+}
+
+/** For hand-written SQL paths (pg clients). */
+export async function appendOutboxEvent(
+  client: { query(text: string, values: unknown[]): Promise<unknown> },
+  event: OutboxEventInput,
+): Promise<string> {
+  const statement = outboxInsert(event);
+  await client.query(statement.text, statement.values);
+  return statement.id;
+}
+
+/** For Prisma transactions (schema changes). */
+export async function appendOutboxEventInTx(
+  tx: { $executeRawUnsafe(query: string, ...values: unknown[]): Promise<unknown> },
+  event: OutboxEventInput,
+): Promise<string> {
+  const statement = outboxInsert(event);
+  await tx.$executeRawUnsafe(statement.text, ...statement.values);
+  return statement.id;
+}
