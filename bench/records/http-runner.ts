@@ -17,7 +17,12 @@ export class HttpRunner {
   }
 
   /** POST a JSON body; `body` is called per request (fixed bodies can return the same string). */
-  post(path: string, expectedStatus: number, body: (worker: number, sequence: number) => string, items = 0): Op {
+  post(
+    path: string,
+    expectedStatus: number,
+    body: (worker: number, sequence: number) => string,
+    items = 0,
+  ): Op {
     const headers = { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' };
     return async (worker, sequence) => {
       const response = await this.pool.request({
@@ -43,7 +48,8 @@ export class HttpRunner {
       body: JSON.stringify(body),
     });
     const text = await response.body.text();
-    if (response.statusCode >= 300) throw new Error(`POST ${path}: status ${response.statusCode}: ${text.slice(0, 300)}`);
+    if (response.statusCode >= 300)
+      throw new Error(`POST ${path}: status ${response.statusCode}: ${text.slice(0, 300)}`);
     return JSON.parse(text) as T;
   }
 

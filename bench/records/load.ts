@@ -3,8 +3,8 @@ import type pg from 'pg';
 import type { ApiClient } from './api';
 import {
   COMPANIES_FIELDS,
-  DEALS_FIELDS,
   type Dataset,
+  DEALS_FIELDS,
   type DealsFieldName,
   INDUSTRY_OPTIONS,
   KINDS,
@@ -53,7 +53,8 @@ interface DatabaseDto {
   tables: TableDto[];
 }
 
-const sqlArray = (values: readonly string[]) => `ARRAY[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(', ')}]`;
+const sqlArray = (values: readonly string[]) =>
+  `ARRAY[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(', ')}]`;
 /** A uniformly random element of a SQL array literal. */
 const pick = (values: readonly string[]) =>
   `(${sqlArray(values)})[1 + floor(random() * ${values.length})::int]`;
@@ -63,7 +64,9 @@ async function readState(pool: pg.Pool): Promise<LoadState | null> {
   await pool.query(
     'CREATE TABLE IF NOT EXISTS bench.state (name text PRIMARY KEY, value jsonb NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())',
   );
-  const result = await pool.query<{ value: LoadState }>(`SELECT value FROM bench.state WHERE name = 'records'`);
+  const result = await pool.query<{ value: LoadState }>(
+    `SELECT value FROM bench.state WHERE name = 'records'`,
+  );
   return result.rows[0]?.value ?? null;
 }
 
@@ -119,8 +122,15 @@ export async function resetWrites(pool: pg.Pool, dataset: Dataset): Promise<numb
   return deleted.rowCount ?? 0;
 }
 
-async function tryReuse(pool: pg.Pool, api: ApiClient, state: LoadState | null, rows: number, companies: number) {
-  if (!state || state.version !== DATA_VERSION || state.rows !== rows || state.companies !== companies) return null;
+async function tryReuse(
+  pool: pg.Pool,
+  api: ApiClient,
+  state: LoadState | null,
+  rows: number,
+  companies: number,
+) {
+  if (!state || state.version !== DATA_VERSION || state.rows !== rows || state.companies !== companies)
+    return null;
   const { status, json } = await api.call<DatabaseDto>('GET', `/bases/${state.databaseId}`);
   if (status !== 200) return null;
   const dataset = datasetOf(json, [], state, true);
@@ -138,8 +148,14 @@ async function tryReuse(pool: pg.Pool, api: ApiClient, state: LoadState | null, 
 
 function dealsInsertSql(dataset: Dataset): string {
   const f = dataset.deals.fieldIds;
-  const columns = ['id', 'created_at', 'updated_at', ...DEALS_FIELDS.filter((d) => d.type !== 'linked_record').map((d) => f[d.name])];
-  const orEmpty = (share: number, value: string) => `CASE WHEN random() < ${share} THEN NULL ELSE ${value} END`;
+  const columns = [
+    'id',
+    'created_at',
+    'updated_at',
+    ...DEALS_FIELDS.filter((d) => d.type !== 'linked_record').map((d) => f[d.name]),
+  ];
+  const orEmpty = (share: number, value: string) =>
+    `CASE WHEN random() < ${share} THEN NULL ELSE ${value} END`;
   const handle = `lower(s.org)`;
   const values: Record<Exclude<DealsFieldName, 'Company'>, string> = {
     Name: `s.org || ' ' || s.sector || ' ' || s.kind || CASE WHEN random() < ${RARE_SHARE} THEN ' ${RARE_WORD}' ELSE '' END || ' #' || s.g`,
@@ -169,7 +185,9 @@ function dealsInsertSql(dataset: Dataset): string {
     uuidV7,
     's.ts',
     's.ts',
-    ...DEALS_FIELDS.filter((d) => d.type !== 'linked_record').map((d) => values[d.name as keyof typeof values]),
+    ...DEALS_FIELDS.filter((d) => d.type !== 'linked_record').map(
+      (d) => values[d.name as keyof typeof values],
+    ),
   ];
   return `INSERT INTO ${qualifiedTable(dataset.schemaName, dataset.deals.tableId)} (${columns.map(quoteIdent).join(', ')})
     SELECT ${select.join(',\n      ')}
@@ -222,7 +240,7 @@ async function load(pool: pg.Pool, api: ApiClient, old: LoadState | null, rows: 
       const records = Array.from({ length: Math.min(100, companies - start) }, (_, i) => ({
         Name: `${ORGS[(start + i) % ORGS.length]} ${SECTORS[(start + i) % SECTORS.length]} ${start + i + 1}`,
         Industry: INDUSTRY_OPTIONS[(start + i) % INDUSTRY_OPTIONS.length],
-        Employees: 10 + ((start + i) * 37) % 5000,
+        Employees: 10 + (((start + i) * 37) % 5000),
       }));
       await api.expect(201, 'POST', `/bases/${database.id}/tables/Companies/records/bulk`, { records });
     }
@@ -262,7 +280,12 @@ async function load(pool: pg.Pool, api: ApiClient, old: LoadState | null, rows: 
   return dataset;
 }
 
-export async function prepareDataset(pool: pg.Pool, api: ApiClient, rows: number, companies: number): Promise<Dataset> {
+export async function prepareDataset(
+  pool: pg.Pool,
+  api: ApiClient,
+  rows: number,
+  companies: number,
+): Promise<Dataset> {
   const state = await readState(pool);
   const reused = await tryReuse(pool, api, state, rows, companies);
   if (reused) {

@@ -1,5 +1,14 @@
 import { linkTableName, qualifiedTable, quoteIdent } from '@recordbase/db/physical';
-import { type Dataset, DEALS_FIELDS, KINDS, NOTE_WORDS, ORGS, RARE_WORD, STATUS_OPTIONS, TAG_OPTIONS } from './dataset';
+import {
+  type Dataset,
+  DEALS_FIELDS,
+  KINDS,
+  NOTE_WORDS,
+  ORGS,
+  RARE_WORD,
+  STATUS_OPTIONS,
+  TAG_OPTIONS,
+} from './dataset';
 import type { SqlQuery } from './sql-runner';
 
 /**
@@ -49,7 +58,9 @@ function rawList(dataset: Dataset, shape: RawShape): SqlQuery {
   const values = [...shape.values, shape.limit, shape.offset];
   const limit = `$${shape.values.length + 1}`;
   const offset = `$${shape.values.length + 2}`;
-  const columns = ['id', 'created_at', 'updated_at', ...dataset.deals.columnFieldIds].map((c) => `p.${quoteIdent(c)}`);
+  const columns = ['id', 'created_at', 'updated_at', ...dataset.deals.columnFieldIds].map(
+    (c) => `p.${quoteIdent(c)}`,
+  );
   const linked = `COALESCE((SELECT json_agg(l.linked_id ORDER BY l.position) FROM ${links} l WHERE l.record_id = p.id), '[]'::json) AS ${quoteIdent(companyField)}`;
   const records = `SELECT COALESCE(json_agg(row_to_json(x)), '[]'::json)::text FROM (
       SELECT ${columns.join(', ')}, ${linked}
@@ -73,7 +84,12 @@ export function readCases(dataset: Dataset): ReadCase[] {
       offset: 0,
       withTotal: true,
     };
-    return { id, title, body: { filter: { field: 'Name', contains: word }, limit: 100 }, raw: rawList(dataset, shape) };
+    return {
+      id,
+      title,
+      body: { filter: { field: 'Name', contains: word }, limit: 100 },
+      raw: rawList(dataset, shape),
+    };
   };
   const plain = (limit: number, offset: number, withTotal: boolean) =>
     rawList(dataset, { where: 'TRUE', values: [], order: DEFAULT_ORDER, limit, offset, withTotal });
@@ -110,7 +126,11 @@ export function readCases(dataset: Dataset): ReadCase[] {
       }),
     },
     contains('Q3a', `Name contains '${RARE_WORD}' (selective, ~0.1%), limit 100`, RARE_WORD),
-    contains('Q3b', `Name contains '${NON_SELECTIVE_WORD}' (non-selective, ~25%), limit 100`, NON_SELECTIVE_WORD),
+    contains(
+      'Q3b',
+      `Name contains '${NON_SELECTIVE_WORD}' (non-selective, ~25%), limit 100`,
+      NON_SELECTIVE_WORD,
+    ),
     {
       id: 'Q4',
       title: `deep page: offset ${deepOffset}, limit 500, default order`,
@@ -153,7 +173,8 @@ export function writeCases(dataset: Dataset, runId: string): WriteCase[] {
   const pickOf = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)]!;
   const words = (n: number) => Array.from({ length: n }, () => pickOf(NOTE_WORDS)).join(' ');
   const companies = dataset.companies.ids;
-  const day = (offset: number) => new Date(Date.UTC(2024, 0, 1) + offset * 86_400_000).toISOString().slice(0, 10);
+  const day = (offset: number) =>
+    new Date(Date.UTC(2024, 0, 1) + offset * 86_400_000).toISOString().slice(0, 10);
 
   /** A Deals record with a value for every field, keyed by field name. */
   const fullRecord = (ref: string) => {
@@ -178,7 +199,14 @@ export function writeCases(dataset: Dataset, runId: string): WriteCase[] {
       Won: next() < 0.2,
       Files:
         next() < 0.1
-          ? [{ url: `https://cdn.example.com/contracts/${ref}.pdf`, fileName: `${ref}.pdf`, size: 12_345, mimeType: 'application/pdf' }]
+          ? [
+              {
+                url: `https://cdn.example.com/contracts/${ref}.pdf`,
+                fileName: `${ref}.pdf`,
+                size: 12_345,
+                mimeType: 'application/pdf',
+              },
+            ]
           : [],
       Company: [pickOf(companies)],
       Ref: ref,
@@ -203,7 +231,8 @@ export function writeCases(dataset: Dataset, runId: string): WriteCase[] {
   // Every field is covered, so the field list the benchmark claims stays honest.
   const covered = Object.keys(fullRecord('x'));
   const missing = DEALS_FIELDS.filter((field) => !covered.includes(field.name));
-  if (missing.length > 0) throw new Error(`bulk create records lack ${missing.map((m) => m.name).join(', ')}`);
+  if (missing.length > 0)
+    throw new Error(`bulk create records lack ${missing.map((m) => m.name).join(', ')}`);
 
   return [
     {
@@ -213,7 +242,9 @@ export function writeCases(dataset: Dataset, runId: string): WriteCase[] {
       recordsPerRequest: RECORDS_PER_REQUEST,
       body: (_worker, sequence) =>
         JSON.stringify({
-          records: Array.from({ length: RECORDS_PER_REQUEST }, (_, i) => fullRecord(`B-${runId}-${sequence}-${i}`)),
+          records: Array.from({ length: RECORDS_PER_REQUEST }, (_, i) =>
+            fullRecord(`B-${runId}-${sequence}-${i}`),
+          ),
         }),
     },
     {

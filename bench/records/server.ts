@@ -40,7 +40,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const app = createApp({
     db,
     redis,
-    logger: createLogger('records-api-bench', 'silent'),
+    logger: createLogger('records-api-bench', process.env.BENCH_SERVER_LOG ?? 'silent'),
     config: {
       ROOT_API_KEY: options.rootApiKey,
       RATE_LIMIT_PER_SECOND: 1_000_000,

@@ -15,7 +15,11 @@ export class SqlRunner {
   private readonly pool: pg.Pool;
 
   constructor(databaseUrl: string, connections: number) {
-    this.pool = new pg.Pool({ connectionString: databaseUrl, max: connections, application_name: 'bench-raw-sql' });
+    this.pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max: connections,
+      application_name: 'bench-raw-sql',
+    });
     this.pool.on('error', () => {});
   }
 
@@ -31,7 +35,10 @@ export class SqlRunner {
   async once(query: SqlQuery): Promise<{ records: unknown[]; total: number | null }> {
     const result = await this.pool.query<{ records: string; total?: string }>(query.text, query.values);
     const row = result.rows[0]!;
-    return { records: JSON.parse(row.records) as unknown[], total: row.total === undefined ? null : Number(row.total) };
+    return {
+      records: JSON.parse(row.records) as unknown[],
+      total: row.total === undefined ? null : Number(row.total),
+    };
   }
 
   close(): Promise<void> {
