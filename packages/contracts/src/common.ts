@@ -16,6 +16,9 @@ export const nameSchema = z
 
 export const uuidSchema = z.uuid({ error: 'must be a UUID' });
 
+/** Any UUID (any version), as PostgreSQL's uuid type accepts it. */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Table and field ids: a three-letter prefix and base62 characters. */
 export const TABLE_ID_PATTERN = /^tbl[0-9A-Za-z]{12,16}$/;
 export const FIELD_ID_PATTERN = /^fld[0-9A-Za-z]{12,16}$/;

@@ -1,9 +1,7 @@
-import { TABLE_ID_PATTERN } from '@recordbase/contracts/common';
+import { TABLE_ID_PATTERN, UUID_PATTERN } from '@recordbase/contracts/common';
 import type { Tx } from '@recordbase/db';
 import { canAccessDatabase, type Principal } from '@recordbase/server-kit/auth';
 import { notFound } from '@recordbase/server-kit/errors';
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type Client = Pick<Tx, 'database' | 'table' | 'field'>;
 

@@ -1,3 +1,4 @@
+import { UUID_PATTERN } from '@recordbase/contracts/common';
 import { type FieldType, groupOfFieldType, type SystemFieldName } from '@recordbase/contracts/fields';
 import {
   type Filter,
@@ -396,7 +397,6 @@ function compileAttachments(column: string, ctx: ConditionContext): string {
 // --- Linked records and record ids ------------------------------------------------------------
 
 /** Any letters-and-dashes UUID, the form PostgreSQL's uuid type reads (case-insensitive). */
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function compileLinkedRecord(field: FieldMeta, table: TableMeta, ctx: ConditionContext): string {
   const { operator, params } = ctx;

@@ -1,3 +1,4 @@
+import { UUID_PATTERN } from '@recordbase/contracts/common';
 import type {
   BulkDeleteRecordsRequest,
   BulkRecordsRequest,
@@ -26,8 +27,6 @@ import type { FieldMeta, TableMeta } from './table-meta';
 import { type PreparedRecord, prepareRecord } from './values';
 
 /** The record use cases. HTTP-free: they take parsed input and return JSON text or throw AppError. */
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function validRecordId(id: string): string {
   if (!UUID_PATTERN.test(id))

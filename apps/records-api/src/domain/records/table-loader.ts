@@ -1,12 +1,10 @@
-import { TABLE_ID_PATTERN } from '@recordbase/contracts/common';
+import { TABLE_ID_PATTERN, UUID_PATTERN } from '@recordbase/contracts/common';
 import type { FieldTemplate, FieldType } from '@recordbase/contracts/fields';
 import { canAccessDatabase, type Principal } from '@recordbase/server-kit/auth';
 import { notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import { nameKey } from '../access';
 import { buildTableMeta, type TableMeta } from './table-meta';
-
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface TableRow {
   database_id: string;
