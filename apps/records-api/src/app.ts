@@ -1,4 +1,4 @@
-import type { Db } from '@recordbase/db';
+import { type Db, parseSecretKey } from '@recordbase/db';
 import { authMiddleware, createAuthenticator, principalOf } from '@recordbase/server-kit/auth';
 import { operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, jsonBodyParser, unknownRoute } from '@recordbase/server-kit/http';
@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import type { RecordsApiConfig } from './config';
 import { recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
+import { webhookRoutes } from './http/webhooks.routes';
 
 export interface RecordsApiDeps {
   db: Db;
@@ -17,12 +18,13 @@ export interface RecordsApiDeps {
   logger: Logger;
   config: Pick<
     RecordsApiConfig,
-    'ROOT_API_KEY' | 'RATE_LIMIT_PER_SECOND' | 'RATE_LIMIT_BURST' | 'JSON_BODY_LIMIT'
+    'ROOT_API_KEY' | 'RATE_LIMIT_PER_SECOND' | 'RATE_LIMIT_BURST' | 'JSON_BODY_LIMIT' | 'WEBHOOK_SECRET_KEY'
   >;
 }
 
 export function createApp(deps: RecordsApiDeps): Express {
   const { db, redis, logger, config } = deps;
+  const webhookSecretKey = parseSecretKey(config.WEBHOOK_SECRET_KEY);
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -56,6 +58,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   api.use(jsonBodyParser(config.JSON_BODY_LIMIT));
   api.use(schemaRoutes(db.prisma));
   api.use(recordRoutes(db.pool));
+  api.use(webhookRoutes(db.prisma, webhookSecretKey));
   app.use('/api/v1', api);
 
   app.use(unknownRoute);

@@ -11,6 +11,8 @@ export interface Harness {
   api: TestAgent;
   db: Db;
   rootKey: string;
+  /** The app's WEBHOOK_SECRET_KEY (32 random bytes), to check how webhook secrets are stored. */
+  webhookSecretKey: Buffer;
   /** `Authorization` header value for a key. */
   bearer(key: string): string;
   close(): Promise<void>;
@@ -33,6 +35,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     maxRetriesPerRequest: 1,
   });
   const rootKey = `root_${randomBytes(24).toString('hex')}`;
+  const webhookSecretKey = randomBytes(32);
   const app = createApp({
     db,
     redis,
@@ -42,12 +45,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       RATE_LIMIT_PER_SECOND: options.ratePerSecond ?? 10_000,
       RATE_LIMIT_BURST: options.rateBurst ?? 10_000,
       JSON_BODY_LIMIT: '10mb',
+      WEBHOOK_SECRET_KEY: webhookSecretKey.toString('base64'),
     },
   });
   return {
     api: supertest(app),
     db,
     rootKey,
+    webhookSecretKey,
     bearer: (key) => `Bearer ${key}`,
     async close() {
       redis.disconnect();

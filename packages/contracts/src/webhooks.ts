@@ -47,13 +47,6 @@ export const createWebhookRequestSchema = z.strictObject({
 });
 export type CreateWebhookRequest = z.infer<typeof createWebhookRequestSchema>;
 
-/** The secret is shown here once and never again. Loose: the service may answer more fields. */
-export const createWebhookResponseSchema = z.looseObject({
-  id: z.int().positive(),
-  secret: webhookSecretSchema,
-});
-export type CreateWebhookResponse = z.infer<typeof createWebhookResponseSchema>;
-
 export const webhookSchema = z.object({
   id: z.int().positive(),
   url: z.string(),
@@ -65,6 +58,17 @@ export const webhookSchema = z.object({
   updatedAt: isoDateTimeSchema,
 });
 export type Webhook = z.infer<typeof webhookSchema>;
+
+/** The secret is shown here once and never again. Loose: the service may answer more fields. */
+export const createWebhookResponseSchema = z.looseObject({
+  id: z.int().positive(),
+  secret: webhookSecretSchema,
+});
+export type CreateWebhookResponse = z.infer<typeof createWebhookResponseSchema>;
+
+/** What records-api answers on creation: the webhook and, this once, its secret. */
+export const createdWebhookSchema = webhookSchema.extend({ secret: webhookSecretSchema });
+export type CreatedWebhook = z.infer<typeof createdWebhookSchema>;
 
 export const webhookListSchema = z.object({ webhooks: z.array(webhookSchema) });
 export type WebhookList = z.infer<typeof webhookListSchema>;
@@ -88,6 +92,13 @@ export const updateWebhookRequestSchema = z
   );
 export type UpdateWebhookRequest = z.infer<typeof updateWebhookRequestSchema>;
 
+/**
+ * Why an attempt failed. `kind` is a short machine-readable word chosen by the dispatcher (for
+ * example `timeout`, `connection`, `refused_address`, `http_status`); `message` is for people.
+ */
+export const webhookDeliveryErrorSchema = z.object({ kind: z.string(), message: z.string() });
+export type WebhookDeliveryError = z.infer<typeof webhookDeliveryErrorSchema>;
+
 /** One attempt to deliver one event to one webhook. */
 export const webhookDeliveryAttemptSchema = z.object({
   /** The delivery (event x webhook) this attempt belongs to; `.../deliveries/{deliveryId}/retry` takes it. */
@@ -101,7 +112,8 @@ export const webhookDeliveryAttemptSchema = z.object({
   statusCode: z.int().nullable(),
   succeeded: z.boolean(),
   durationMs: z.int().min(0),
-  error: z.string().nullable(),
+  /** null when the attempt succeeded. */
+  error: webhookDeliveryErrorSchema.nullable(),
   attemptedAt: isoDateTimeSchema,
 });
 export type WebhookDeliveryAttempt = z.infer<typeof webhookDeliveryAttemptSchema>;
@@ -109,3 +121,24 @@ export type WebhookDeliveryAttempt = z.infer<typeof webhookDeliveryAttemptSchema
 /** Most recent first. */
 export const webhookDeliveryListSchema = z.object({ deliveries: z.array(webhookDeliveryAttemptSchema) });
 export type WebhookDeliveryList = z.infer<typeof webhookDeliveryListSchema>;
+
+export const DEFAULT_DELIVERY_LOG_LIMIT = 50;
+export const MAX_DELIVERY_LOG_LIMIT = 200;
+
+/** `GET .../webhooks/{webhookId}/deliveries?limit=N`: query values arrive as text. */
+export const listWebhookDeliveriesQuerySchema = z.strictObject({
+  limit: z.coerce
+    .number({ error: `must be an integer from 1 to ${MAX_DELIVERY_LOG_LIMIT}` })
+    .int({ error: `must be an integer from 1 to ${MAX_DELIVERY_LOG_LIMIT}` })
+    .min(1, { error: `must be an integer from 1 to ${MAX_DELIVERY_LOG_LIMIT}` })
+    .max(MAX_DELIVERY_LOG_LIMIT, { error: `must be an integer from 1 to ${MAX_DELIVERY_LOG_LIMIT}` })
+    .default(DEFAULT_DELIVERY_LOG_LIMIT),
+});
+export type ListWebhookDeliveriesQuery = z.infer<typeof listWebhookDeliveriesQuerySchema>;
+
+/** `POST .../deliveries/{deliveryId}/retry` answers 202: the delivery is due again at once. */
+export const retryWebhookDeliveryResponseSchema = z.object({
+  id: z.string(),
+  status: z.literal('pending'),
+});
+export type RetryWebhookDeliveryResponse = z.infer<typeof retryWebhookDeliveryResponseSchema>;

@@ -1,7 +1,10 @@
 import type { z } from 'zod';
 import {
+  createdWebhookSchema,
   createWebhookRequestSchema,
   createWebhookResponseSchema,
+  listWebhookDeliveriesQuerySchema,
+  retryWebhookDeliveryResponseSchema,
   updateWebhookRequestSchema,
   webhookDeliveryListSchema,
   webhookEventTypes,
@@ -137,6 +140,12 @@ describe('webhook objects', () => {
     expect(parsed.webhooks[0]).toEqual(webhook);
     expect(parsed.webhooks[0]).not.toHaveProperty('secret');
   });
+
+  it('shows the secret only in the creation answer', () => {
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    expect(createdWebhookSchema.parse({ ...webhook, secret })).toEqual({ ...webhook, secret });
+    expect(createdWebhookSchema.safeParse(webhook).success).toBe(false);
+  });
 });
 
 describe('update webhook request', () => {
@@ -168,13 +177,43 @@ describe('delivery log', () => {
       statusCode: 500,
       succeeded: false,
       durationMs: 120,
-      error: 'HTTP 500',
+      error: { kind: 'http_status', message: 'HTTP 500' },
       attemptedAt: '2024-05-01T12:00:00.000Z',
     };
-    const timedOut = { ...attempt, attempt: 2, statusCode: null, error: 'timed out after 10 s' };
-    expect(webhookDeliveryListSchema.parse({ deliveries: [attempt, timedOut] }).deliveries).toHaveLength(2);
+    const timedOut = {
+      ...attempt,
+      attempt: 2,
+      statusCode: null,
+      error: { kind: 'timeout', message: 'timed out after 10 s' },
+    };
+    const succeeded = { ...attempt, attempt: 3, statusCode: 204, succeeded: true, error: null };
+    expect(
+      webhookDeliveryListSchema.parse({ deliveries: [attempt, timedOut, succeeded] }).deliveries,
+    ).toHaveLength(3);
     expect(webhookDeliveryListSchema.safeParse({ deliveries: [{ ...attempt, attempt: 0 }] }).success).toBe(
       false,
     );
+    expect(
+      webhookDeliveryListSchema.safeParse({ deliveries: [{ ...attempt, error: 'HTTP 500' }] }).success,
+    ).toBe(false);
+  });
+
+  it('takes a limit from 1 to 200 from the query string, 50 when omitted', () => {
+    expect(listWebhookDeliveriesQuerySchema.parse({})).toEqual({ limit: 50 });
+    expect(listWebhookDeliveriesQuerySchema.parse({ limit: '200' })).toEqual({ limit: 200 });
+    for (const limit of ['0', '201', '1.5', 'ten', '']) {
+      expect(problems(listWebhookDeliveriesQuerySchema.safeParse({ limit }))).toEqual([
+        'limit: must be an integer from 1 to 200',
+      ]);
+    }
+    expect(problems(listWebhookDeliveriesQuerySchema.safeParse({ offset: '1' }))[0]).toContain('offset');
+  });
+
+  it('answers a retry with the delivery id and pending', () => {
+    expect(retryWebhookDeliveryResponseSchema.parse({ id: '17', status: 'pending' })).toEqual({
+      id: '17',
+      status: 'pending',
+    });
+    expect(retryWebhookDeliveryResponseSchema.safeParse({ id: '17', status: 'failed' }).success).toBe(false);
   });
 });

@@ -1,0 +1,292 @@
+import { UUID_PATTERN } from '@recordbase/contracts/common';
+import { toDeliveredEventId } from '@recordbase/contracts/events';
+import {
+  type CreatedWebhook,
+  type CreateWebhookRequest,
+  MAX_WEBHOOKS_PER_DATABASE,
+  type RetryWebhookDeliveryResponse,
+  type UpdateWebhookRequest,
+  type Webhook,
+  type WebhookDeliveryAttempt,
+  type WebhookDeliveryError,
+  type WebhookEventType,
+} from '@recordbase/contracts/webhooks';
+import { DELIVERIES_CHANNEL, databaseErrorOf, type PrismaClient, type Tx } from '@recordbase/db';
+import { canAccessDatabase, type Principal, requireScope } from '@recordbase/server-kit/auth';
+import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
+import { findAccessibleDatabase, findTableByRef } from './access';
+import { newWebhookSecret, sealWebhookSecret } from './webhook-secrets';
+
+const MAX_INT4 = 2_147_483_647;
+const MAX_INT8 = 9_223_372_036_854_775_807n;
+
+interface WebhookRow {
+  id: number;
+  databaseId: string;
+  tableId: string | null;
+  url: string;
+  events: string[];
+  active: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Everything but the secret, which is shown once at creation and never again. */
+function toWebhookDto(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events as WebhookEventType[],
+    tableId: row.tableId,
+    active: row.active,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** Webhook ids are positive int4; any other text cannot name one. */
+function parseWebhookId(ref: string): number | null {
+  if (!/^[1-9][0-9]{0,9}$/.test(ref)) return null;
+  const id = Number(ref);
+  return id <= MAX_INT4 ? id : null;
+}
+
+/** Delivery ids are positive int8, shown as text. */
+function parseDeliveryId(ref: string): bigint | null {
+  if (!/^[1-9][0-9]{0,18}$/.test(ref)) return null;
+  const id = BigInt(ref);
+  return id <= MAX_INT8 ? id : null;
+}
+
+/**
+ * The webhook if it exists in this database and the key may see the database. An id that cannot
+ * exist, a webhook of another database and a database outside the key's scope all answer the same
+ * 404, so a key learns nothing about webhooks it cannot reach.
+ */
+async function findWebhook(
+  client: Pick<Tx, 'webhook'>,
+  principal: Principal,
+  databaseId: string,
+  webhookRef: string,
+): Promise<WebhookRow> {
+  const missing = () => notFound(`Webhook ${webhookRef} not found`);
+  const id = parseWebhookId(webhookRef);
+  const database = databaseId.toLowerCase();
+  if (id === null || !UUID_PATTERN.test(databaseId) || !canAccessDatabase(principal, database)) {
+    throw missing();
+  }
+  const webhook = await client.webhook.findFirst({ where: { id, databaseId: database } });
+  if (!webhook) throw missing();
+  return webhook;
+}
+
+/** A table filter names a table of this database by id or name; the webhook stores its id. */
+async function resolveTableFilter(tx: Tx | PrismaClient, databaseId: string, tableRef: string) {
+  try {
+    return (await findTableByRef(tx, databaseId, tableRef)).id;
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'NOT_FOUND') throw noSuchTable(tableRef);
+    throw error;
+  }
+}
+
+const noSuchTable = (tableRef: string) =>
+  badRequest(`body.tableId: no table ${JSON.stringify(tableRef)} in this database`);
+
+/** A table deleted between resolving the filter and writing the webhook fails its foreign key. */
+async function withTableFilter<T>(tableRef: string | null | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (typeof tableRef === 'string' && databaseErrorOf(error)?.code === '23503') throw noSuchTable(tableRef);
+    throw error;
+  }
+}
+
+export async function createWebhook(
+  prisma: PrismaClient,
+  secretKey: Buffer,
+  principal: Principal,
+  databaseId: string,
+  input: CreateWebhookRequest,
+): Promise<CreatedWebhook> {
+  requireScope(principal, 'webhooks:manage');
+  const secret = newWebhookSecret();
+  const row = await withTableFilter(input.tableId, () =>
+    prisma.$transaction(async (tx) => {
+      const database = await findAccessibleDatabase(tx, principal, databaseId);
+      // Concurrent creates for one database queue here, so the count below cannot be outrun.
+      // NO KEY UPDATE leaves the foreign-key checks of other writes to the database unblocked.
+      await tx.$queryRaw`SELECT id FROM databases WHERE id = ${database.id}::uuid FOR NO KEY UPDATE`;
+      const count = await tx.webhook.count({ where: { databaseId: database.id } });
+      if (count >= MAX_WEBHOOKS_PER_DATABASE) {
+        throw badRequest(`a database holds at most ${MAX_WEBHOOKS_PER_DATABASE} webhooks`);
+      }
+      const tableId =
+        input.tableId === undefined ? null : await resolveTableFilter(tx, database.id, input.tableId);
+      return tx.webhook.create({
+        data: {
+          databaseId: database.id,
+          tableId,
+          url: input.url,
+          events: input.events,
+          secretCiphertext: sealWebhookSecret(secretKey, secret),
+        },
+      });
+    }),
+  );
+  return { ...toWebhookDto(row), secret };
+}
+
+export async function listWebhooks(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+): Promise<Webhook[]> {
+  requireScope(principal, 'webhooks:manage');
+  const database = await findAccessibleDatabase(prisma, principal, databaseId);
+  const rows = await prisma.webhook.findMany({ where: { databaseId: database.id }, orderBy: { id: 'asc' } });
+  return rows.map(toWebhookDto);
+}
+
+export async function getWebhook(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  webhookRef: string,
+): Promise<Webhook> {
+  requireScope(principal, 'webhooks:manage');
+  return toWebhookDto(await findWebhook(prisma, principal, databaseId, webhookRef));
+}
+
+/** Setting `active` true again also ends the failure streak that may have switched it off. */
+export async function updateWebhook(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  webhookRef: string,
+  patch: UpdateWebhookRequest,
+): Promise<Webhook> {
+  requireScope(principal, 'webhooks:manage');
+  const webhook = await findWebhook(prisma, principal, databaseId, webhookRef);
+  const tableId =
+    typeof patch.tableId === 'string'
+      ? await resolveTableFilter(prisma, webhook.databaseId, patch.tableId)
+      : patch.tableId;
+  const [updated] = await withTableFilter(patch.tableId, () =>
+    prisma.webhook.updateManyAndReturn({
+      where: { id: webhook.id, databaseId: webhook.databaseId },
+      data: {
+        ...(patch.url !== undefined ? { url: patch.url } : {}),
+        ...(patch.events !== undefined ? { events: patch.events } : {}),
+        ...(tableId !== undefined ? { tableId } : {}),
+        ...(patch.active !== undefined ? { active: patch.active } : {}),
+        ...(patch.active === true ? { failingSince: null } : {}),
+        updatedAt: new Date(),
+      },
+    }),
+  );
+  if (!updated) throw notFound(`Webhook ${webhookRef} not found`);
+  return toWebhookDto(updated);
+}
+
+/** Permanent; its deliveries and their attempts go with it. */
+export async function deleteWebhook(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  webhookRef: string,
+): Promise<void> {
+  requireScope(principal, 'webhooks:manage');
+  const webhook = await findWebhook(prisma, principal, databaseId, webhookRef);
+  const result = await prisma.webhook.deleteMany({
+    where: { id: webhook.id, databaseId: webhook.databaseId },
+  });
+  if (result.count === 0) throw notFound(`Webhook ${webhookRef} not found`);
+}
+
+interface AttemptRow {
+  attempt: number;
+  statusCode: number | null;
+  durationMs: number;
+  errorKind: string | null;
+  error: string | null;
+  createdAt: Date;
+  delivery: { id: bigint; eventId: string; eventType: string };
+}
+
+const isSuccess = (row: AttemptRow) =>
+  row.statusCode !== null && row.statusCode >= 200 && row.statusCode < 300 && row.errorKind === null;
+
+/** What went wrong, or null for a success; a bare non-2xx answer is an `http_status` error. */
+function attemptError(row: AttemptRow): WebhookDeliveryError | null {
+  if (row.errorKind !== null || row.error !== null) {
+    return { kind: row.errorKind ?? 'error', message: row.error ?? row.errorKind ?? '' };
+  }
+  if (isSuccess(row)) return null;
+  return row.statusCode === null
+    ? { kind: 'no_response', message: 'no response was received' }
+    : { kind: 'http_status', message: `HTTP ${row.statusCode}` };
+}
+
+function toAttemptDto(row: AttemptRow): WebhookDeliveryAttempt {
+  return {
+    deliveryId: row.delivery.id.toString(),
+    eventId: toDeliveredEventId(row.delivery.eventId),
+    eventType: row.delivery.eventType as WebhookEventType,
+    attempt: row.attempt,
+    statusCode: row.statusCode,
+    succeeded: isSuccess(row),
+    durationMs: row.durationMs,
+    error: attemptError(row),
+    attemptedAt: row.createdAt.toISOString(),
+  };
+}
+
+/** The most recent delivery attempts of a webhook, newest first. */
+export async function listWebhookDeliveries(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  webhookRef: string,
+  limit: number,
+): Promise<WebhookDeliveryAttempt[]> {
+  requireScope(principal, 'webhooks:manage');
+  const webhook = await findWebhook(prisma, principal, databaseId, webhookRef);
+  const rows = await prisma.webhookDeliveryAttempt.findMany({
+    where: { delivery: { webhookId: webhook.id } },
+    include: { delivery: { select: { id: true, eventId: true, eventType: true } } },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: limit,
+  });
+  return rows.map(toAttemptDto);
+}
+
+/**
+ * Makes a delivery due now and wakes the dispatcher. The NOTIFY is sent on commit only; should it
+ * be missed, the dispatcher's sweep of due deliveries picks the delivery up anyway.
+ */
+export async function retryWebhookDelivery(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  webhookRef: string,
+  deliveryRef: string,
+): Promise<RetryWebhookDeliveryResponse> {
+  requireScope(principal, 'webhooks:manage');
+  return prisma.$transaction(async (tx) => {
+    const webhook = await findWebhook(tx, principal, databaseId, webhookRef);
+    const id = parseDeliveryId(deliveryRef);
+    const delivery =
+      id === null
+        ? null
+        : await tx.webhookDelivery.findFirst({ where: { id, webhookId: webhook.id }, select: { id: true } });
+    if (!delivery) throw notFound(`Delivery ${deliveryRef} of webhook ${webhookRef} not found`);
+    if (!webhook.active) throw badRequest('Webhook is inactive');
+    await tx.$executeRaw`UPDATE webhook_deliveries
+      SET status = 'pending', next_attempt_at = now(), updated_at = now()
+      WHERE id = ${delivery.id}`;
+    await tx.$executeRaw`SELECT pg_notify(${DELIVERIES_CHANNEL}, ${delivery.id.toString()})`;
+    return { id: delivery.id.toString(), status: 'pending' };
+  });
+}
