@@ -38,6 +38,7 @@ function ensureInstalled() {
     'pnpm-lock.yaml',
     'pnpm-workspace.yaml',
     'bench/package.json',
+    'e2e/package.json',
     ...workspaceDirs.map((dir) => join(dir, 'package.json')),
   ];
   const expected = fingerprint(manifests);
@@ -65,7 +66,9 @@ function ensurePrismaClient() {
 
 /** Runs every package's jest through turbo, then prints one summary line over all of them. */
 function test(extraArgs) {
-  const resultFiles = workspaceDirs.concat('bench').map((dir) => join(root, dir, '.jest-results.json'));
+  const resultFiles = workspaceDirs
+    .concat('bench', 'e2e')
+    .map((dir) => join(root, dir, '.jest-results.json'));
   for (const file of resultFiles) rmSync(file, { force: true });
   const turbo = join(root, 'node_modules', '.bin', 'turbo');
   const status = run(turbo, ['run', 'test', '--continue', '--output-logs=full', ...extraArgs], {

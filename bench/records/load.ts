@@ -119,6 +119,12 @@ export async function resetWrites(pool: pg.Pool, dataset: Dataset): Promise<numb
   await pool.query(
     `VACUUM (ANALYZE) ${qualifiedTable(dataset.schemaName, linkTableName(dataset.deals.fieldIds.Company))}`,
   );
+  // Nothing dispatches the events the writes queued here; they would only grow.
+  const outbox = await pool.query<{ exists: boolean }>(
+    `SELECT to_regclass('public.outbox_events') IS NOT NULL AS exists`,
+  );
+  if (outbox.rows[0]?.exists)
+    await pool.query('DELETE FROM outbox_events WHERE database_id = $1', [dataset.databaseId]);
   return deleted.rowCount ?? 0;
 }
 

@@ -25,12 +25,16 @@ export interface Measurement {
   p50Ms: number;
   p99Ms: number;
   bytesPerRequest: number;
+  /** Cores kept busy by processes outside the benchmark during the measurement (see cpu.ts). */
+  foreignCores: number;
 }
 
 export interface MeasureOptions {
   concurrency: number;
   durationMs: number;
   warmupMs: number;
+  /** Starts a probe of other processes' CPU; its reading is taken when the measurement ends. */
+  probe?: () => { stop(): number };
 }
 
 /** Nearest-rank percentile of sorted values. */
@@ -85,7 +89,9 @@ async function run(op: Op, concurrency: number, durationMs: number): Promise<Run
 
 export async function measure(op: Op, options: MeasureOptions): Promise<Measurement> {
   if (options.warmupMs > 0) await run(op, options.concurrency, options.warmupMs);
+  const probe = options.probe?.();
   const result = await run(op, options.concurrency, options.durationMs);
+  const foreignCores = probe?.stop() ?? Number.NaN;
   const sorted = result.latencies.sort((a, b) => a - b);
   const requests = sorted.length;
   return {
@@ -99,6 +105,7 @@ export async function measure(op: Op, options: MeasureOptions): Promise<Measurem
     p50Ms: percentile(sorted, 50),
     p99Ms: percentile(sorted, 99),
     bytesPerRequest: requests > 0 ? result.bytes / requests : 0,
+    foreignCores,
   };
 }
 
@@ -119,5 +126,6 @@ export function medianOf(runs: readonly Measurement[]): Measurement {
     p50Ms: pickMedian('p50Ms'),
     p99Ms: pickMedian('p99Ms'),
     bytesPerRequest: pickMedian('bytesPerRequest'),
+    foreignCores: pickMedian('foreignCores'),
   };
 }

@@ -24,6 +24,7 @@ export interface RunningServer {
   baseUrl: string;
   /** Where it runs, for the report. */
   mode: 'child process' | 'in-process';
+  pid: number;
   close(): Promise<void>;
 }
 
@@ -46,6 +47,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       RATE_LIMIT_PER_SECOND: 1_000_000,
       RATE_LIMIT_BURST: 1_000_000,
       JSON_BODY_LIMIT: '10mb',
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
     },
   });
   const server = createServer(app);
@@ -53,6 +55,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     mode: 'in-process',
+    pid: process.pid,
     async close() {
       await closeServer(server);
       redis.disconnect();
@@ -66,7 +69,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
  * count against the server's event loop. The child inherits the tsx loader through execArgv.
  */
 export function startServerProcess(options: ServerOptions): Promise<RunningServer> {
+  const extraFlags = (process.env.BENCH_SERVER_EXEC_ARGV ?? '').split(' ').filter(Boolean);
   const child = fork(join(__dirname, 'server-child.ts'), [], {
+    execArgv: [...process.execArgv, ...extraFlags],
     env: { ...process.env, BENCH_SERVER_OPTIONS: JSON.stringify(options) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -80,6 +85,7 @@ export function startServerProcess(options: ServerOptions): Promise<RunningServe
       resolve({
         baseUrl: `http://127.0.0.1:${message.port}`,
         mode: 'child process',
+        pid: child.pid ?? 0,
         close: () =>
           new Promise<void>((done) => {
             if (child.exitCode !== null) return done();

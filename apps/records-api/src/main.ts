@@ -15,7 +15,13 @@ async function main(): Promise<void> {
   if (!config.ROOT_API_KEY)
     logger.warn('ROOT_API_KEY is not set: only keys created earlier can authenticate');
   const db = createDb(config.DATABASE_URL, { applicationName: 'records-api', maxConnections: 20 });
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
+  // Redis only serves the rate limit here, which lets requests through when Redis is away: fail
+  // fast instead of queueing commands until it returns.
+  const redis = new Redis(config.REDIS_URL, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    commandTimeout: 500,
+  });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const server = createServer(createApp({ db, redis, logger, config }));
   const port = await listen(server, config.PORT, config.HOST);

@@ -10,13 +10,15 @@ export interface WebhookDispatcherDeps {
   db: Db;
   redis: Redis;
   logger: Logger;
-  /** Shared with the delivery worker once it exists, so its metrics appear on the same `/metrics`. */
+  /** Shared with the dispatcher, so its metrics appear on the same `/metrics`. */
   metrics?: Metrics;
+  /** When given, `/readyz` also reports whether its workers run. */
+  dispatcher?: { readiness(): Promise<void> };
 }
 
 /** The dispatcher's HTTP side: health, readiness and metrics only; it serves no public routes. */
 export function createApp(deps: WebhookDispatcherDeps): Express {
-  const { db, redis, logger } = deps;
+  const { db, redis, logger, dispatcher } = deps;
   const metrics = deps.metrics ?? createMetrics('webhook-dispatcher');
   const app = express();
   app.disable('x-powered-by');
@@ -31,6 +33,7 @@ export function createApp(deps: WebhookDispatcherDeps): Express {
         redis: async () => {
           await redis.ping();
         },
+        ...(dispatcher ? { workers: () => dispatcher.readiness() } : {}),
       },
       metrics,
     ),

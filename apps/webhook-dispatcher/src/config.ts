@@ -1,10 +1,54 @@
+import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '@recordbase/contracts/jobs';
 import { commonEnvSchema, parseEnv, portSchema, webhookSecretKeySchema } from '@recordbase/server-kit/env';
 import { z } from 'zod';
+import { parseDuration, parseRetrySchedule } from './retry-schedule';
+import { type Cidr, parseCidrList } from './ssrf';
+
+/** Turns a parse function's exception into a zod issue that names the variable. */
+function parsed<T>(parse: (text: string) => T) {
+  return z.string().transform((text, context): T => {
+    try {
+      return parse(text);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: error instanceof Error ? error.message : String(error) });
+      return z.NEVER;
+    }
+  });
+}
+
+const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+
+/** An empty variable (`FOO=` in a compose file) means "not set": the default applies. */
+const optional = <S extends z.ZodType>(schema: S) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema);
 
 export const webhookDispatcherEnvSchema = commonEnvSchema.extend({
   PORT: portSchema(3002),
   HOST: z.string().default('0.0.0.0'),
   WEBHOOK_SECRET_KEY: webhookSecretKeySchema,
+  /** Ranges deliveries may reach although private, loopback or link-local (tests: 127.0.0.1/32). */
+  WEBHOOK_ALLOWED_CIDRS: optional(parsed<Cidr[]>(parseCidrList).default([])),
+  /** Waits before each retry (`5s,5m,...`, or `none`); its length plus one is the number of attempts. */
+  WEBHOOK_RETRY_SCHEDULE: optional(
+    parsed(parseRetrySchedule).default([...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS]),
+  ),
+  /** A webhook failing without a success for this long is deactivated. */
+  WEBHOOK_DISABLE_AFTER: optional(parsed(parseDuration).default(5 * 86_400_000)),
+  /** Deadline of one attempt: a 2xx must arrive within it. */
+  WEBHOOK_TIMEOUT_MS: optional(positiveInt(10_000)),
+  /** Deliveries attempted in parallel by one process. */
+  DISPATCH_CONCURRENCY: optional(positiveInt(50)),
+  /** Outbox poll when no NOTIFY arrives. */
+  DISPATCH_POLL_INTERVAL_MS: optional(positiveInt(1000)),
+  /** How often PostgreSQL is swept for deliveries and events whose jobs Redis lost. */
+  DISPATCH_SWEEP_INTERVAL_MS: optional(positiveInt(5000)),
+  /** How far past due a delivery (or how long after relay an event) must be before the sweep acts. */
+  DISPATCH_SWEEP_GRACE_MS: optional(positiveInt(30_000)),
+  /** BullMQ key prefix in Redis. */
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/, { error: 'must be letters, digits, _ . or -' })
+    .default('bull'),
 });
 export type WebhookDispatcherConfig = z.infer<typeof webhookDispatcherEnvSchema>;
 

@@ -91,6 +91,52 @@ describe('configuration', () => {
     expect(() => loadConfig({ WEBHOOK_SECRET_KEY, PORT: '70000' })).toThrow(/PORT/);
   });
 
+  it('defaults the delivery settings', () => {
+    expect(loadConfig({ WEBHOOK_SECRET_KEY })).toMatchObject({
+      WEBHOOK_ALLOWED_CIDRS: [],
+      WEBHOOK_RETRY_SCHEDULE: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+      WEBHOOK_DISABLE_AFTER: 5 * 86_400_000,
+      WEBHOOK_TIMEOUT_MS: 10_000,
+      DISPATCH_CONCURRENCY: 50,
+      DISPATCH_POLL_INTERVAL_MS: 1000,
+      DISPATCH_SWEEP_INTERVAL_MS: 5000,
+      DISPATCH_SWEEP_GRACE_MS: 30_000,
+      QUEUE_PREFIX: 'bull',
+    });
+  });
+
+  it('reads the delivery settings, an empty value meaning the default', () => {
+    const config = loadConfig({
+      WEBHOOK_SECRET_KEY,
+      WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32, ::1',
+      WEBHOOK_RETRY_SCHEDULE: '1s,1s',
+      WEBHOOK_DISABLE_AFTER: '30s',
+      WEBHOOK_TIMEOUT_MS: '2500',
+      DISPATCH_CONCURRENCY: '',
+    });
+    expect(config.WEBHOOK_ALLOWED_CIDRS.map((cidr) => cidr.text)).toEqual(['127.0.0.1/32', '::1']);
+    expect(config.WEBHOOK_RETRY_SCHEDULE).toEqual([1000, 1000]);
+    expect(config.WEBHOOK_DISABLE_AFTER).toBe(30_000);
+    expect(config.WEBHOOK_TIMEOUT_MS).toBe(2500);
+    expect(config.DISPATCH_CONCURRENCY).toBe(50);
+    expect(loadConfig({ WEBHOOK_SECRET_KEY, WEBHOOK_RETRY_SCHEDULE: 'none' }).WEBHOOK_RETRY_SCHEDULE).toEqual(
+      [],
+    );
+  });
+
+  it('names a bad delivery setting', () => {
+    expect(() => loadConfig({ WEBHOOK_SECRET_KEY, WEBHOOK_ALLOWED_CIDRS: '10.0.0.0/40' })).toThrow(
+      /WEBHOOK_ALLOWED_CIDRS: .*prefix length/,
+    );
+    expect(() => loadConfig({ WEBHOOK_SECRET_KEY, WEBHOOK_DISABLE_AFTER: '5' })).toThrow(
+      /WEBHOOK_DISABLE_AFTER/,
+    );
+    expect(() => loadConfig({ WEBHOOK_SECRET_KEY, DISPATCH_CONCURRENCY: '0' })).toThrow(
+      /DISPATCH_CONCURRENCY/,
+    );
+    expect(() => loadConfig({ WEBHOOK_SECRET_KEY, QUEUE_PREFIX: 'a:b' })).toThrow(/QUEUE_PREFIX/);
+  });
+
   it('requires the webhook secret key, naming it', () => {
     expect(() => loadConfig({})).toThrow(/WEBHOOK_SECRET_KEY/);
     expect(() => loadConfig({ WEBHOOK_SECRET_KEY: 'c2hvcnQ=' })).toThrow(

@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { uuidSchema } from './common';
 
-/** Shaped like BullMQ's BackoffOptions; a type other than fixed/exponential calls the worker's backoffStrategy. */
+/**
+ * Shaped like BullMQ's BackoffOptions. `webhook-schedule` is the webhook dispatcher's own retry
+ * schedule (WEBHOOK_RETRY_SCHEDULE, Retry-After and jitter), which it applies itself rather than
+ * through BullMQ: see `webhookDeliveries` below.
+ */
 export type JobBackoff = { type: 'fixed' | 'exponential'; delay: number } | { type: 'webhook-schedule' };
 export type JobRetryOptions = { attempts: number; backoff: JobBackoff };
 
@@ -35,7 +39,14 @@ export const jobQueues = {
     payloadSchema: z.strictObject({ eventId: uuidSchema }),
     retry: { attempts: 10, backoff: { type: 'exponential', delay: SECOND } },
   },
-  /** One job per (event, webhook) delivery; each attempt is logged in the database. */
+  /**
+   * Deliveries of one (event, webhook) pair. `retry` is the delivery's policy, applied by the
+   * dispatcher and kept in PostgreSQL (webhook_deliveries.attempts and next_attempt_at): one BullMQ
+   * job per HTTP attempt, the next attempt enqueued as a new delayed job when one fails, so a retry
+   * survives a Redis that forgot it (the dispatcher's sweep re-enqueues due deliveries). `attempts`
+   * counts HTTP attempts with the default schedule; operators may configure another schedule. Each
+   * attempt is logged in the database.
+   */
   webhookDeliveries: {
     queueName: 'webhook-deliveries',
     jobName: 'deliver-webhook',

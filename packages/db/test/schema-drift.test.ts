@@ -36,7 +36,11 @@ interface DmmfIndex {
 }
 
 /** Indexes Prisma's schema language cannot express (partial ones); each is named here on purpose. */
-const SQL_ONLY_INDEXES = new Set(['outbox_events_unrelayed_idx']);
+const SQL_ONLY_INDEXES = new Set([
+  'outbox_events_unrelayed_idx',
+  'outbox_events_unfanned_idx',
+  'webhook_deliveries_due_idx',
+]);
 const IGNORED_TABLES = new Set(['schema_migrations']);
 
 const schemaText = readFileSync(join(__dirname, '..', 'prisma', 'schema.prisma'), 'utf8');

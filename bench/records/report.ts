@@ -1,0 +1,349 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import type pg from 'pg';
+import type { BenchConfig } from './config';
+import type { Dataset } from './dataset';
+import type { Measurement } from './measure';
+import type { ListBody } from './queries';
+
+export interface ReadResult {
+  id: string;
+  title: string;
+  body: ListBody;
+  concurrency: number;
+  api: Measurement;
+  raw: Measurement;
+  rawWithTotal?: Measurement;
+}
+
+export interface WriteResult {
+  id: string;
+  title: string;
+  concurrency: number;
+  api: Measurement;
+}
+
+export interface Machine {
+  cpus: number;
+  cpuModel: string;
+  memoryGiB: number;
+  os: string;
+  node: string;
+  postgres: string;
+  postgresSettings: string;
+  /** 1, 5 and 15 minute load averages when the benchmark started. */
+  loadAverage: string;
+  /** The code under test changes; this names the version that was measured. */
+  source: string;
+}
+
+export interface Results {
+  config: BenchConfig;
+  machine: Machine;
+  data: { rows: number; companies: number; load: Dataset['load'] };
+  serverMode: string;
+  startedAt: string;
+  reads: ReadResult[];
+  writes: WriteResult[];
+}
+
+const SOURCE_DIRS = [
+  'apps/records-api/src',
+  'packages/contracts/src',
+  'packages/db/src',
+  'packages/db/migrations',
+  'packages/server-kit/src',
+];
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && !entry.parentPath.includes('generated'))
+    .map((entry) => join(entry.parentPath, entry.name))
+    .sort();
+}
+
+/** sha256 over the server-side sources, and the time the newest of them changed. */
+export function sourceFingerprint(): string {
+  const root = join(__dirname, '..', '..');
+  const hash = createHash('sha256');
+  let newest = 0;
+  for (const dir of SOURCE_DIRS) {
+    for (const file of filesUnder(join(root, dir))) {
+      hash.update(file.slice(root.length)).update(readFileSync(file));
+      newest = Math.max(newest, statSync(file).mtimeMs);
+    }
+  }
+  return `sha256 ${hash.digest('hex').slice(0, 12)} of ${SOURCE_DIRS.join(', ')} (newest file changed ${new Date(newest).toISOString()})`;
+}
+
+export async function machineInfo(pool: pg.Pool, source: string): Promise<Machine> {
+  const version = await pool.query<{ version: string }>('SELECT version()');
+  const settings = await pool.query<{ name: string; setting: string }>(
+    `SELECT name, current_setting(name) AS setting FROM pg_settings
+      WHERE name IN ('shared_buffers', 'work_mem', 'max_parallel_workers_per_gather', 'jit') ORDER BY name`,
+  );
+  return {
+    cpus: os.availableParallelism(),
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+    postgres: version.rows[0]?.version ?? 'unknown',
+    postgresSettings: settings.rows.map((s) => `${s.name}=${s.setting}`).join(', '),
+    loadAverage: os
+      .loadavg()
+      .map((value) => value.toFixed(2))
+      .join(', '),
+    source,
+  };
+}
+
+const n0 = (value: number) => (Number.isNaN(value) ? 'n/a' : Math.round(value).toLocaleString('en-US'));
+const n1 = (value: number) => (Number.isNaN(value) ? 'n/a' : value.toFixed(value >= 100 ? 0 : 1));
+const rps = (value: number) => (value >= 100 ? n0(value) : value.toFixed(1));
+const kb = (bytes: number) => (bytes / 1024).toFixed(0);
+const ratio = (api: Measurement, raw: Measurement) => api.requestsPerSecond / raw.requestsPerSecond;
+const cores = (m: Measurement) => (Number.isNaN(m.foreignCores) ? 'n/a' : m.foreignCores.toFixed(2));
+const errorsOf = (m: Measurement) => (m.errors > 0 ? ` (${m.errors} errors)` : '');
+
+function readsTable(reads: ReadResult[]): string {
+  const lines = [
+    '| Query | Conc. | API req/s | API p50 ms | API p99 ms | Raw SQL req/s | Raw p50 ms | Raw p99 ms | API/raw | KB per answer API / raw | Other load API / raw |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const r of reads) {
+    lines.push(
+      `| ${r.id} | ${r.concurrency} | ${rps(r.api.requestsPerSecond)}${errorsOf(r.api)} | ${n1(r.api.p50Ms)} | ${n1(r.api.p99Ms)} | ${rps(r.raw.requestsPerSecond)}${errorsOf(r.raw)} | ${n1(r.raw.p50Ms)} | ${n1(r.raw.p99Ms)} | ${ratio(r.api, r.raw).toFixed(2)} | ${kb(r.api.bytesPerRequest)} / ${kb(r.raw.bytesPerRequest)} | ${cores(r.api)} / ${cores(r.raw)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function totalsTable(reads: ReadResult[]): string {
+  const lines = [
+    '| Query | Conc. | Raw SQL + count(*) req/s | p50 ms | p99 ms | API / (raw + count) | Other load |',
+    '|---|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const r of reads.filter((read) => read.rawWithTotal)) {
+    const t = r.rawWithTotal!;
+    lines.push(
+      `| ${r.id} | ${r.concurrency} | ${rps(t.requestsPerSecond)} | ${n1(t.p50Ms)} | ${n1(t.p99Ms)} | ${ratio(r.api, t).toFixed(2)} | ${cores(t)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function writesTable(writes: WriteResult[]): string {
+  const lines = [
+    '| Case | Conc. | req/s | records/s | p50 ms | p99 ms | errors | Other load |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const w of writes) {
+    lines.push(
+      `| ${w.id} | ${w.concurrency} | ${rps(w.api.requestsPerSecond)} | ${n0(w.api.itemsPerSecond)} | ${n1(w.api.p50Ms)} | ${n1(w.api.p99Ms)} | ${w.api.errors} | ${cores(w.api)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+interface Verdict {
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+export function verdicts(results: Results): Verdict[] {
+  const verdicts: Verdict[] = [];
+  for (const r of results.reads.filter((read) => /^Q[123]/.test(read.id))) {
+    const value = ratio(r.api, r.raw);
+    verdicts.push({
+      target: `${r.id} at concurrency ${r.concurrency}: API throughput >= 0.5 x raw SQL`,
+      measured: `${value.toFixed(2)} x (${rps(r.api.requestsPerSecond)} vs ${rps(r.raw.requestsPerSecond)} req/s)`,
+      met: value >= 0.5 && r.api.errors === 0,
+    });
+  }
+  for (const r of results.reads.filter((read) => read.id === 'Q4')) {
+    verdicts.push({
+      target: `Q4 at concurrency ${r.concurrency}: p50 < 100 ms`,
+      measured: `p50 ${n1(r.api.p50Ms)} ms`,
+      met: r.api.p50Ms < 100 && r.api.errors === 0,
+    });
+  }
+  for (const w of results.writes.filter((write) => write.id === 'Q5')) {
+    verdicts.push({
+      target: `Q5 at concurrency ${w.concurrency}: >= 20,000 records/s`,
+      measured: `${n0(w.api.itemsPerSecond)} records/s`,
+      met: w.api.itemsPerSecond >= 20_000 && w.api.errors === 0,
+    });
+  }
+  return verdicts;
+}
+
+function targetsTable(results: Results): string {
+  const lines = ['| Target | Measured | Met |', '|---|---|---|'];
+  for (const v of verdicts(results))
+    lines.push(`| ${v.target} | ${v.measured} | ${v.met ? 'yes' : '**no**'} |`);
+  return lines.join('\n');
+}
+
+function loadSummary(dataset: Results['data']): string {
+  const steps = dataset.load.steps.map(([step, seconds]) => `${step} ${seconds.toFixed(1)} s`).join('; ');
+  return dataset.load.reused
+    ? `Load: reused the data loaded by an earlier run (that load took ${dataset.load.seconds.toFixed(1)} s: ${steps}).`
+    : `Load: ${dataset.load.seconds.toFixed(1)} s (${steps}).`;
+}
+
+export function machineSummary(results: Results): string {
+  const m = results.machine;
+  return [
+    `- Date: ${results.startedAt}`,
+    `- Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB memory, ${m.os}; load average at start ${m.loadAverage}`,
+    `- Node.js ${m.node}; records-api in a ${results.serverMode} with a pool of ${results.config.serverPoolSize} PostgreSQL connections`,
+    `- ${m.postgres}`,
+    `- Code measured: ${m.source}`,
+    `- PostgreSQL settings (defaults, untuned): ${m.postgresSettings}`,
+    `- ${results.data.rows.toLocaleString('en-US')} Deals, ${results.data.companies.toLocaleString('en-US')} Companies; ${results.config.durationMs / 1000} s per case after ${results.config.warmupMs / 1000} s warm-up; ${results.config.repeats} repeat(s)${results.config.repeats > 1 ? ', medians shown' : ''}`,
+  ].join('\n');
+}
+
+/** The results as markdown: printed to stdout and placed in the README. */
+export function renderReport(results: Results): string {
+  return [
+    machineSummary(results),
+    '',
+    loadSummary(results.data),
+    '',
+    '### Reads (Q1-Q4): API against the same query in raw SQL',
+    '',
+    '"Other load": average number of cores that processes outside the benchmark kept busy while the case ran (the machine may be shared, see records/cpu.ts); figures of rows with a high value are less reliable.',
+    '',
+    readsTable(results.reads),
+    '',
+    '### Raw SQL including the total count the API also computes (Q1, Q4)',
+    '',
+    totalsTable(results.reads),
+    '',
+    '### Bulk writes (Q5, Q6)',
+    '',
+    writesTable(results.writes),
+    '',
+    '### Targets',
+    '',
+    targetsTable(results),
+  ].join('\n');
+}
+
+const README_INTRO = `# Benchmarks
+
+## records
+
+Throughput and latency of the records API (\`POST …/records/list\` and \`POST …/records/bulk\`,
+specification 4.1 and 4.2) on a table of 1,000,000 records, against the same queries sent as raw
+SQL to the same PostgreSQL database in the same run.
+
+### How to run
+
+\`\`\`sh
+pnpm install
+npm run bench:records        # from the repository root (pnpm run bench:records works too)
+\`\`\`
+
+Needs PostgreSQL (\`postgres\` user, trust auth) at 127.0.0.1:5432 and Redis at 127.0.0.1:6379.
+The first run creates and migrates the database \`recordbase_bench\` and loads it (about a
+minute); later runs reuse the loaded data when its row count matches, after deleting what the
+previous run wrote. A full run keeps its figures in \`records/results.json\`;
+\`pnpm --filter @recordbase/bench run records:report\` renders this README again from them (after
+editing \`records/findings.md\`, which is appended below the results). Settings (environment
+variables, all optional):
+
+| Variable | Default | Meaning |
+|---|---|---|
+| BENCH_DURATION_S | 10 | measured seconds per case |
+| BENCH_WARMUP_S | 2 | warm-up seconds per case (discarded) |
+| BENCH_REPEATS | 1 | rounds of every case; the report shows medians |
+| BENCH_CONCURRENCY | 1,16 | concurrencies of the read cases |
+| BENCH_WRITE_CONCURRENCY | 4 | concurrency of Q5 and Q6 |
+| BENCH_ROWS | 1000000 | Deals records (any other value leaves this README alone) |
+| BENCH_ONLY | all | cases to run, such as \`Q1,Q4\` (leaves this README alone) |
+| BENCH_SERVER_POOL | 20 | records-api's PostgreSQL pool (as in \`apps/records-api/src/main.ts\`) |
+| BENCH_IN_PROCESS | 0 | 1 runs records-api in the benchmark process instead of a child process |
+| BENCH_SERVER_EXEC_ARGV | none | extra node flags of the records-api child, such as \`--cpu-prof --cpu-prof-dir=/tmp/prof\` |
+| BENCH_SERVER_LOG | silent | records-api log level (\`error\` shows the cause of 500s) |
+| BENCH_DATABASE_URL | postgresql://postgres@127.0.0.1:5432/recordbase_bench | benchmark database |
+| BENCH_WRITE_README | 1 | 0 leaves this README alone |
+
+### What it does
+
+1. **Data.** Through the HTTP API: a database with \`Companies\` (1,000 records, created with the
+   bulk endpoint) and \`Deals\`, which has a field of every type: Name (single_line_text),
+   Notes (long_text), Email, Website (url), Phone (phone_number), Quantity (number),
+   Amount (currency), Probability (percent), Rating, Duration, CloseDate (date),
+   LastContact (datetime), Status (single_select: Lead, Qualified, Proposal, Won, Lost),
+   Tags (multiple_select), Won (checkbox), Files (attachments), Company (linked_record →
+   Companies) and Ref (single_line_text, a unique key \`D-0000001\`… for the upserts). The
+   1,000,000 Deals are generated in one \`INSERT … SELECT … FROM generate_series\` into the
+   physical table (ids are UUIDv7 of created_at, like the API's; created_at 15 s apart from
+   2024-01-01; Amount uniform over 0..100,000 with 5% empty; Status uniform over the five
+   options with 5% empty; Name is \`<org> <sector> <kind> #n\`, where the sector is one of four
+   (\`contains 'software'\` matches ~25%) and ~0.1% carry the word \`zephyr\`; Notes, Email,
+   Website, Phone, Rating, Duration, CloseDate, LastContact ~30% empty; 10% with an
+   attachment), 90% of Deals get a Company link row, then \`VACUUM (ANALYZE)\`.
+2. **Server.** records-api's real \`createApp\` (real PostgreSQL pool, real Redis with its own
+   key prefix, random ROOT_API_KEY, rate limits of 1,000,000/s, logger silent) on an ephemeral
+   port of 127.0.0.1, in a **child process**, so the load generator's CPU does not count
+   against the server's event loop (both still share the machine's cores with PostgreSQL).
+3. **Load generator.** Closed loop: N workers send requests back to back for the measured
+   duration, after a warm-up; HTTP through an undici \`Pool\` (keep-alive, one connection per
+   worker, no pipelining), bodies read fully as text. Latency percentiles are nearest-rank.
+4. **Raw SQL baseline (Q1-Q4).** The same WHERE, ORDER BY (including the \`seq\` tie-breaker),
+   LIMIT and OFFSET through a \`pg\` Pool of as many connections as workers, returning the page
+   as one JSON text (\`json_agg(row_to_json(…))\` over id, created_at, updated_at, every field
+   column and the linked ids), plus the total count for Q2 and Q3 (the API returns \`total\`).
+   The page is selected on the bare table and only then turned into JSON — the shape one would
+   write by hand. Before timing a case, the benchmark checks that the API and the raw SQL
+   return the same record ids in the same order and the same total. As the brief asks, the
+   Q1 and Q4 baselines have no count; a second table shows them with the \`count(*)\` the API
+   runs for every full page.
+5. After the cases, the records written by Q5 and Q6 are deleted (upserts of existing keys only
+   touched Quantity, Rating, Notes and Won) and the table vacuumed, so runs repeat.
+
+### The cases
+
+| Case | Request | Concurrency |
+|---|---|---|
+| Q1 | \`{"limit": 500}\` — first page, default order (createdAt asc) | 1, 16 |
+| Q2 | \`{"filter": {"and": [{"field": "Amount", "greater_than": 50000}, {"field": "Status", "in": ["Qualified", "Proposal"]}]}, "sort": [{"field": "Amount", "direction": "desc"}], "limit": 100, "offset": 1000}\` (~19% of rows match) | 1, 16 |
+| Q3a | \`{"filter": {"field": "Name", "contains": "zephyr"}, "limit": 100}\` — selective (~0.1%, ~1,000 rows) | 1, 16 |
+| Q3b | \`{"filter": {"field": "Name", "contains": "software"}, "limit": 100}\` — non-selective (~25%) | 1, 16 |
+| Q4 | \`{"limit": 500, "offset": 500000}\` — deep page, default order | 1, 16 |
+| Q5 | \`POST …/records/bulk\` with 100 new records, every field set (keys are field names; one Company link each) | 4 |
+| Q6 | \`POST …/records/bulk\` with \`matchOn: [<Ref field id>]\`, 100 records: 50 keys of loaded records (updated) and 50 new keys (created) | 4 |
+
+Q3 uses limit 100 (not the default 500) so that it compares with Q2; both text cases count
+their total, as the API does whenever a page is full.
+
+Targets (from the issue): Q1 to Q3 at no less than half of raw SQL's throughput; Q5 at 20,000
+records/s or more; Q4 p50 under 100 ms.
+`;
+
+export const RESULTS_PATH = join(__dirname, 'results.json');
+
+/** Keeps the figures of the last full run, so the README can be rendered again (--report-only). */
+export function saveResults(results: Results): void {
+  writeFileSync(RESULTS_PATH, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+export function loadResults(): Results {
+  return JSON.parse(readFileSync(RESULTS_PATH, 'utf8')) as Results;
+}
+
+/** Writes bench/README.md: how to run, the cases, the figures of this run, and the findings. */
+export function writeReadme(results: Results): string {
+  const path = join(__dirname, '..', 'README.md');
+  const findingsPath = join(__dirname, 'findings.md');
+  const findings = existsSync(findingsPath) ? `\n${readFileSync(findingsPath, 'utf8').trim()}\n` : '';
+  writeFileSync(path, `${README_INTRO}\n### Results\n\n${renderReport(results)}\n${findings}`);
+  return path;
+}

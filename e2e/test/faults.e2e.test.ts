@@ -1,0 +1,145 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { type Receiver, startReceiver } from './receiver';
+import { freePort, type Stack, startStack } from './stack';
+
+/**
+ * Faults while events are written: Redis down, the dispatcher killed. At-least-once: every
+ * event arrives in the end (duplicates allowed, loss not).
+ */
+
+let receiver: Receiver;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+});
+afterAll(() => receiver.close());
+beforeEach(() => {
+  receiver.received.length = 0;
+  receiver.delayBy(0);
+});
+
+/** A Redis of the test's own, so stopping it disturbs nothing else on the machine. */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const redis = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      const socket = await import('node:net').then(
+        (net) =>
+          new Promise<boolean>((resolve) => {
+            const s = net.connect(port, '127.0.0.1', () => {
+              s.end();
+              resolve(true);
+            });
+            s.on('error', () => resolve(false));
+          }),
+      );
+      if (socket) return redis;
+    } catch {
+      // retry
+    }
+    if (Date.now() > deadline) throw new Error('redis-server did not start');
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
+
+async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM') {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  child.kill(signal);
+  await exited;
+}
+
+async function newBaseWithWebhook(stack: Stack) {
+  const base = await stack.api('POST', '/bases', {
+    name: 'F',
+    tables: [{ name: 'Items', fields: [{ name: 'Name', type: 'single_line_text' }] }],
+  });
+  expect(base.status).toBe(201);
+  const hook = await stack.api('POST', `/bases/${base.body.id}/webhooks`, {
+    url: receiver.url,
+    events: ['record.created'],
+  });
+  expect(hook.status).toBe(201);
+  return base.body.id as string;
+}
+
+async function distinctRecordIdsReceived(expected: string[], timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const seen = new Set(receiver.received.flatMap((d) => d.json.data.recordIds as string[]));
+    if (expected.every((id) => seen.has(id))) return seen;
+    if (Date.now() > deadline) {
+      throw new Error(`missing deliveries for ${expected.filter((id) => !seen.has(id)).join(', ')}`);
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
+
+describe('faults', () => {
+  it('delivers every event written while Redis was down, once Redis is back', async () => {
+    const port = await freePort();
+    let redis = await startRedis(port);
+    const stack = await startStack({
+      redisUrl: `redis://127.0.0.1:${port}`,
+      env: {
+        DISPATCH_POLL_INTERVAL_MS: '200',
+        DISPATCH_SWEEP_INTERVAL_MS: '1000',
+        DISPATCH_SWEEP_GRACE_MS: '2000',
+      },
+    });
+    try {
+      const baseId = await newBaseWithWebhook(stack);
+      await stopProcess(redis);
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const created = await stack.api('POST', `/bases/${baseId}/tables/Items/records`, {
+          record: { Name: `while down ${i}` },
+        });
+        expect(created.status).toBe(201);
+        ids.push(created.body.id);
+      }
+      await new Promise((done) => setTimeout(done, 1000));
+      expect(receiver.received).toHaveLength(0);
+      redis = await startRedis(port);
+      await distinctRecordIdsReceived(ids, 60_000);
+    } finally {
+      await stack.stop();
+      await stopProcess(redis);
+    }
+  });
+
+  it('delivers every event when the dispatcher is killed (SIGKILL) mid-delivery and restarted', async () => {
+    const stack = await startStack({
+      env: {
+        DISPATCH_POLL_INTERVAL_MS: '200',
+        DISPATCH_SWEEP_INTERVAL_MS: '1000',
+        DISPATCH_SWEEP_GRACE_MS: '2000',
+      },
+    });
+    try {
+      const baseId = await newBaseWithWebhook(stack);
+      receiver.delayBy(3000);
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const created = await stack.api('POST', `/bases/${baseId}/tables/Items/records`, {
+          record: { Name: `in flight ${i}` },
+        });
+        ids.push(created.body.id);
+      }
+      await new Promise((done) => setTimeout(done, 1000));
+      await stack.kill('webhook-dispatcher', 'SIGKILL');
+      receiver.delayBy(0);
+      await stack.start('webhook-dispatcher');
+      await distinctRecordIdsReceived(ids, 90_000);
+    } finally {
+      await stack.stop();
+    }
+  });
+});
