@@ -27,6 +27,8 @@ export function createApp(deps: RecordsApiDeps): Express {
   const webhookSecretKey = parseSecretKey(config.WEBHOOK_SECRET_KEY);
   const app = express();
   app.disable('x-powered-by');
+  // Answers are generated per request; hashing every large body for an ETag costs more than it saves.
+  app.set('etag', false);
   app.set('query parser', 'simple');
   const metrics = createMetrics('records-api');
   app.use(metrics.middleware);
@@ -57,7 +59,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   );
   api.use(jsonBodyParser(config.JSON_BODY_LIMIT));
   api.use(schemaRoutes(db.prisma));
-  api.use(recordRoutes(db.pool));
+  api.use(recordRoutes(db.pool, logger));
   api.use(webhookRoutes(db.prisma, webhookSecretKey));
   app.use('/api/v1', api);
 

@@ -197,6 +197,24 @@ describe('upsert', () => {
   });
 });
 
+describe('matchOn index', () => {
+  it('is built in the background after the first upsert on a set of fields', async () => {
+    await post('/bulk', { matchOn: [fieldIds.Name], records: [{ Name: 'indexed' }] }).expect(200);
+    const deadline = Date.now() + 10_000;
+    let indexes: string[] = [];
+    while (Date.now() < deadline) {
+      const result = await h.db.pool.query<{ indexdef: string }>(
+        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE '%\\_match\\_%'`,
+        [`base_${baseId.replace(/-/g, '')}`],
+      );
+      indexes = result.rows.map((row) => row.indexdef);
+      if (indexes.some((definition) => definition.includes(fieldIds.Name!))) break;
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    expect(indexes.some((definition) => definition.includes(`("${fieldIds.Name}")`))).toBe(true);
+  });
+});
+
 describe('list', () => {
   it('pages in creation order with total and hasMore', async () => {
     const before = (await post('/list', {}).expect(200)).body.total;

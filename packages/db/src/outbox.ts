@@ -30,7 +30,7 @@ export function outboxInsert(event: OutboxEventInput): { text: string; values: u
     id,
     text: `WITH appended AS (
              INSERT INTO outbox_events (id, database_id, table_id, type, source, data)
-             VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::jsonb) RETURNING id
+             VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::json) RETURNING id
            )
            SELECT pg_notify('${OUTBOX_CHANNEL}', ''), (SELECT id FROM appended)`,
     values: [id, event.databaseId, event.tableId, event.type, event.source, event.dataJson],

@@ -59,7 +59,7 @@ function expectedSqlType(field: DmmfField): string {
     BigInt: 'int8',
     Boolean: 'bool',
     DateTime: native === 'Timestamptz' ? 'timestamptz' : 'timestamp',
-    Json: 'jsonb',
+    Json: native === 'Json' ? 'json' : 'jsonb',
     Float: 'float8',
   };
   const udt = base[field.type];

@@ -7,6 +7,7 @@ import {
 } from '@recordbase/contracts/records';
 import { principalOf } from '@recordbase/server-kit/auth';
 import { endpoint, RawJson, Reply } from '@recordbase/server-kit/http';
+import type { Logger } from '@recordbase/server-kit/logger';
 import { Router } from 'express';
 import type pg from 'pg';
 import { z } from 'zod';
@@ -22,7 +23,7 @@ const address = (params: { databaseId: string; tableId: string }) => ({
 });
 
 /** Records: listing, bulk create and upsert, single records, bulk delete. */
-export function recordRoutes(pool: pg.Pool): Router {
+export function recordRoutes(pool: pg.Pool, logger: Logger): Router {
   const router = Router();
   const base = '/bases/:databaseId/tables/:tableId/records';
 
@@ -38,7 +39,9 @@ export function recordRoutes(pool: pg.Pool): Router {
   router.post(
     `${base}/bulk`,
     endpoint({ params: tableParams, body: bulkRecordsRequestSchema }, async ({ params, body, res }) => {
-      const result = await records.bulkWrite(pool, principalOf(res), address(params), body);
+      const result = await records.bulkWrite(pool, principalOf(res), address(params), body, (error) =>
+        logger.warn({ err: error }, 'building a matchOn index failed'),
+      );
       return new Reply(
         result.created ? 201 : 200,
         new RawJson(`{"success":true,"records":${result.recordsJson}}`),

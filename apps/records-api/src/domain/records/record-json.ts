@@ -9,7 +9,8 @@ import type { FieldMeta, TableMeta } from './table-meta';
 
 const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
-function valueSql(table: TableMeta, field: FieldMeta): string {
+/** Values that need computing (formatting, the link subquery); plain columns are read as they are. */
+function computedValueSql(table: TableMeta, field: FieldMeta): string | null {
   const column = `r.${quoteIdent(field.id)}`;
   switch (field.type) {
     case 'date':
@@ -23,7 +24,7 @@ function valueSql(table: TableMeta, field: FieldMeta): string {
       return `COALESCE((SELECT json_agg(l.linked_id ORDER BY l.position) FROM ${link} l WHERE l.record_id = r.id), '[]'::json)`;
     }
     default:
-      return column;
+      return null;
   }
 }
 
@@ -46,8 +47,24 @@ function objectSql(pairs: [key: string, value: string][]): string {
   return `(${chunks.join(' || ')})::json`;
 }
 
-export function recordJsonSql(table: TableMeta, params: SqlParams): string {
-  const values = table.fields.map((field) => valueSql(table, field));
+export interface RecordJsonSql {
+  /** The record as a json expression. */
+  json: string;
+  /**
+   * Joined after the row source aliased `r`: computes each formatted value once per row (both
+   * `data` and `fields` show it), where referencing the expression twice would run it twice.
+   */
+  join: string;
+}
+
+export function recordJsonSql(table: TableMeta, params: SqlParams): RecordJsonSql {
+  const computed: string[] = [];
+  const values = table.fields.map((field) => {
+    const expression = computedValueSql(table, field);
+    if (expression === null) return `r.${quoteIdent(field.id)}`;
+    computed.push(`${expression} AS v${computed.length}`);
+    return `v.v${computed.length - 1}`;
+  });
   const byId = table.fields.map((field, i): [string, string] => [
     `${params.add(field.id)}::text`,
     values[i]!,
@@ -56,5 +73,9 @@ export function recordJsonSql(table: TableMeta, params: SqlParams): string {
     `${params.add(field.name)}::text`,
     values[i]!,
   ]);
-  return `json_build_object('id', r.id, 'data', ${objectSql(byId)}, 'fields', ${objectSql(byName)}, 'createdAt', to_char(r.created_at AT TIME ZONE 'UTC', ${ISO_UTC}), 'updatedAt', to_char(r.updated_at AT TIME ZONE 'UTC', ${ISO_UTC}))`;
+  return {
+    json: `json_build_object('id', r.id, 'data', ${objectSql(byId)}, 'fields', ${objectSql(byName)}, 'createdAt', to_char(r.created_at AT TIME ZONE 'UTC', ${ISO_UTC}), 'updatedAt', to_char(r.updated_at AT TIME ZONE 'UTC', ${ISO_UTC}))`,
+    // OFFSET 0 keeps the planner from inlining the subquery (which would duplicate the expressions).
+    join: computed.length > 0 ? `CROSS JOIN LATERAL (SELECT ${computed.join(', ')} OFFSET 0) v` : '',
+  };
 }

@@ -10,6 +10,7 @@ import { type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import { recordEvent } from '../events';
+import { ensureMatchIndex } from './match-indexes';
 import { resolveReferences } from './references';
 import {
   deleteRecords,
@@ -119,6 +120,7 @@ export async function bulkWrite(
   principal: Principal,
   address: TableAddress,
   body: BulkRecordsRequest,
+  onBackgroundError: (error: unknown) => void = () => {},
 ): Promise<BulkResult> {
   const table = await tableFor(pool, principal, address, 'records:write');
   const prepared = body.records.map((record, index) =>
@@ -180,6 +182,7 @@ export async function bulkWrite(
     await recordEvent(client, table, 'record.updated', updatedIds, jsonOf(updatedIds));
     return jsonOf(ids);
   });
+  ensureMatchIndex(pool, table, fields, onBackgroundError);
   return { created: false, recordsJson };
 }
 
