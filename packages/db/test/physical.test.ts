@@ -128,6 +128,29 @@ describe('physical tables', () => {
     expect((await columnTypes(table))[field.id]).toBe('text');
   });
 
+  it('refuses text that PostgreSQL would read as NaN or Infinity, which JSON cannot carry', async () => {
+    const field: PhysicalField = { id: newFieldId(), name: 'Qty', type: 'single_line_text' };
+    const table = await newTable([field]);
+    await db.pool.query(
+      `INSERT INTO "${table.schemaName}"."${table.id}" ("${field.id}") VALUES ('1'), ('NaN')`,
+    );
+    await expect(run(changeFieldType(table, field, 'number')!)).rejects.toThrow(/finite/);
+    await db.pool.query(`UPDATE "${table.schemaName}"."${table.id}" SET "${field.id}" = '-infinity'`);
+    await expect(run(changeFieldType(table, field, 'number')!)).rejects.toThrow(/finite/);
+  });
+
+  it('refuses text that PostgreSQL would read as an infinite date', async () => {
+    const field: PhysicalField = { id: newFieldId(), name: 'When', type: 'single_line_text' };
+    const table = await newTable([field]);
+    await db.pool.query(
+      `INSERT INTO "${table.schemaName}"."${table.id}" ("${field.id}") VALUES ('2024-01-02'), ('infinity')`,
+    );
+    await expect(run(changeFieldType(table, field, 'date')!)).rejects.toThrow(/real date/);
+    await expect(run(changeFieldType(table, field, 'datetime')!)).rejects.toThrow(/real date/);
+    await db.pool.query(`DELETE FROM "${table.schemaName}"."${table.id}" WHERE "${field.id}" = 'infinity'`);
+    await run(changeFieldType(table, field, 'date')!);
+  });
+
   it('refuses a rating outside 0..max and accepts whole numbers inside it', async () => {
     const field: PhysicalField = { id: newFieldId(), name: 'Score', type: 'number' };
     const table = await newTable([field]);

@@ -39,9 +39,18 @@ function asText(from: FieldType, column: string): string | null {
 
 function asDouble(from: FieldType, column: string): string | null {
   if (isNumeric(from)) return `${column}::double precision`;
-  if (isTextColumn(from)) return `NULLIF(btrim(${column}), '')::double precision`;
+  if (isTextColumn(from)) {
+    // PostgreSQL reads 'NaN' and 'Infinity' as numbers; JSON has no such values, so they do not convert.
+    const number = `NULLIF(btrim(${column}), '')::double precision`;
+    return `CASE WHEN ${number} IN ('NaN'::float8, 'Infinity'::float8, '-Infinity'::float8) THEN ${failed(column, 'a finite number')}::float8 ELSE ${number} END`;
+  }
   if (from === 'checkbox') return `CASE WHEN ${column} THEN 1 ELSE 0 END::double precision`;
   return null;
+}
+
+/** PostgreSQL reads 'infinity' as a date; the API has no way to show one. */
+function finiteOrFail(value: string, column: string, sqlType: 'date' | 'timestamptz'): string {
+  return `CASE WHEN isfinite(${value}) IS FALSE THEN ${failed(column, 'a real date')}::${sqlType} ELSE ${value} END`;
 }
 
 export interface ConversionContext {
@@ -78,11 +87,12 @@ export function conversionExpression(
       return `CASE WHEN (${number}) IS NULL THEN NULL WHEN (${number}) = trunc(${number}) AND (${number}) BETWEEN 0 AND ${max} THEN (${number})::smallint ELSE ${failed(number, `rating (a whole number from 0 to ${max})`)}::smallint END`;
     }
     case 'date':
-      if (isTextColumn(from)) return `NULLIF(btrim(${column}), '')::date`;
+      if (isTextColumn(from)) return finiteOrFail(`NULLIF(btrim(${column}), '')::date`, column, 'date');
       if (from === 'datetime') return `(${column} AT TIME ZONE 'UTC')::date`;
       return null;
     case 'datetime':
-      if (isTextColumn(from)) return `NULLIF(btrim(${column}), '')::timestamptz`;
+      if (isTextColumn(from))
+        return finiteOrFail(`NULLIF(btrim(${column}), '')::timestamptz`, column, 'timestamptz');
       if (from === 'date') return `(${column}::timestamp AT TIME ZONE 'UTC')`;
       return null;
     case 'checkbox':

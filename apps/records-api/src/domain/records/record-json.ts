@@ -9,73 +9,70 @@ import type { FieldMeta, TableMeta } from './table-meta';
 
 const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
-/** Values that need computing (formatting, the link subquery); plain columns are read as they are. */
-function computedValueSql(table: TableMeta, field: FieldMeta): string | null {
+/** A field's value as JSON text, never SQL NULL (an empty value is the JSON `null`). */
+function valueJsonSql(table: TableMeta, field: FieldMeta): string {
   const column = `r.${quoteIdent(field.id)}`;
   switch (field.type) {
     case 'date':
-      return `to_char(${column}, 'YYYY-MM-DD')`;
+      return `COALESCE(to_json(to_char(${column}, 'YYYY-MM-DD'))::text, 'null')`;
     case 'datetime':
-      return `to_char(${column} AT TIME ZONE 'UTC', ${ISO_UTC})`;
-    case 'multiple_select':
-      return `to_json(${column})`;
+      return `COALESCE(to_json(to_char(${column} AT TIME ZONE 'UTC', ${ISO_UTC}))::text, 'null')`;
+    case 'attachments':
+      return `${column}::text`;
+    // A number's and a boolean's text output is already its JSON (PostgreSQL prints the shortest
+    // exact form of a double), so these skip to_json.
+    case 'number':
+    case 'currency':
+    case 'percent':
+    case 'duration':
+    case 'rating':
+      return `COALESCE(${column}::text, 'null')`;
+    case 'checkbox':
+      return `${column}::text`;
     case 'linked_record': {
       const link = qualifiedTable(table.schemaName, linkTableName(field.id));
-      return `COALESCE((SELECT json_agg(l.linked_id ORDER BY l.position) FROM ${link} l WHERE l.record_id = r.id), '[]'::json)`;
+      return `COALESCE((SELECT json_agg(l.linked_id ORDER BY l.position) FROM ${link} l WHERE l.record_id = r.id)::text, '[]')`;
     }
     default:
-      return null;
+      return `COALESCE(to_json(${column})::text, 'null')`;
   }
-}
-
-/** json_build_object takes at most 100 arguments; wider tables are built in chunks and merged. */
-const PAIRS_PER_CALL = 50;
-
-function objectSql(pairs: [key: string, value: string][]): string {
-  if (pairs.length === 0) return `'{}'::json`;
-  if (pairs.length <= PAIRS_PER_CALL)
-    return `json_build_object(${pairs.map(([k, v]) => `${k}, ${v}`).join(', ')})`;
-  const chunks: string[] = [];
-  for (let i = 0; i < pairs.length; i += PAIRS_PER_CALL) {
-    chunks.push(
-      `jsonb_build_object(${pairs
-        .slice(i, i + PAIRS_PER_CALL)
-        .map(([k, v]) => `${k}, ${v}`)
-        .join(', ')})`,
-    );
-  }
-  return `(${chunks.join(' || ')})::json`;
 }
 
 export interface RecordJsonSql {
-  /** The record as a json expression. */
-  json: string;
+  /** The record as JSON text. */
+  text: string;
   /**
-   * Joined after the row source aliased `r`: computes each formatted value once per row (both
-   * `data` and `fields` show it), where referencing the expression twice would run it twice.
+   * Joined after the row source aliased `r`: renders each value once per row, though both `data`
+   * and `fields` show it.
    */
   join: string;
 }
 
+/**
+ * Renders the record by joining pieces of text: each value is turned into JSON once, and the
+ * keys (field ids and names, JSON-encoded here) arrive as parameters. Cheaper than building two
+ * json objects, which would encode every value twice.
+ */
 export function recordJsonSql(table: TableMeta, params: SqlParams): RecordJsonSql {
-  const computed: string[] = [];
-  const values = table.fields.map((field) => {
-    const expression = computedValueSql(table, field);
-    if (expression === null) return `r.${quoteIdent(field.id)}`;
-    computed.push(`${expression} AS v${computed.length}`);
-    return `v.v${computed.length - 1}`;
+  const pieces: string[] = [`'{"id":"'`, 'r.id::text', `'","data":{'`];
+  table.fields.forEach((field, i) => {
+    pieces.push(`${params.add(`${i > 0 ? ',' : ''}${JSON.stringify(field.id)}:`)}::text`, `v.v${i}`);
   });
-  const byId = table.fields.map((field, i): [string, string] => [
-    `${params.add(field.id)}::text`,
-    values[i]!,
-  ]);
-  const byName = table.fields.map((field, i): [string, string] => [
-    `${params.add(field.name)}::text`,
-    values[i]!,
-  ]);
+  pieces.push(`'},"fields":{'`);
+  table.fields.forEach((field, i) => {
+    pieces.push(`${params.add(`${i > 0 ? ',' : ''}${JSON.stringify(field.name)}:`)}::text`, `v.v${i}`);
+  });
+  pieces.push(
+    `'},"createdAt":"'`,
+    `to_char(r.created_at AT TIME ZONE 'UTC', ${ISO_UTC})`,
+    `'","updatedAt":"'`,
+    `to_char(r.updated_at AT TIME ZONE 'UTC', ${ISO_UTC})`,
+    `'"}'`,
+  );
+  const values = table.fields.map((field, i) => `${valueJsonSql(table, field)} AS v${i}`);
   return {
-    json: `json_build_object('id', r.id, 'data', ${objectSql(byId)}, 'fields', ${objectSql(byName)}, 'createdAt', to_char(r.created_at AT TIME ZONE 'UTC', ${ISO_UTC}), 'updatedAt', to_char(r.updated_at AT TIME ZONE 'UTC', ${ISO_UTC}))`,
+    text: `array_to_string(ARRAY[${pieces.join(', ')}], '')`,
     // OFFSET 0 keeps the planner from inlining the subquery (which would duplicate the expressions).
-    join: computed.length > 0 ? `CROSS JOIN LATERAL (SELECT ${computed.join(', ')} OFFSET 0) v` : '',
+    join: values.length > 0 ? `CROSS JOIN LATERAL (SELECT ${values.join(', ')} OFFSET 0) v` : '',
   };
 }

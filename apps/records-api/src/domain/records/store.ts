@@ -92,7 +92,7 @@ export async function listRecords(
   const record = recordJsonSql(table, params);
   // PostgreSQL joins the page into one text: one value to read instead of one row per record.
   const result = await client.query<{ page: string | null; fetched: number }>(
-    `SELECT string_agg((${record.json})::text, ',' ORDER BY page.n) FILTER (WHERE page.n <= ${pageSize}) AS page,
+    `SELECT string_agg(${record.text}, ',' ORDER BY page.n) FILTER (WHERE page.n <= ${pageSize}) AS page,
             count(*)::int AS fetched
        FROM unnest(ARRAY(SELECT r.seq FROM ${tableRef(table)} r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}))
             WITH ORDINALITY AS page(seq, n)
@@ -120,7 +120,7 @@ export async function fetchRecordsJson(
   const params = new SqlParams();
   const record = recordJsonSql(table, params);
   const result = await client.query<{ id: string; j: string }>(
-    `SELECT r.id::text AS id, (${record.json})::text AS j FROM ${tableRef(table)} r ${record.join} WHERE r.id = ANY(${params.add(ids)}::uuid[])`,
+    `SELECT r.id::text AS id, ${record.text} AS j FROM ${tableRef(table)} r ${record.join} WHERE r.id = ANY(${params.add(ids)}::uuid[])`,
     params.values,
   );
   return new Map(result.rows.map((row) => [row.id, row.j]));
