@@ -246,6 +246,31 @@ async function insertAttempt(
   );
 }
 
+describe('a webhook filtered on a table', () => {
+  it('outlives the table, so the table.deleted event still finds it', async () => {
+    const table = await h.api
+      .post(`/api/v1/bases/${baseId}/tables`)
+      .set('Authorization', auth)
+      .send({ name: 'Short-lived', fields: [{ name: 'N', type: 'number' }] })
+      .expect(201);
+    const hook = await createWebhook({ events: ['table.deleted'], tableId: table.body.id });
+    await h.api
+      .delete(`/api/v1/bases/${baseId}/tables/${table.body.id}`)
+      .set('Authorization', auth)
+      .expect(200);
+    const after = await h.api
+      .get(url(`/${hook.id}`))
+      .set('Authorization', auth)
+      .expect(200);
+    expect(after.body).toMatchObject({ tableId: table.body.id, active: true });
+    const event = await h.db.pool.query(
+      `SELECT table_id FROM outbox_events WHERE type = 'table.deleted' AND table_id = $1`,
+      [table.body.id],
+    );
+    expect(event.rowCount).toBe(1);
+  });
+});
+
 describe('delivery log', () => {
   it('lists one entry per attempt, newest first, in the contract shape', async () => {
     const webhook = await createWebhook();
