@@ -135,6 +135,17 @@ describe('sending one attempt', () => {
     });
   });
 
+  it.each([
+    'http://127.0.0.1/hook',
+    'http://[::1]/hook',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://10.1.2.3/',
+    'https://[::ffff:127.0.0.1]/',
+  ])('refuses %s without the allow-list, before any connection', async (url) => {
+    const result = await sendWebhook(url, {}, '{}', { timeoutMs: 2000, allowedCidrs: [] });
+    expect(result).toMatchObject({ ok: false, statusCode: null, errorKind: 'ssrf' });
+  });
+
   it('refuses localhost when loopback is not allowed, without connecting', async () => {
     const url = `http://localhost:${receiver.port}/hook`;
     const result = await sendWebhook(url, {}, '{}', { timeoutMs: 2000, allowedCidrs: [] });
