@@ -1,6 +1,6 @@
 import { type Db, parseSecretKey } from '@recordbase/db';
 import { authMiddleware, createAuthenticator, principalOf } from '@recordbase/server-kit/auth';
-import { operationalRoutes } from '@recordbase/server-kit/health';
+import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, jsonBodyParser, unknownRoute } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
@@ -35,12 +35,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   app.use(
     operationalRoutes(
       {
-        postgres: async () => {
-          await db.pool.query('SELECT 1');
-        },
-        redis: async () => {
-          await redis.ping();
-        },
+        ...dependencyChecks(db.pool, redis),
       },
       metrics,
     ),

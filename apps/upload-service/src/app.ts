@@ -1,6 +1,6 @@
 import type { Db } from '@recordbase/db';
 import { authMiddleware, createAuthenticator } from '@recordbase/server-kit/auth';
-import { operationalRoutes } from '@recordbase/server-kit/health';
+import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, unknownRoute } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
@@ -29,12 +29,7 @@ export function createApp(deps: UploadServiceDeps): Express {
   app.use(
     operationalRoutes(
       {
-        postgres: async () => {
-          await db.pool.query('SELECT 1');
-        },
-        redis: async () => {
-          await redis.ping();
-        },
+        ...dependencyChecks(db.pool, redis),
         storage: () => checkStorageWritable(config.STORAGE_DIR),
       },
       metrics,

@@ -1,5 +1,5 @@
 import type { Db } from '@recordbase/db';
-import { operationalRoutes } from '@recordbase/server-kit/health';
+import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, unknownRoute } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics, type Metrics } from '@recordbase/server-kit/metrics';
@@ -27,12 +27,7 @@ export function createApp(deps: WebhookDispatcherDeps): Express {
   app.use(
     operationalRoutes(
       {
-        postgres: async () => {
-          await db.pool.query('SELECT 1');
-        },
-        redis: async () => {
-          await redis.ping();
-        },
+        ...dependencyChecks(db.pool, redis),
         ...(dispatcher ? { workers: () => dispatcher.readiness() } : {}),
       },
       metrics,

@@ -3,6 +3,21 @@ import type { Metrics } from './metrics';
 
 export type ReadinessCheck = () => Promise<void>;
 
+/** The checks every service shares: its PostgreSQL pool and its Redis connection answer. */
+export function dependencyChecks(
+  pool: { query(text: string): Promise<unknown> },
+  redis: { ping(): Promise<unknown> },
+): Record<string, ReadinessCheck> {
+  return {
+    postgres: async () => {
+      await pool.query('SELECT 1');
+    },
+    redis: async () => {
+      await redis.ping();
+    },
+  };
+}
+
 function withTimeout(check: ReadinessCheck, ms: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
