@@ -344,6 +344,12 @@ export function writeReadme(results: Results): string {
   const path = join(__dirname, '..', 'README.md');
   const findingsPath = join(__dirname, 'findings.md');
   const findings = existsSync(findingsPath) ? `\n${readFileSync(findingsPath, 'utf8').trim()}\n` : '';
-  writeFileSync(path, `${README_INTRO}\n### Results\n\n${renderReport(results)}\n${findings}`);
+  // Other benchmarks keep their own "## " sections after this one; only the records part is rewritten.
+  const existing = existsSync(path) ? readFileSync(path, 'utf8') : '';
+  const otherSections = existing.match(/\n## (?!records\b)[\s\S]*$/)?.[0] ?? '';
+  writeFileSync(
+    path,
+    `${README_INTRO}\n### Results\n\n${renderReport(results)}\n${findings}${otherSections}`,
+  );
   return path;
 }
