@@ -1,4 +1,4 @@
-import { type Harness, startHarness } from './harness';
+import { createBase, type Harness, startHarness } from './harness';
 
 let h: Harness;
 let auth: string;
@@ -34,22 +34,18 @@ async function lastSeq(): Promise<number> {
 describe('the outbox', () => {
   it('records table, field and record events with the contract data, one per request', async () => {
     let mark = await lastSeq();
-    const base = await h.api
-      .post('/api/v1/bases')
-      .set('Authorization', auth)
-      .send({
-        name: 'E',
-        tables: [
-          {
-            name: 'Items',
-            fields: [
-              { name: 'Name', type: 'single_line_text' },
-              { name: 'Email', type: 'email' },
-            ],
-          },
-        ],
-      })
-      .expect(201);
+    const base = await createBase(h, {
+      name: 'E',
+      tables: [
+        {
+          name: 'Items',
+          fields: [
+            { name: 'Name', type: 'single_line_text' },
+            { name: 'Email', type: 'email' },
+          ],
+        },
+      ],
+    });
     const table = base.body.tables[0];
     let events = await eventsSince(mark);
     expect(events).toEqual([
@@ -125,22 +121,18 @@ describe('the outbox', () => {
   });
 
   it('records nothing when the change fails', async () => {
-    const base = await h.api
-      .post('/api/v1/bases')
-      .set('Authorization', auth)
-      .send({
-        name: 'F',
-        tables: [
-          {
-            name: 'Items',
-            fields: [
-              { name: 'Name', type: 'single_line_text' },
-              { name: 'Qty', type: 'long_text' },
-            ],
-          },
-        ],
-      })
-      .expect(201);
+    const base = await createBase(h, {
+      name: 'F',
+      tables: [
+        {
+          name: 'Items',
+          fields: [
+            { name: 'Name', type: 'single_line_text' },
+            { name: 'Qty', type: 'long_text' },
+          ],
+        },
+      ],
+    });
     const root = `/api/v1/bases/${base.body.id}/tables/Items`;
     await h.api
       .post(`${root}/records`)

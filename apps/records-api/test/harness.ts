@@ -77,3 +77,8 @@ export async function columnsOf(
 export function schemaNameOf(databaseId: string): string {
   return `base_${databaseId.replace(/-/g, '')}`;
 }
+
+/** Creates a database (with tables, if the body has them) as root; the answer must be 201. */
+export function createBase(h: Harness, body: object) {
+  return h.api.post('/api/v1/bases').set('Authorization', h.bearer(h.rootKey)).send(body).expect(201);
+}

@@ -8,7 +8,7 @@ import {
   type Sort,
   type TableRecord,
 } from '@recordbase/contracts/records';
-import { createDb, type Db, newDatabaseId, newFieldId, newTableId } from '@recordbase/db';
+import { createDb, type Db, newDatabaseId, newFieldId, newTableId, withTransaction } from '@recordbase/db';
 import {
   addField,
   createDatabaseSchema,
@@ -477,17 +477,9 @@ let records: TableRecord[];
 const labelById = new Map<string, Label>(LABELS.map((label) => [RECORD_IDS[label], label]));
 
 async function run(statements: string[]) {
-  const client = await db.pool.connect();
-  try {
-    await client.query('BEGIN');
+  await withTransaction(db.pool, async (client) => {
     for (const statement of statements) await client.query(statement);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK');
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 const castByType: Record<Exclude<FieldType, 'linked_record'>, string> = {

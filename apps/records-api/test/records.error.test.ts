@@ -1,4 +1,4 @@
-import { type Harness, startHarness } from './harness';
+import { createBase, type Harness, startHarness } from './harness';
 
 let h: Harness;
 let auth: string;
@@ -9,27 +9,23 @@ const url = (path = '') => `/api/v1/bases/${baseId}/tables/Items/records${path}`
 beforeAll(async () => {
   h = await startHarness();
   auth = h.bearer(h.rootKey);
-  const base = await h.api
-    .post('/api/v1/bases')
-    .set('Authorization', auth)
-    .send({
-      name: 'B',
-      tables: [
-        {
-          name: 'Items',
-          fields: [
-            { name: 'Name', type: 'single_line_text' },
-            { name: 'Count', type: 'number' },
-            { name: 'Stars', type: 'rating', template: { max: 3 } },
-            { name: 'Due', type: 'date' },
-            { name: 'Email', type: 'email' },
-            { name: 'Stage', type: 'single_select', template: { options: [{ name: 'A' }] } },
-            { name: 'Files', type: 'attachments' },
-          ],
-        },
-      ],
-    })
-    .expect(201);
+  const base = await createBase(h, {
+    name: 'B',
+    tables: [
+      {
+        name: 'Items',
+        fields: [
+          { name: 'Name', type: 'single_line_text' },
+          { name: 'Count', type: 'number' },
+          { name: 'Stars', type: 'rating', template: { max: 3 } },
+          { name: 'Due', type: 'date' },
+          { name: 'Email', type: 'email' },
+          { name: 'Stage', type: 'single_select', template: { options: [{ name: 'A' }] } },
+          { name: 'Files', type: 'attachments' },
+        ],
+      },
+    ],
+  });
   baseId = base.body.id;
   fieldIds = Object.fromEntries(
     base.body.tables[0].fields.map((f: { name: string; id: string }) => [f.name, f.id]),

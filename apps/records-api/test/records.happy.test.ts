@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Harness, startHarness } from './harness';
+import { createBase, type Harness, startHarness } from './harness';
 
 let h: Harness;
 let auth: string;
@@ -35,17 +35,13 @@ const allTypes = [
 beforeAll(async () => {
   h = await startHarness();
   auth = h.bearer(h.rootKey);
-  const base = await h.api
-    .post('/api/v1/bases')
-    .set('Authorization', auth)
-    .send({
-      name: 'Sales',
-      tables: [
-        { name: 'Companies', fields: [{ name: 'Name', type: 'single_line_text' }] },
-        { name: 'Deals', fields: allTypes },
-      ],
-    })
-    .expect(201);
+  const base = await createBase(h, {
+    name: 'Sales',
+    tables: [
+      { name: 'Companies', fields: [{ name: 'Name', type: 'single_line_text' }] },
+      { name: 'Deals', fields: allTypes },
+    ],
+  });
   baseId = base.body.id;
   fieldIds = Object.fromEntries(
     base.body.tables[1].fields.map((f: { name: string; id: string }) => [f.name, f.id]),

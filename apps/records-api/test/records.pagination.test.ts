@@ -1,4 +1,4 @@
-import { type Harness, startHarness } from './harness';
+import { createBase, type Harness, startHarness } from './harness';
 
 let h: Harness;
 let auth: string;
@@ -7,23 +7,19 @@ let list: string;
 beforeAll(async () => {
   h = await startHarness();
   auth = h.bearer(h.rootKey);
-  const base = await h.api
-    .post('/api/v1/bases')
-    .set('Authorization', auth)
-    .send({
-      name: 'P',
-      tables: [
-        {
-          name: 'Rows',
-          fields: [
-            { name: 'Name', type: 'single_line_text' },
-            { name: 'Group', type: 'number' },
-            { name: 'Flag', type: 'checkbox' },
-          ],
-        },
-      ],
-    })
-    .expect(201);
+  const base = await createBase(h, {
+    name: 'P',
+    tables: [
+      {
+        name: 'Rows',
+        fields: [
+          { name: 'Name', type: 'single_line_text' },
+          { name: 'Group', type: 'number' },
+          { name: 'Flag', type: 'checkbox' },
+        ],
+      },
+    ],
+  });
   const bulk = `/api/v1/bases/${base.body.id}/tables/Rows/records/bulk`;
   list = `/api/v1/bases/${base.body.id}/tables/Rows/records/list`;
   // Three bulk requests: every record of a request shares its createdAt, so the default order

@@ -3,7 +3,7 @@ import type { Filter, Sort, TableRecord } from '@recordbase/contracts/records';
 import fc from 'fast-check';
 import { compareForSort, matchesFilter } from '../src/domain/records/filter-evaluator';
 import { buildTableMeta, type TableMeta } from '../src/domain/records/table-meta';
-import { type Harness, startHarness } from './harness';
+import { createBase, type Harness, startHarness } from './harness';
 
 /**
  * Random filters, sorts and pages against the real API, checked against an in-memory evaluation
@@ -56,11 +56,7 @@ const rowArbitrary = fc.record(
 beforeAll(async () => {
   h = await startHarness();
   auth = h.bearer(h.rootKey);
-  const base = await h.api
-    .post('/api/v1/bases')
-    .set('Authorization', auth)
-    .send({ name: 'Prop', tables: [{ name: 'Rows', fields: fieldDefs }] })
-    .expect(201);
+  const base = await createBase(h, { name: 'Prop', tables: [{ name: 'Rows', fields: fieldDefs }] });
   const created = base.body.tables[0];
   table = buildTableMeta({
     databaseId: base.body.id,

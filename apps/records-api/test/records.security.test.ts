@@ -1,4 +1,4 @@
-import { type Harness, schemaNameOf, startHarness } from './harness';
+import { createBase, type Harness, schemaNameOf, startHarness } from './harness';
 
 let h: Harness;
 let auth: string;
@@ -21,22 +21,18 @@ async function metadataTablesIntact() {
 
 describe('SQL injection attempts are harmless', () => {
   it('through table names, field names, values, filters and sorts', async () => {
-    const base = await h.api
-      .post('/api/v1/bases')
-      .set('Authorization', auth)
-      .send({
-        name: hostile,
-        tables: [
-          {
-            name: hostile,
-            fields: [
-              { name: hostile, type: 'single_line_text' },
-              { name: hostileQuote, type: 'number' },
-            ],
-          },
-        ],
-      })
-      .expect(201);
+    const base = await createBase(h, {
+      name: hostile,
+      tables: [
+        {
+          name: hostile,
+          fields: [
+            { name: hostile, type: 'single_line_text' },
+            { name: hostileQuote, type: 'number' },
+          ],
+        },
+      ],
+    });
     const baseId = base.body.id;
     const tableName = encodeURIComponent(hostile);
     const records = `/api/v1/bases/${baseId}/tables/${tableName}/records`;
@@ -102,22 +98,18 @@ describe('SQL injection attempts are harmless', () => {
 
 describe('concurrent upserts', () => {
   it('on the same matchOn key leave exactly one record', async () => {
-    const base = await h.api
-      .post('/api/v1/bases')
-      .set('Authorization', auth)
-      .send({
-        name: 'C',
-        tables: [
-          {
-            name: 'People',
-            fields: [
-              { name: 'Email', type: 'email' },
-              { name: 'Visits', type: 'number' },
-            ],
-          },
-        ],
-      })
-      .expect(201);
+    const base = await createBase(h, {
+      name: 'C',
+      tables: [
+        {
+          name: 'People',
+          fields: [
+            { name: 'Email', type: 'email' },
+            { name: 'Visits', type: 'number' },
+          ],
+        },
+      ],
+    });
     const emailId = base.body.tables[0].fields[0].id;
     const bulk = `/api/v1/bases/${base.body.id}/tables/People/records/bulk`;
     const responses = await Promise.all(

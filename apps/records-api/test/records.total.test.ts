@@ -1,4 +1,4 @@
-import { type Harness, startHarness } from './harness';
+import { createBase, type Harness, startHarness } from './harness';
 
 let h: Harness;
 let auth: string;
@@ -7,11 +7,10 @@ let records: string;
 beforeAll(async () => {
   h = await startHarness();
   auth = h.bearer(h.rootKey);
-  const base = await h.api
-    .post('/api/v1/bases')
-    .set('Authorization', auth)
-    .send({ name: 'T', tables: [{ name: 'Rows', fields: [{ name: 'Name', type: 'single_line_text' }] }] })
-    .expect(201);
+  const base = await createBase(h, {
+    name: 'T',
+    tables: [{ name: 'Rows', fields: [{ name: 'Name', type: 'single_line_text' }] }],
+  });
   records = `/api/v1/bases/${base.body.id}/tables/Rows/records`;
 });
 afterAll(() => h.close());

@@ -1,4 +1,4 @@
-import { columnsOf, type Harness, schemaNameOf, startHarness } from './harness';
+import { columnsOf, createBase, type Harness, schemaNameOf, startHarness } from './harness';
 
 let h: Harness;
 let auth: string;
@@ -9,22 +9,18 @@ let fieldId: string;
 beforeAll(async () => {
   h = await startHarness();
   auth = h.bearer(h.rootKey);
-  const base = await h.api
-    .post('/api/v1/bases')
-    .set('Authorization', auth)
-    .send({
-      name: 'Base',
-      tables: [
-        {
-          name: 'Tasks',
-          fields: [
-            { name: 'Name', type: 'single_line_text' },
-            { name: 'Notes', type: 'long_text' },
-          ],
-        },
-      ],
-    })
-    .expect(201);
+  const base = await createBase(h, {
+    name: 'Base',
+    tables: [
+      {
+        name: 'Tasks',
+        fields: [
+          { name: 'Name', type: 'single_line_text' },
+          { name: 'Notes', type: 'long_text' },
+        ],
+      },
+    ],
+  });
   baseId = base.body.id;
   tableId = base.body.tables[0].id;
   fieldId = base.body.tables[0].fields[1].id;

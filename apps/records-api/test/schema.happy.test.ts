@@ -1,4 +1,4 @@
-import { columnsOf, type Harness, schemaNameOf, startHarness } from './harness';
+import { columnsOf, createBase, type Harness, schemaNameOf, startHarness } from './harness';
 
 let h: Harness;
 let auth: string;
@@ -10,11 +10,7 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 async function newBase(tables: object[] = []) {
-  const response = await h.api
-    .post('/api/v1/bases')
-    .set('Authorization', auth)
-    .send({ name: 'Base', tables })
-    .expect(201);
+  const response = await createBase(h, { name: 'Base', tables });
   return response.body as {
     id: string;
     tables: { id: string; name: string; fields: { id: string; name: string }[] }[];

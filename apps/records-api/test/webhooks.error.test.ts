@@ -1,4 +1,4 @@
-import { type Harness, startHarness } from './harness';
+import { createBase, type Harness, startHarness } from './harness';
 
 let h: Harness;
 let auth: string;
@@ -7,11 +7,10 @@ let baseId: string;
 beforeAll(async () => {
   h = await startHarness();
   auth = h.bearer(h.rootKey);
-  const base = await h.api
-    .post('/api/v1/bases')
-    .set('Authorization', auth)
-    .send({ name: 'Base', tables: [{ name: 'Tasks', fields: [{ name: 'Name', type: 'single_line_text' }] }] })
-    .expect(201);
+  const base = await createBase(h, {
+    name: 'Base',
+    tables: [{ name: 'Tasks', fields: [{ name: 'Name', type: 'single_line_text' }] }],
+  });
   baseId = base.body.id;
 });
 afterAll(() => h.close());
@@ -20,11 +19,7 @@ const url = (path = '', databaseId = baseId) => `/api/v1/bases/${databaseId}/web
 const valid = { url: 'https://example.com/hook', events: ['record.created'] };
 
 async function newBase(): Promise<string> {
-  const response = await h.api
-    .post('/api/v1/bases')
-    .set('Authorization', auth)
-    .send({ name: 'B' })
-    .expect(201);
+  const response = await createBase(h, { name: 'B' });
   return response.body.id;
 }
 
@@ -109,11 +104,10 @@ describe('creating a webhook refuses bad input with a 400 naming the problem, wr
   });
 
   it('a tableId of a table in another database', async () => {
-    const other = await h.api
-      .post('/api/v1/bases')
-      .set('Authorization', auth)
-      .send({ name: 'Other', tables: [{ name: 'Elsewhere', fields: [{ name: 'N', type: 'number' }] }] })
-      .expect(201);
+    const other = await createBase(h, {
+      name: 'Other',
+      tables: [{ name: 'Elsewhere', fields: [{ name: 'N', type: 'number' }] }],
+    });
     const foreignTableId = other.body.tables[0].id;
     const response = await h.api
       .post(url())

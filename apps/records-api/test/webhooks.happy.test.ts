@@ -8,7 +8,7 @@ import {
 } from '@recordbase/contracts/webhooks';
 import { DELIVERIES_CHANNEL } from '@recordbase/db';
 import type { Notification } from 'pg';
-import { type Harness, startHarness } from './harness';
+import { createBase, type Harness, startHarness } from './harness';
 
 let h: Harness;
 let auth: string;
@@ -18,11 +18,10 @@ let tasksId: string;
 beforeAll(async () => {
   h = await startHarness();
   auth = h.bearer(h.rootKey);
-  const base = await h.api
-    .post('/api/v1/bases')
-    .set('Authorization', auth)
-    .send({ name: 'Base', tables: [{ name: 'Tasks', fields: [{ name: 'Name', type: 'single_line_text' }] }] })
-    .expect(201);
+  const base = await createBase(h, {
+    name: 'Base',
+    tables: [{ name: 'Tasks', fields: [{ name: 'Name', type: 'single_line_text' }] }],
+  });
   baseId = base.body.id;
   tasksId = base.body.tables[0].id;
 });
@@ -117,7 +116,7 @@ describe('reading webhooks', () => {
   });
 
   it('lists nothing for a database without webhooks', async () => {
-    const other = await h.api.post('/api/v1/bases').set('Authorization', auth).send({ name: 'Empty' });
+    const other = await createBase(h, { name: 'Empty' });
     const response = await h.api
       .get(`/api/v1/bases/${other.body.id}/webhooks`)
       .set('Authorization', auth)
@@ -251,8 +250,7 @@ describe('a webhook filtered on a table', () => {
     const table = await h.api
       .post(`/api/v1/bases/${baseId}/tables`)
       .set('Authorization', auth)
-      .send({ name: 'Short-lived', fields: [{ name: 'N', type: 'number' }] })
-      .expect(201);
+      .send({ name: 'Short-lived', fields: [{ name: 'N', type: 'number' }] });
     const hook = await createWebhook({ events: ['table.deleted'], tableId: table.body.id });
     await h.api
       .delete(`/api/v1/bases/${baseId}/tables/${table.body.id}`)

@@ -1,5 +1,5 @@
 import { decryptSecret } from '@recordbase/db';
-import { type Harness, startHarness } from './harness';
+import { createBase, type Harness, startHarness } from './harness';
 
 let h: Harness;
 let root: string;
@@ -10,12 +10,8 @@ beforeAll(async () => {
   h = await startHarness();
   root = h.bearer(h.rootKey);
   const tables = [{ name: 'Tasks', fields: [{ name: 'Name', type: 'single_line_text' }] }];
-  baseA = (
-    await h.api.post('/api/v1/bases').set('Authorization', root).send({ name: 'A', tables }).expect(201)
-  ).body.id;
-  baseB = (
-    await h.api.post('/api/v1/bases').set('Authorization', root).send({ name: 'B', tables }).expect(201)
-  ).body.id;
+  baseA = (await createBase(h, { name: 'A', tables })).body.id;
+  baseB = (await createBase(h, { name: 'B', tables })).body.id;
 });
 afterAll(() => h.close());
 

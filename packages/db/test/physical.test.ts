@@ -11,6 +11,7 @@ import {
 } from '../src/physical';
 import { schemaNameForDatabase } from '../src/physical/naming';
 import { createTestDatabase, type TestDatabase } from '../src/testing';
+import { withTransaction } from '../src/transaction';
 
 let testDb: TestDatabase;
 let db: Db;
@@ -25,17 +26,9 @@ afterAll(async () => {
 });
 
 async function run(statements: string[]) {
-  const client = await db.pool.connect();
-  try {
-    await client.query('BEGIN');
+  await withTransaction(db.pool, async (client) => {
     for (const statement of statements) await client.query(statement);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK');
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 async function columnTypes(table: PhysicalTable): Promise<Record<string, string>> {
