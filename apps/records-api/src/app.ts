@@ -1,7 +1,9 @@
 import { type Db, parseSecretKey } from '@recordbase/db';
 import { authMiddleware, createAuthenticator, principalOf } from '@recordbase/server-kit/auth';
+import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
+import { trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
-import { errorMiddleware, jsonBodyParser, unknownRoute } from '@recordbase/server-kit/http';
+import { errorMiddleware, unknownRoute } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
 import { createRateLimiter, rateLimitMiddleware } from '@recordbase/server-kit/rate-limit';
@@ -18,7 +20,14 @@ export interface RecordsApiDeps {
   logger: Logger;
   config: Pick<
     RecordsApiConfig,
-    'ROOT_API_KEY' | 'RATE_LIMIT_PER_SECOND' | 'RATE_LIMIT_BURST' | 'JSON_BODY_LIMIT' | 'WEBHOOK_SECRET_KEY'
+    | 'ROOT_API_KEY'
+    | 'RATE_LIMIT_PER_SECOND'
+    | 'RATE_LIMIT_BURST'
+    | 'JSON_BODY_LIMIT'
+    | 'WEBHOOK_SECRET_KEY'
+    | 'TRUST_PROXY'
+    | 'AUTH_FAILURE_BURST'
+    | 'AUTH_FAILURES_PER_MINUTE'
   >;
 }
 
@@ -30,6 +39,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   // Answers are generated per request; hashing every large body for an ETag costs more than it saves.
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
   const metrics = createMetrics('records-api');
   app.use(metrics.middleware);
   app.use(
@@ -43,7 +53,12 @@ export function createApp(deps: RecordsApiDeps): Express {
 
   const rateLimit = { perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST };
   const api = express.Router();
-  api.use(authMiddleware(createAuthenticator({ prisma: db.prisma, rootApiKey: config.ROOT_API_KEY })));
+  api.use(
+    authMiddleware(
+      createAuthenticator({ prisma: db.prisma, rootApiKey: config.ROOT_API_KEY }),
+      createAuthThrottle({ burst: config.AUTH_FAILURE_BURST, perMinute: config.AUTH_FAILURES_PER_MINUTE }),
+    ),
+  );
   api.use(
     rateLimitMiddleware(
       createRateLimiter(redis, rateLimit),
@@ -52,9 +67,9 @@ export function createApp(deps: RecordsApiDeps): Express {
       logger,
     ),
   );
-  api.use(jsonBodyParser(config.JSON_BODY_LIMIT));
+  // Each route reads its own body, after checking the key's right to it (server-kit/http.ts).
   api.use(schemaRoutes(db.prisma));
-  api.use(recordRoutes(db.pool, logger));
+  api.use(recordRoutes(db.pool, logger, config.JSON_BODY_LIMIT));
   api.use(webhookRoutes(db.prisma, webhookSecretKey));
   app.use('/api/v1', api);
 

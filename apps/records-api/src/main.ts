@@ -14,7 +14,12 @@ async function main(): Promise<void> {
   await checkRedis(config.REDIS_URL);
   if (!config.ROOT_API_KEY)
     logger.warn('ROOT_API_KEY is not set: only keys created earlier can authenticate');
-  const db = createDb(config.DATABASE_URL, { applicationName: 'records-api', maxConnections: 20 });
+  const db = createDb(config.DATABASE_URL, {
+    applicationName: 'records-api',
+    maxConnections: 20,
+    statementTimeoutMs: config.STATEMENT_TIMEOUT_MS,
+    acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
+  });
   // Redis only serves the rate limit here, which lets requests through when Redis is away: fail
   // fast instead of queueing commands until it returns.
   const redis = new Redis(config.REDIS_URL, {

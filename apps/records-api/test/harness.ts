@@ -9,6 +9,8 @@ import { createApp } from '../src/app';
 
 export interface Harness {
   api: TestAgent;
+  /** The Express app itself, for tests that need a real listening server. */
+  app: ReturnType<typeof createApp>;
   db: Db;
   rootKey: string;
   /** The app's WEBHOOK_SECRET_KEY (32 random bytes), to check how webhook secrets are stored. */
@@ -21,6 +23,10 @@ export interface Harness {
 export interface HarnessOptions {
   ratePerSecond?: number;
   rateBurst?: number;
+  authFailureBurst?: number;
+  statementTimeoutMs?: number;
+  acquireTimeoutMs?: number;
+  maxConnections?: number;
 }
 
 /**
@@ -29,7 +35,11 @@ export interface HarnessOptions {
  */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const testDb: TestDatabase = await createTestDatabase();
-  const db = createDb(testDb.url, { maxConnections: 5 });
+  const db = createDb(testDb.url, {
+    maxConnections: options.maxConnections ?? 5,
+    ...(options.statementTimeoutMs ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
+    ...(options.acquireTimeoutMs ? { acquireTimeoutMs: options.acquireTimeoutMs } : {}),
+  });
   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
     keyPrefix: `test:${randomBytes(6).toString('hex')}:`,
     maxRetriesPerRequest: 1,
@@ -46,10 +56,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       RATE_LIMIT_BURST: options.rateBurst ?? 10_000,
       JSON_BODY_LIMIT: '10mb',
       WEBHOOK_SECRET_KEY: webhookSecretKey.toString('base64'),
+      TRUST_PROXY: 'loopback',
+      AUTH_FAILURE_BURST: options.authFailureBurst ?? 10_000,
+      AUTH_FAILURES_PER_MINUTE: 60,
     },
   });
   return {
     api: supertest(app),
+    app,
     db,
     rootKey,
     webhookSecretKey,
@@ -81,4 +95,28 @@ export function schemaNameOf(databaseId: string): string {
 /** Creates a database (with tables, if the body has them) as root; the answer must be 201. */
 export function createBase(h: Harness, body: object) {
   return h.api.post('/api/v1/bases').set('Authorization', h.bearer(h.rootKey)).send(body).expect(201);
+}
+
+/**
+ * A fingerprint of everything the API can write: every metadata table and every physical table of
+ * every database. Equal fingerprints before and after a refused request show it wrote nothing.
+ * Bookkeeping that reads may touch is left out: a key's last use, and how the row-count deltas of
+ * a table are folded (their sum is kept).
+ */
+export async function databaseSnapshot(db: Db): Promise<Record<string, string>> {
+  const tables = await db.pool.query<{ schema: string; name: string }>(
+    `SELECT schemaname AS schema, tablename AS name FROM pg_tables
+      WHERE schemaname = 'public' OR schemaname LIKE 'base\\_%' ORDER BY 1, 2`,
+  );
+  const snapshot: Record<string, string> = {};
+  for (const { schema, name } of tables.rows) {
+    const ref = `"${schema}"."${name}"`;
+    const query =
+      name === 'table_row_counts'
+        ? `SELECT coalesce(string_agg(table_id || '=' || total, ',' ORDER BY table_id), '') AS digest
+             FROM (SELECT table_id, sum(delta) AS total FROM ${ref} GROUP BY table_id) t`
+        : `SELECT md5(coalesce(string_agg((to_jsonb(t) - 'last_used_at')::text, ',' ORDER BY (to_jsonb(t) - 'last_used_at')::text), '')) AS digest FROM ${ref} t`;
+    snapshot[`${schema}.${name}`] = (await db.pool.query<{ digest: string }>(query)).rows[0]!.digest;
+  }
+  return snapshot;
 }

@@ -149,8 +149,8 @@ describe('authentication and scope', () => {
     expect(stored.rows[0].active).toBe(true);
   });
 
-  it('lets a key with only webhooks:manage manage webhooks', async () => {
-    const key = await createKey({ name: 'hooks', scopes: ['webhooks:manage'] });
+  it('lets a key with webhooks:manage and the read scope of its events manage webhooks', async () => {
+    const key = await createKey({ name: 'hooks', scopes: ['webhooks:manage', 'records:read'] });
     const created = await createWebhook(baseA, key);
     await h.api
       .get(url(baseA, `/${created.id}`))

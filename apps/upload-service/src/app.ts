@@ -1,5 +1,7 @@
 import type { Db } from '@recordbase/db';
 import { authMiddleware, createAuthenticator } from '@recordbase/server-kit/auth';
+import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
+import { trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, unknownRoute } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
@@ -13,7 +15,8 @@ export interface UploadServiceDeps {
   db: Db;
   redis: Redis;
   logger: Logger;
-  config: Pick<UploadServiceConfig, 'ROOT_API_KEY' | 'STORAGE_DIR'>;
+  config: Pick<UploadServiceConfig, 'ROOT_API_KEY' | 'STORAGE_DIR'> &
+    Partial<Pick<UploadServiceConfig, 'TRUST_PROXY' | 'AUTH_FAILURE_BURST' | 'AUTH_FAILURES_PER_MINUTE'>>;
 }
 
 /** Every path the contract serves at `{upload_url}` besides the operational ones; all need a key. */
@@ -24,6 +27,7 @@ export function createApp(deps: UploadServiceDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  app.set('trust proxy', trustProxySetting(config.TRUST_PROXY ?? 'loopback'));
   const metrics = createMetrics('upload-service');
   app.use(metrics.middleware);
   app.use(
@@ -41,7 +45,13 @@ export function createApp(deps: UploadServiceDeps): Express {
   // registered yet: after authentication these paths fall through to the JSON 404.
   app.use(
     protectedPaths,
-    authMiddleware(createAuthenticator({ prisma: db.prisma, rootApiKey: config.ROOT_API_KEY })),
+    authMiddleware(
+      createAuthenticator({ prisma: db.prisma, rootApiKey: config.ROOT_API_KEY }),
+      createAuthThrottle({
+        burst: config.AUTH_FAILURE_BURST ?? 20,
+        perMinute: config.AUTH_FAILURES_PER_MINUTE ?? 60,
+      }),
+    ),
   );
 
   app.use(unknownRoute);

@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import { commonEnvSchema, parseEnv, portSchema } from '@recordbase/server-kit/env';
+import { commonEnvSchema, parseEnv, portSchema, publicApiEnvSchema } from '@recordbase/server-kit/env';
 import { z } from 'zod';
 
-export const uploadServiceEnvSchema = commonEnvSchema.extend({
+export const uploadServiceEnvSchema = commonEnvSchema.extend(publicApiEnvSchema.shape).extend({
   PORT: portSchema(3001),
   HOST: z.string().default('0.0.0.0'),
   ROOT_API_KEY: z.string().min(20, { error: 'must be at least 20 characters' }).optional(),

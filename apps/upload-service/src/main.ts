@@ -16,7 +16,12 @@ async function main(): Promise<void> {
   await ensureStorageDir(config.STORAGE_DIR);
   if (!config.ROOT_API_KEY)
     logger.warn('ROOT_API_KEY is not set: only keys created earlier can authenticate');
-  const db = createDb(config.DATABASE_URL, { applicationName: 'upload-service', maxConnections: 10 });
+  const db = createDb(config.DATABASE_URL, {
+    applicationName: 'upload-service',
+    maxConnections: 10,
+    statementTimeoutMs: config.STATEMENT_TIMEOUT_MS,
+    acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
+  });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const server = createServer(createApp({ db, redis, logger, config }));

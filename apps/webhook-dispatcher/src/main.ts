@@ -18,6 +18,8 @@ async function main(): Promise<void> {
     applicationName: 'webhook-dispatcher',
     // One connection is held for LISTEN; the rest serve claims, bookkeeping, relay and sweep.
     maxConnections: Math.min(50, Math.max(10, Math.ceil(config.DISPATCH_CONCURRENCY / 2) + 5)),
+    statementTimeoutMs: config.STATEMENT_TIMEOUT_MS,
+    acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
   });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));

@@ -362,7 +362,8 @@ describe('delivery', () => {
 
 describe('durability', () => {
   it('re-enqueues, from PostgreSQL, a due delivery whose job Redis never had', async () => {
-    start({ sweepGraceMs: 1000 });
+    // The dispatcher starts only once the scene is set: started earlier, it would relay and fan
+    // out the event itself before the test marks it as handled by "another life".
     const databaseId = await insertDatabase(db);
     const webhook = await insertWebhook(db, { databaseId, url: receiver.url, events: ['record.created'] });
     // An event relayed and fanned out by "another life" of the dispatcher, whose jobs are gone.
@@ -376,6 +377,7 @@ describe('durability', () => {
        VALUES ($1, $2, 'record.created', 'retrying', 1, now() - interval '10 seconds')`,
       [eventId, webhook.id],
     );
+    start({ sweepGraceMs: 1000 });
     const [request] = await waitFor(() => forEvent(eventId)().length > 0 && forEvent(eventId)(), {
       what: 'the swept delivery',
     });
@@ -383,7 +385,6 @@ describe('durability', () => {
   });
 
   it('fans out, from PostgreSQL, an event relayed to a queue that then lost it', async () => {
-    start({ sweepGraceMs: 1000 });
     const databaseId = await insertDatabase(db);
     await insertWebhook(db, { databaseId, url: receiver.url, events: ['record.created'] });
     const eventId = await insertEvent(db, { databaseId, tableId: 'tblt', type: 'record.created' });
@@ -391,6 +392,7 @@ describe('durability', () => {
     await db.pool.query("UPDATE outbox_events SET relayed_at = now() - interval '1 minute' WHERE id = $1", [
       eventId,
     ]);
+    start({ sweepGraceMs: 1000 });
     await waitFor(() => forEvent(eventId)().length > 0, { what: 'the swept fan-out' });
     expect(await deliveryRows(db, eventId)).toHaveLength(1);
   });

@@ -18,13 +18,25 @@ export interface Db {
 export interface DbOptions {
   maxConnections?: number;
   applicationName?: string;
+  /**
+   * Longest any statement may run, set on every connection (work that needs longer, such as schema
+   * changes, raises it for its own transaction). Every query has a timeout.
+   */
+  statementTimeoutMs?: number;
+  /** Longest a caller waits for a free connection before failing (answered 503, not queued forever). */
+  acquireTimeoutMs?: number;
 }
+
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 5_000;
 
 export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: options.maxConnections ?? 10,
     application_name: options.applicationName ?? 'recordbase',
+    statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+    connectionTimeoutMillis: options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});

@@ -38,3 +38,56 @@ export const isUniqueViolation = (error: unknown, constraint?: string): boolean 
 /** Class 22: a value that does not fit (bad cast, out of range, rb_conversion_failed). */
 export const isDataException = (error: unknown): boolean =>
   databaseErrorOf(error)?.code.startsWith('22') ?? false;
+
+/** pg-pool's error when no connection frees up within `connectionTimeoutMillis`. */
+const POOL_ACQUIRE_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
+
+/**
+ * What a failure of the database means for the request that met it. Anything not named here is a
+ * bug of ours (a 500); these are the request's fault or the database being busy or away.
+ */
+export type DatabaseFailureKind =
+  /** Class 22: the request carried a value the column or cast cannot hold. */
+  | 'invalid_value'
+  /** Class 54: a value or a query beyond what PostgreSQL can take (index row size, complexity). */
+  | 'too_large'
+  /** The statement ran past statement_timeout. */
+  | 'timeout'
+  /** The statement was cancelled, as we do when the client goes away. */
+  | 'cancelled'
+  /** No connection became free in time, a deadlock, a serialization failure, a lock timeout. */
+  | 'busy'
+  /** PostgreSQL cannot be reached, is shutting down, or is out of resources. */
+  | 'unavailable';
+
+export interface DatabaseFailure {
+  kind: DatabaseFailureKind;
+  /** PostgreSQL's own words, for the kinds whose message is about the request's values. */
+  message: string;
+}
+
+function causes(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let current = error; current instanceof Error && chain.length < 5; current = current.cause) {
+    chain.push(current);
+  }
+  return chain;
+}
+
+export function classifyDatabaseError(error: unknown): DatabaseFailure | null {
+  if (causes(error).some((e) => (e as Error).message.includes(POOL_ACQUIRE_TIMEOUT_MESSAGE))) {
+    return { kind: 'busy', message: 'no database connection became free in time' };
+  }
+  const info = databaseErrorOf(error);
+  if (!info) return null;
+  const { code, message } = info;
+  if (code === '57014')
+    return { kind: message.includes('statement timeout') ? 'timeout' : 'cancelled', message };
+  if (code.startsWith('22')) return { kind: 'invalid_value', message };
+  if (code.startsWith('54')) return { kind: 'too_large', message };
+  if (code === '40001' || code === '40P01' || code === '55P03') return { kind: 'busy', message };
+  if (code.startsWith('08') || code.startsWith('53') || code.startsWith('57P')) {
+    return { kind: 'unavailable', message };
+  }
+  return null;
+}

@@ -34,6 +34,13 @@ export function newApiKeySecret(): string {
   return `${API_KEY_PREFIX}${randomBase62(40)}`;
 }
 
+const API_KEY_PATTERN = /^rb_[0-9A-Za-z]{40}$/;
+
+/** Whether a token could be an API key at all; one that cannot is refused without a lookup. */
+export function isWellFormedApiKey(token: string): boolean {
+  return API_KEY_PATTERN.test(token);
+}
+
 /** What is shown in listings so a person can tell keys apart without seeing them. */
 export function apiKeyDisplayPrefix(key: string): string {
   return key.slice(0, API_KEY_PREFIX.length + 6);

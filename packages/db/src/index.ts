@@ -1,4 +1,14 @@
-export { createDb, type Db, type DbOptions, type Prisma, PrismaClient, type Tx } from './client';
+export * from './cancellation';
+export {
+  createDb,
+  type Db,
+  type DbOptions,
+  DEFAULT_ACQUIRE_TIMEOUT_MS,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+  type Prisma,
+  PrismaClient,
+  type Tx,
+} from './client';
 export * from './errors';
 export * from './ids';
 export * from './outbox';

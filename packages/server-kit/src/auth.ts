@@ -1,8 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
-import { hashApiKey, type PrismaClient } from '@recordbase/db';
+import { UUID_PATTERN } from '@recordbase/contracts/common';
+import { hashApiKey, isWellFormedApiKey, type PrismaClient } from '@recordbase/db';
 import type { RequestHandler, Response } from 'express';
-import { forbidden, unauthorized } from './errors';
+import type { AuthThrottle } from './auth-throttle';
+import { AppError, forbidden, notFound, unauthorized } from './errors';
 
 export interface Principal {
   /** null for the operator's ROOT_API_KEY. */
@@ -51,6 +53,7 @@ export function createAuthenticator(deps: {
     if (rootDigest && timingSafeEqual(sha256(token), rootDigest)) {
       return { keyId: null, scopes: new Set(allScopes), databaseIds: null };
     }
+    if (!isWellFormedApiKey(token)) throw unauthorized();
     const key = await deps.prisma.apiKey.findUnique({ where: { hash: hashApiKey(token) } });
     if (!key) throw unauthorized();
     if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
@@ -65,9 +68,28 @@ export function createAuthenticator(deps: {
   };
 }
 
-export function authMiddleware(authenticate: Authenticate): RequestHandler {
+/**
+ * Authenticates every request. With a throttle, an address that keeps failing is answered 429
+ * before its next attempt costs a lookup.
+ */
+export function authMiddleware(authenticate: Authenticate, throttle?: AuthThrottle): RequestHandler {
   return async (req, res, next) => {
-    res.locals.principal = await authenticate(req.headers.authorization);
+    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    const waitMs = throttle?.retryAfterMs(address) ?? 0;
+    if (waitMs > 0) {
+      const retryAfter = String(Math.ceil(waitMs / 1000));
+      throw new AppError(
+        'RATE_LIMITED',
+        `Too many failed authentications from this address; retry after ${retryAfter} s`,
+        { 'Retry-After': retryAfter },
+      );
+    }
+    try {
+      res.locals.principal = await authenticate(req.headers.authorization);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'UNAUTHORIZED') throttle?.recordFailure(address);
+      throw error;
+    }
     next();
   };
 }
@@ -78,8 +100,11 @@ export function principalOf(res: Response): Principal {
   return principal;
 }
 
-export function requireScope(principal: Principal, scope: ApiKeyScope): void {
-  if (!principal.scopes.has(scope)) throw forbidden(`This API key lacks the "${scope}" scope`);
+/** `why` completes the message when the need is not obvious from the route. */
+export function requireScope(principal: Principal, scope: ApiKeyScope, why?: string): void {
+  if (!principal.scopes.has(scope)) {
+    throw forbidden(`This API key lacks the "${scope}" scope${why ? `: ${why}` : ''}`);
+  }
 }
 
 export function isRoot(principal: Principal): boolean {
@@ -88,4 +113,26 @@ export function isRoot(principal: Principal): boolean {
 
 export function canAccessDatabase(principal: Principal, databaseId: string): boolean {
   return principal.databaseIds === null || principal.databaseIds.has(databaseId);
+}
+
+/**
+ * The one check of a key's right to a route, made before any work for the request: the scope (or
+ * root) the route needs, and, when the route names a database, that the key may reach it. A
+ * database outside the key's reach answers 404 as if it did not exist.
+ */
+export function authorize(
+  principal: Principal,
+  access: { scope: ApiKeyScope } | { rootOnly: true },
+  target: { databaseId?: unknown; unreachable?: () => AppError } = {},
+): void {
+  if ('rootOnly' in access) {
+    if (!isRoot(principal)) throw forbidden('Only the root API key can do this');
+  } else {
+    requireScope(principal, access.scope);
+  }
+  const { databaseId } = target;
+  if (typeof databaseId !== 'string') return;
+  if (!UUID_PATTERN.test(databaseId) || !canAccessDatabase(principal, databaseId.toLowerCase())) {
+    throw target.unreachable?.() ?? notFound(`Database ${databaseId} not found`);
+  }
 }

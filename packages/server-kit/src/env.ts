@@ -20,12 +20,35 @@ const redisUrl = z
   .string()
   .refine((value) => /^rediss?:\/\//.test(value), { error: 'must be a redis:// or rediss:// URL' });
 
+const milliseconds = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+
 /** Variables every service reads. */
 export const commonEnvSchema = z.object({
   DATABASE_URL: postgresUrl.default('postgresql://postgres@127.0.0.1:5432/recordbase'),
   REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Longest any database statement may run (schema changes get longer). */
+  STATEMENT_TIMEOUT_MS: milliseconds(15_000),
+  /** Longest a request waits for a free database connection before a 503. */
+  DB_ACQUIRE_TIMEOUT_MS: milliseconds(5_000),
 });
+
+/**
+ * Variables of the services that take API keys. TRUST_PROXY is Express's `trust proxy` setting:
+ * which hops' X-Forwarded-For to believe when telling clients apart (the default believes only a
+ * proxy on this machine, such as the nginx gateway).
+ */
+export const publicApiEnvSchema = z.object({
+  TRUST_PROXY: z.string().default('loopback'),
+  AUTH_FAILURE_BURST: z.coerce.number().int().positive().default(20),
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().positive().default(60),
+});
+
+/** Express's `trust proxy` value from TRUST_PROXY: true/false, a hop count, or addresses/names. */
+export function trustProxySetting(value: string): boolean | number | string {
+  if (value === 'true' || value === 'false') return value === 'true';
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
 export type CommonEnv = z.infer<typeof commonEnvSchema>;
 
 /** 32 bytes, base64: the key that encrypts webhook signing secrets at rest. */

@@ -1,7 +1,11 @@
+import { isUtf8 } from 'node:buffer';
+import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
 import type { ErrorBody } from '@recordbase/contracts/errors';
+import { classifyDatabaseError } from '@recordbase/db';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
-import { AppError } from './errors';
+import { authorize, type Principal, principalOf } from './auth';
+import { AppError, badRequest, notFound } from './errors';
 import type { Logger } from './logger';
 import { parseRequestPart } from './validate';
 
@@ -11,43 +15,95 @@ export function sendError(res: Response, error: AppError): void {
   res.status(error.status).json(body);
 }
 
-/** body-parser signals its failures through `type`; each becomes the contract's error, never a 500. */
-function fromBodyParser(error: unknown): AppError | null {
-  if (!(error instanceof Error) || !('type' in error)) return null;
-  switch (error.type) {
+/**
+ * Express, its router and body-parser mark the failures that are the request's fault with a 4xx
+ * `status` (http-errors). Each becomes the contract's error with a message saying what was wrong.
+ */
+function fromHttpError(error: unknown): AppError | null {
+  if (!(error instanceof Error)) return null;
+  const { status, type, limit } = error as Error & { status?: unknown; type?: unknown; limit?: unknown };
+  if (typeof status !== 'number' || status < 400 || status > 499) return null;
+  switch (type) {
     case 'entity.parse.failed':
-      return new AppError('BAD_REQUEST', `Malformed JSON in request body: ${error.message}`);
+      return badRequest(`Malformed JSON in request body: ${error.message}`);
     case 'entity.too.large':
-      return new AppError('PAYLOAD_TOO_LARGE', 'Request body is too large');
+      return new AppError(
+        'PAYLOAD_TOO_LARGE',
+        `Request body is larger than this route accepts${typeof limit === 'number' ? ` (${limit} bytes)` : ''}`,
+      );
     case 'encoding.unsupported':
+      return new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        'Unsupported content-encoding; use gzip, deflate, br or none',
+      );
     case 'charset.unsupported':
-      return new AppError('BAD_REQUEST', error.message);
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', `Request body has an ${error.message}; use utf-8`);
     case 'request.aborted':
-      return new AppError('BAD_REQUEST', 'Request was aborted by the client');
+      return badRequest('The client aborted the request before its body arrived');
+    case 'request.size.invalid':
+      return badRequest('Request body length does not match its content-length header');
     default:
-      return null;
+      break;
   }
+  if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'Request body is too large');
+  if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', error.message);
+  // A body whose content-encoding does not decode surfaces as zlib's error with a 400 attached.
+  if ('code' in error && typeof error.code === 'string' && error.code.startsWith('Z_')) {
+    return badRequest(`Request body does not decode with its content-encoding: ${error.message}`);
+  }
+  return badRequest(error.message);
 }
 
-export function jsonBodyParser(limit = '10mb'): RequestHandler {
-  return express.json({ limit, strict: false });
+/**
+ * The database's refusals that are the request's fault (a value it cannot hold) or a passing state
+ * (busy, timed out, away): a last line of defence, so that none of them is a 500.
+ */
+function fromDatabaseError(error: unknown): AppError | null {
+  const failure = classifyDatabaseError(error);
+  if (!failure) return null;
+  switch (failure.kind) {
+    case 'invalid_value':
+      return badRequest(`Invalid value in the request: ${failure.message}`);
+    case 'too_large':
+      return badRequest(`The request is too large for the database: ${failure.message}`);
+    case 'timeout':
+      return new AppError(
+        'SERVICE_UNAVAILABLE',
+        'The database query ran past its time limit and was stopped; narrow the request (for example its filter) or retry later',
+      );
+    case 'cancelled':
+      return new AppError('SERVICE_UNAVAILABLE', 'The database query was cancelled');
+    case 'busy':
+      return new AppError('SERVICE_UNAVAILABLE', 'The database is busy; retry shortly', {
+        'Retry-After': '1',
+      });
+    case 'unavailable':
+      return new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', {
+        'Retry-After': '5',
+      });
+  }
 }
 
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
-    const known = error instanceof AppError ? error : fromBodyParser(error);
+    const known = error instanceof AppError ? error : (fromHttpError(error) ?? fromDatabaseError(error));
+    // Nobody is left to answer when the client went away (the cancelled query's error lands here).
+    if (res.headersSent || res.destroyed) {
+      if (!known) logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+      return;
+    }
     if (known) {
+      if (known.status >= 500) logger.warn({ err: error, method: req.method, path: req.path }, known.message);
       sendError(res, known);
       return;
     }
     logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
-    if (res.headersSent) return;
     sendError(res, new AppError('INTERNAL_SERVER_ERROR', 'An internal error occurred'));
   };
 }
 
 export const unknownRoute: RequestHandler = (req, res) => {
-  sendError(res, new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
+  sendError(res, notFound(`No route for ${req.method} ${req.path}`));
 };
 
 /** A JSON answer already serialised (for example by PostgreSQL), sent without re-encoding. */
@@ -63,10 +119,25 @@ export class Reply {
   ) {}
 }
 
+/**
+ * Who may call a route, checked before the request body is read, so that a key without the
+ * right (or a database outside its reach) costs no parsing: a scope, or the operator's root key.
+ */
+export type RouteAccess = { scope: ApiKeyScope } | { rootOnly: true };
+
 interface EndpointSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+  access: RouteAccess;
   params?: P;
   query?: Q;
+  /** The JSON body's schema; a route without one reads no body. */
   body?: B;
+  /** The largest body this route accepts (bytes or a size such as '1mb'); 100 kB by default. */
+  bodyLimit?: string | number;
+  /**
+   * The 404 for a `databaseId` outside the key's reach, when the route words it differently
+   * (a webhook route answers "webhook not found", as the specification asks).
+   */
+  unreachable?: (params: Parsed<P>) => AppError;
   /** Status of a successful answer; 200 when omitted. */
   status?: number;
 }
@@ -77,14 +148,61 @@ export interface EndpointInput<P, Q, B> {
   params: P;
   query: Q;
   body: B;
+  principal: Principal;
+  /** Aborts when the client goes away before the answer is sent: work for it can stop. */
+  signal: AbortSignal;
   req: Request;
   res: Response;
 }
 
+const JSON_TYPES = ['application/json', 'application/*+json'];
+const DEFAULT_BODY_LIMIT = '100kb';
+
+/** Whether the request carries body bytes (an empty body means "no body", whatever its type). */
+function hasBody(req: Request): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const length = Number(req.headers['content-length'] ?? 0);
+  return Number.isFinite(length) && length > 0;
+}
+
+/** Reads a JSON body within `limit`. Any other media type is refused, never silently ignored. */
+function readJsonBody(req: Request, res: Response, limit: string | number): Promise<unknown> {
+  if (!hasBody(req)) return Promise.resolve(undefined);
+  if (!req.is(JSON_TYPES)) {
+    const type = req.headers['content-type'];
+    return Promise.reject(
+      new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        type
+          ? `Request body of type ${JSON.stringify(type.slice(0, 100))} is not accepted; send application/json`
+          : 'Request body has no content-type; send application/json',
+      ),
+    );
+  }
+  const parse = express.json({ limit, strict: false, type: () => true, verify: refuseInvalidUtf8 });
+  return new Promise((resolve, reject) => {
+    parse(req, res, (error?: unknown) => (error ? reject(error) : resolve(req.body)));
+  });
+}
+
+/** Invalid UTF-8 would otherwise be decoded into replacement characters and stored as such. */
+function refuseInvalidUtf8(_req: unknown, _res: unknown, bytes: Buffer, encoding: string): void {
+  if (encoding.toLowerCase() === 'utf-8' && !isUtf8(bytes)) {
+    throw Object.assign(new Error('Request body is not valid UTF-8'), { status: 400, expose: true });
+  }
+}
+
+function abortSignalOf(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort(new Error('the client closed the connection'));
+  });
+  return controller.signal;
+}
+
 /**
- * One validation step per route: params, query and body are parsed by the contract's schemas and
- * handed to the handler, which never reads `req.body` itself. The handler's return value is the
- * JSON answer.
+ * One route: parse the path, check the key's right to it, only then read and parse the body, call
+ * the handler, and send its return value as JSON. Handlers never read `req.body` themselves.
  */
 export function endpoint<
   P extends z.ZodType = z.ZodType,
@@ -95,12 +213,21 @@ export function endpoint<
   handler: (input: EndpointInput<Parsed<P>, Parsed<Q>, Parsed<B>>) => Promise<unknown>,
 ): RequestHandler {
   return async (req, res) => {
+    const signal = abortSignalOf(res);
     const params = (
       spec.params ? parseRequestPart(spec.params, req.params, 'params') : undefined
     ) as Parsed<P>;
+    const principal = principalOf(res);
+    authorize(principal, spec.access, {
+      databaseId: (params as { databaseId?: unknown } | undefined)?.databaseId,
+      unreachable: spec.unreachable ? () => spec.unreachable!(params) : undefined,
+    });
     const query = (spec.query ? parseRequestPart(spec.query, req.query, 'query') : undefined) as Parsed<Q>;
-    const body = (spec.body ? parseRequestPart(spec.body, req.body, 'body') : undefined) as Parsed<B>;
-    const result = await handler({ params, query, body, req, res });
+    const rawBody = spec.body
+      ? await readJsonBody(req, res, spec.bodyLimit ?? DEFAULT_BODY_LIMIT)
+      : undefined;
+    const body = (spec.body ? parseRequestPart(spec.body, rawBody, 'body') : undefined) as Parsed<B>;
+    const result = await handler({ params, query, body, principal, signal, req, res });
     if (res.headersSent) return;
     const [status, payload] =
       result instanceof Reply ? [result.status, result.body] : [spec.status ?? 200, result];

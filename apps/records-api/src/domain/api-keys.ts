@@ -1,20 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKey, CreateApiKeyRequest, CreatedApiKey } from '@recordbase/contracts/api-keys';
 import { apiKeyDisplayPrefix, hashApiKey, newApiKeySecret, type PrismaClient } from '@recordbase/db';
-import { isRoot, type Principal } from '@recordbase/server-kit/auth';
-import { badRequest, forbidden, notFound } from '@recordbase/server-kit/errors';
+import { badRequest, notFound } from '@recordbase/server-kit/errors';
 import { toApiKeyDto } from './serialize';
 
-function requireRoot(principal: Principal): void {
-  if (!isRoot(principal)) throw forbidden('Only the root API key can manage API keys');
-}
+/** API keys are the operator's business: the routes admit only the root key. */
 
-export async function createApiKey(
-  prisma: PrismaClient,
-  principal: Principal,
-  input: CreateApiKeyRequest,
-): Promise<CreatedApiKey> {
-  requireRoot(principal);
+export async function createApiKey(prisma: PrismaClient, input: CreateApiKeyRequest): Promise<CreatedApiKey> {
   const databaseIds = input.databaseIds ? [...new Set(input.databaseIds.map((id) => id.toLowerCase()))] : [];
   if (input.databaseIds) {
     const found = await prisma.database.findMany({
@@ -39,15 +31,13 @@ export async function createApiKey(
   return { ...toApiKeyDto(row), key };
 }
 
-export async function listApiKeys(prisma: PrismaClient, principal: Principal): Promise<ApiKey[]> {
-  requireRoot(principal);
+export async function listApiKeys(prisma: PrismaClient): Promise<ApiKey[]> {
   const rows = await prisma.apiKey.findMany({ orderBy: { createdAt: 'asc' } });
   return rows.map(toApiKeyDto);
 }
 
 /** Deleting the row revokes the key: authentication reads it on every request, uncached. */
-export async function revokeApiKey(prisma: PrismaClient, principal: Principal, id: string): Promise<void> {
-  requireRoot(principal);
+export async function revokeApiKey(prisma: PrismaClient, id: string): Promise<void> {
   const result = await prisma.apiKey.deleteMany({ where: { id } });
   if (result.count === 0) throw notFound(`API key ${id} not found`);
 }

@@ -1,7 +1,7 @@
 import type { CreateDatabaseRequest, Database, UpdateDatabaseRequest } from '@recordbase/contracts/schema';
 import { newDatabaseId, type PrismaClient } from '@recordbase/db';
 import { createDatabaseSchema, dropDatabaseSchema, schemaNameForDatabase } from '@recordbase/db/physical';
-import { type Principal, requireScope } from '@recordbase/server-kit/auth';
+import type { Principal } from '@recordbase/server-kit/auth';
 import { forbidden } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase } from './access';
 import { tableEvent } from './events';
@@ -16,7 +16,6 @@ export async function createDatabase(
   principal: Principal,
   input: CreateDatabaseRequest,
 ): Promise<Database> {
-  requireScope(principal, 'schema:write');
   // A key limited to some databases could never reach one it created.
   if (principal.databaseIds !== null) {
     throw forbidden('This API key is limited to specific databases and cannot create new ones');
@@ -39,7 +38,6 @@ export async function createDatabase(
 }
 
 export async function listDatabases(prisma: PrismaClient, principal: Principal): Promise<Database[]> {
-  requireScope(principal, 'schema:read');
   const rows = await prisma.database.findMany({
     where: principal.databaseIds === null ? {} : { id: { in: [...principal.databaseIds] } },
     include: databaseWithTables,
@@ -53,7 +51,6 @@ export async function getDatabase(
   principal: Principal,
   databaseId: string,
 ): Promise<Database> {
-  requireScope(principal, 'schema:read');
   const { id } = await findAccessibleDatabase(prisma, principal, databaseId);
   return toDatabaseDto(
     await prisma.database.findUniqueOrThrow({ where: { id }, include: databaseWithTables }),
@@ -66,7 +63,6 @@ export async function updateDatabase(
   databaseId: string,
   patch: UpdateDatabaseRequest,
 ): Promise<Database> {
-  requireScope(principal, 'schema:write');
   const { id } = await findAccessibleDatabase(prisma, principal, databaseId);
   const updated = await prisma.database.update({
     where: { id },
@@ -82,7 +78,6 @@ export async function deleteDatabase(
   principal: Principal,
   databaseId: string,
 ): Promise<void> {
-  requireScope(principal, 'schema:write');
   await inSchemaTransaction(prisma, async (tx) => {
     const database = await findAccessibleDatabase(tx, principal, databaseId);
     const tables = await tx.table.findMany({ where: { databaseId: database.id }, select: { id: true } });

@@ -19,7 +19,7 @@ import {
   qualifiedTable,
   quoteIdent,
 } from '@recordbase/db/physical';
-import { type Principal, requireScope } from '@recordbase/server-kit/auth';
+import type { Principal } from '@recordbase/server-kit/auth';
 import { badRequest, notFound } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import { fieldEvent } from './events';
@@ -62,7 +62,6 @@ export async function createField(
   tableRef: string,
   input: FieldInput,
 ): Promise<Field> {
-  requireScope(principal, 'schema:write');
   return inSchemaTransaction(prisma, async (tx) => {
     const { database, table, physical } = await locateTable(tx, principal, databaseId, tableRef);
     await assertFieldNameFree(tx, table.id, input.name);
@@ -97,7 +96,6 @@ export async function getField(
   tableRef: string,
   fieldRef: string,
 ): Promise<Field> {
-  requireScope(principal, 'schema:read');
   const database = await findAccessibleDatabase(prisma, principal, databaseId);
   const table = await findTableByRef(prisma, database.id, tableRef);
   return toFieldDto(await findFieldByRef(prisma, table.id, fieldRef));
@@ -181,7 +179,6 @@ export async function updateField(
   fieldRef: string,
   patch: UpdateFieldRequest,
 ): Promise<Field> {
-  requireScope(principal, 'schema:write');
   return inSchemaTransaction(prisma, async (tx) => {
     const { table, physical } = await locateTable(tx, principal, databaseId, tableRef);
     const field = await findFieldByRef(tx, table.id, fieldRef);
@@ -248,7 +245,6 @@ export async function deleteField(
   tableRef: string,
   fieldRef: string,
 ): Promise<void> {
-  requireScope(principal, 'schema:write');
   await inSchemaTransaction(prisma, async (tx) => {
     const { table, physical } = await locateTable(tx, principal, databaseId, tableRef);
     const field = await findFieldByRef(tx, table.id, fieldRef);

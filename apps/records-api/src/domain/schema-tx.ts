@@ -7,8 +7,12 @@ import {
 } from '@recordbase/db';
 import { AppError, badRequest } from '@recordbase/server-kit/errors';
 
-/** Schema changes rewrite tables; give them room, but not forever. */
-const SCHEMA_TX_OPTIONS = { maxWait: 10_000, timeout: 120_000 } as const;
+/**
+ * Schema changes rewrite tables; give them room, but not forever. The statement timeout matches
+ * the transaction's, so PostgreSQL itself stops a statement Prisma has given up on.
+ */
+export const SCHEMA_CHANGE_TIMEOUT_MS = 120_000;
+const SCHEMA_TX_OPTIONS = { maxWait: 10_000, timeout: SCHEMA_CHANGE_TIMEOUT_MS } as const;
 
 const duplicateNameMessages: Record<string, string> = {
   tables_database_id_name_key_key: 'a table with this name already exists in the database',
@@ -21,7 +25,10 @@ const duplicateNameMessages: Record<string, string> = {
  */
 export async function inSchemaTransaction<T>(prisma: PrismaClient, work: (tx: Tx) => Promise<T>): Promise<T> {
   try {
-    return await prisma.$transaction(work, SCHEMA_TX_OPTIONS);
+    return await prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${SCHEMA_CHANGE_TIMEOUT_MS}`);
+      return work(tx);
+    }, SCHEMA_TX_OPTIONS);
   } catch (error) {
     if (error instanceof AppError) throw error;
     const info = databaseErrorOf(error);

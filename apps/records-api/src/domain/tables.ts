@@ -13,7 +13,7 @@ import {
   dropField,
   dropTable,
 } from '@recordbase/db/physical';
-import { type Principal, requireScope } from '@recordbase/server-kit/auth';
+import type { Principal } from '@recordbase/server-kit/auth';
 import { badRequest } from '@recordbase/server-kit/errors';
 import { type DatabaseRef, findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import { fieldEvent, tableEvent } from './events';
@@ -114,7 +114,6 @@ export async function createTable(
   databaseId: string,
   input: TableInput,
 ): Promise<Table> {
-  requireScope(principal, 'schema:write');
   return inSchemaTransaction(prisma, async (tx) => {
     const database = await findAccessibleDatabase(tx, principal, databaseId);
     const [id] = await createTablesInTx(tx, database, [input], () => 'body');
@@ -131,7 +130,6 @@ export async function listTables(
   principal: Principal,
   databaseId: string,
 ): Promise<Table[]> {
-  requireScope(principal, 'schema:read');
   const database = await findAccessibleDatabase(prisma, principal, databaseId);
   const tables = await prisma.table.findMany({
     where: { databaseId: database.id },
@@ -147,7 +145,6 @@ export async function getTable(
   databaseId: string,
   tableRef: string,
 ): Promise<Table> {
-  requireScope(principal, 'schema:read');
   const database = await findAccessibleDatabase(prisma, principal, databaseId);
   const table = await findTableByRef(prisma, database.id, tableRef);
   return toTableDto(
@@ -162,7 +159,6 @@ export async function updateTable(
   tableRef: string,
   patch: UpdateTableRequest,
 ): Promise<Table> {
-  requireScope(principal, 'schema:write');
   return inSchemaTransaction(prisma, async (tx) => {
     const database = await findAccessibleDatabase(tx, principal, databaseId);
     const table = await findTableByRef(tx, database.id, tableRef);
@@ -207,7 +203,6 @@ export async function deleteTable(
   databaseId: string,
   tableRef: string,
 ): Promise<void> {
-  requireScope(principal, 'schema:write');
   await inSchemaTransaction(prisma, async (tx) => {
     const database = await findAccessibleDatabase(tx, principal, databaseId);
     const table = await findTableByRef(tx, database.id, tableRef);

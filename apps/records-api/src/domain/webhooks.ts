@@ -103,6 +103,20 @@ async function withTableFilter<T>(tableRef: string | null | undefined, write: ()
   }
 }
 
+/**
+ * A webhook sends what its events carry to an address of the key's choosing, so steering one is
+ * reading: record events need `records:read`, table and field events `schema:read`, besides
+ * `webhooks:manage`. Checked whenever a webhook is created, changed or made to send again.
+ */
+function requireScopesToReceive(principal: Principal, events: readonly string[]): void {
+  if (events.some((event) => event.startsWith('record.'))) {
+    requireScope(principal, 'records:read', 'record events carry record values');
+  }
+  if (events.some((event) => event.startsWith('table.') || event.startsWith('field.'))) {
+    requireScope(principal, 'schema:read', 'table and field events carry the schema');
+  }
+}
+
 export async function createWebhook(
   prisma: PrismaClient,
   secretKey: Buffer,
@@ -110,7 +124,7 @@ export async function createWebhook(
   databaseId: string,
   input: CreateWebhookRequest,
 ): Promise<CreatedWebhook> {
-  requireScope(principal, 'webhooks:manage');
+  requireScopesToReceive(principal, input.events);
   const secret = newWebhookSecret();
   const row = await withTableFilter(input.tableId, () =>
     prisma.$transaction(async (tx) => {
@@ -143,7 +157,6 @@ export async function listWebhooks(
   principal: Principal,
   databaseId: string,
 ): Promise<Webhook[]> {
-  requireScope(principal, 'webhooks:manage');
   const database = await findAccessibleDatabase(prisma, principal, databaseId);
   const rows = await prisma.webhook.findMany({ where: { databaseId: database.id }, orderBy: { id: 'asc' } });
   return rows.map(toWebhookDto);
@@ -155,7 +168,6 @@ export async function getWebhook(
   databaseId: string,
   webhookRef: string,
 ): Promise<Webhook> {
-  requireScope(principal, 'webhooks:manage');
   return toWebhookDto(await findWebhook(prisma, principal, databaseId, webhookRef));
 }
 
@@ -167,8 +179,8 @@ export async function updateWebhook(
   webhookRef: string,
   patch: UpdateWebhookRequest,
 ): Promise<Webhook> {
-  requireScope(principal, 'webhooks:manage');
   const webhook = await findWebhook(prisma, principal, databaseId, webhookRef);
+  requireScopesToReceive(principal, patch.events ?? webhook.events);
   const tableId =
     typeof patch.tableId === 'string'
       ? await resolveTableFilter(prisma, webhook.databaseId, patch.tableId)
@@ -197,7 +209,6 @@ export async function deleteWebhook(
   databaseId: string,
   webhookRef: string,
 ): Promise<void> {
-  requireScope(principal, 'webhooks:manage');
   const webhook = await findWebhook(prisma, principal, databaseId, webhookRef);
   const result = await prisma.webhook.deleteMany({
     where: { id: webhook.id, databaseId: webhook.databaseId },
@@ -251,7 +262,6 @@ export async function listWebhookDeliveries(
   webhookRef: string,
   limit: number,
 ): Promise<WebhookDeliveryAttempt[]> {
-  requireScope(principal, 'webhooks:manage');
   const webhook = await findWebhook(prisma, principal, databaseId, webhookRef);
   const rows = await prisma.webhookDeliveryAttempt.findMany({
     where: { delivery: { webhookId: webhook.id } },
@@ -273,15 +283,18 @@ export async function retryWebhookDelivery(
   webhookRef: string,
   deliveryRef: string,
 ): Promise<RetryWebhookDeliveryResponse> {
-  requireScope(principal, 'webhooks:manage');
   return prisma.$transaction(async (tx) => {
     const webhook = await findWebhook(tx, principal, databaseId, webhookRef);
     const id = parseDeliveryId(deliveryRef);
     const delivery =
       id === null
         ? null
-        : await tx.webhookDelivery.findFirst({ where: { id, webhookId: webhook.id }, select: { id: true } });
+        : await tx.webhookDelivery.findFirst({
+            where: { id, webhookId: webhook.id },
+            select: { id: true, eventType: true },
+          });
     if (!delivery) throw notFound(`Delivery ${deliveryRef} of webhook ${webhookRef} not found`);
+    requireScopesToReceive(principal, [delivery.eventType]);
     if (!webhook.active) throw badRequest('Webhook is inactive');
     await tx.$executeRaw`UPDATE webhook_deliveries
       SET status = 'pending', next_attempt_at = now(), updated_at = now()

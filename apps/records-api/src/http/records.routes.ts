@@ -5,7 +5,7 @@ import {
   listRecordsRequestSchema,
   updateRecordRequestSchema,
 } from '@recordbase/contracts/records';
-import { principalOf } from '@recordbase/server-kit/auth';
+import { cancellablePool } from '@recordbase/db';
 import { endpoint, RawJson, Reply } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { Router } from 'express';
@@ -22,72 +22,103 @@ const address = (params: { databaseId: string; tableId: string }) => ({
   tableRef: params.tableId,
 });
 
+const read = { scope: 'records:read' } as const;
+const write = { scope: 'records:write' } as const;
+
+/**
+ * Body limits: what the contract's largest valid request needs. A filter is bounded in conditions
+ * and operand characters; a write carries up to 100 records of long texts.
+ */
+const LIST_BODY_LIMIT = '1mb';
+
 /** Records: listing, bulk create and upsert, single records, bulk delete. */
-export function recordRoutes(pool: pg.Pool, logger: Logger): Router {
+export function recordRoutes(pool: pg.Pool, logger: Logger, writeBodyLimit: string): Router {
   const router = Router();
   const base = '/bases/:databaseId/tables/:tableId/records';
+  // Each request's statements are cancelled if its client goes away.
+  const recordsDb = (signal: AbortSignal): records.RecordsDb => ({
+    db: cancellablePool(pool, signal),
+    background: pool,
+    onBackgroundError: (error) => logger.warn({ err: error }, 'building a matchOn index failed'),
+  });
 
   router.post(
     `${base}/list`,
-    endpoint({ params: tableParams, body: listRecordsRequestSchema }, async ({ params, body, res }) => {
-      const listed = await records.list(pool, principalOf(res), address(params), body);
-      return new RawJson(
-        `{"records":${listed.recordsJson},"total":${listed.total},"hasMore":${listed.hasMore}}`,
-      );
-    }),
+    endpoint(
+      { access: read, params: tableParams, body: listRecordsRequestSchema, bodyLimit: LIST_BODY_LIMIT },
+      async ({ params, body, principal, signal }) => {
+        const listed = await records.list(recordsDb(signal), principal, address(params), body);
+        return new RawJson(
+          `{"records":${listed.recordsJson},"total":${listed.total},"hasMore":${listed.hasMore}}`,
+        );
+      },
+    ),
   );
   router.post(
     `${base}/bulk`,
-    endpoint({ params: tableParams, body: bulkRecordsRequestSchema }, async ({ params, body, res }) => {
-      const result = await records.bulkWrite(pool, principalOf(res), address(params), body, (error) =>
-        logger.warn({ err: error }, 'building a matchOn index failed'),
-      );
-      return new Reply(
-        result.created ? 201 : 200,
-        new RawJson(`{"success":true,"records":${result.recordsJson}}`),
-      );
-    }),
+    endpoint(
+      { access: write, params: tableParams, body: bulkRecordsRequestSchema, bodyLimit: writeBodyLimit },
+      async ({ params, body, principal, signal }) => {
+        const result = await records.bulkWrite(recordsDb(signal), principal, address(params), body);
+        return new Reply(
+          result.created ? 201 : 200,
+          new RawJson(`{"success":true,"records":${result.recordsJson}}`),
+        );
+      },
+    ),
   );
   router.post(
     `${base}/bulk-delete`,
     endpoint(
-      { params: tableParams, body: bulkDeleteRecordsRequestSchema },
-      async ({ params, body, res }) => ({
+      { access: write, params: tableParams, body: bulkDeleteRecordsRequestSchema },
+      async ({ params, body, principal, signal }) => ({
         success: true,
-        deletedIds: await records.deleteMany(pool, principalOf(res), address(params), body),
+        deletedIds: await records.deleteMany(recordsDb(signal), principal, address(params), body),
       }),
     ),
   );
   router.post(
     base,
     endpoint(
-      { params: tableParams, body: createRecordRequestSchema, status: 201 },
-      async ({ params, body, res }) =>
-        new RawJson(await records.createOne(pool, principalOf(res), address(params), body.record)),
+      {
+        access: write,
+        params: tableParams,
+        body: createRecordRequestSchema,
+        bodyLimit: writeBodyLimit,
+        status: 201,
+      },
+      async ({ params, body, principal, signal }) =>
+        new RawJson(await records.createOne(recordsDb(signal), principal, address(params), body.record)),
     ),
   );
   router.get(
     `${base}/:recordId`,
     endpoint(
-      { params: recordParams },
-      async ({ params, res }) =>
-        new RawJson(await records.getOne(pool, principalOf(res), address(params), params.recordId)),
+      { access: read, params: recordParams },
+      async ({ params, principal, signal }) =>
+        new RawJson(await records.getOne(recordsDb(signal), principal, address(params), params.recordId)),
     ),
   );
   router.patch(
     `${base}/:recordId`,
     endpoint(
-      { params: recordParams, body: updateRecordRequestSchema },
-      async ({ params, body, res }) =>
+      { access: write, params: recordParams, body: updateRecordRequestSchema, bodyLimit: writeBodyLimit },
+      async ({ params, body, principal, signal }) =>
         new RawJson(
-          await records.updateOne(pool, principalOf(res), address(params), params.recordId, body.record),
+          await records.updateOne(
+            recordsDb(signal),
+            principal,
+            address(params),
+            params.recordId,
+            body.record,
+          ),
         ),
     ),
   );
   router.delete(
     `${base}/:recordId`,
-    endpoint({ params: recordParams }, async ({ params, res }) => {
-      await records.deleteOne(pool, principalOf(res), address(params), params.recordId);
+    endpoint({ access: write, params: recordParams }, async ({ params, principal, signal }) => {
+      await records.deleteOne(recordsDb(signal), principal, address(params), params.recordId);
       return { success: true, message: 'Record deleted' };
     }),
   );

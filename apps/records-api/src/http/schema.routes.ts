@@ -8,7 +8,6 @@ import {
   updateTableRequestSchema,
 } from '@recordbase/contracts/schema';
 import type { PrismaClient } from '@recordbase/db';
-import { principalOf } from '@recordbase/server-kit/auth';
 import { endpoint } from '@recordbase/server-kit/http';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -27,7 +26,14 @@ const segment = z.string().min(1).max(255);
 const baseParams = z.object({ databaseId: segment });
 const tableParams = baseParams.extend({ tableId: segment });
 const fieldParams = tableParams.extend({ fieldId: segment });
-const apiKeyParams = z.object({ apiKeyId: segment });
+const apiKeyParams = z.object({ apiKeyId: z.uuid({ error: 'must be an API key id (a UUID)' }) });
+
+const rootOnly = { rootOnly: true } as const;
+const schemaRead = { scope: 'schema:read' } as const;
+const schemaWrite = { scope: 'schema:write' } as const;
+/** A whole database or table in one request: up to 500 fields and their select options. */
+const SCHEMA_BODY_LIMIT = '4mb';
+const FIELD_BODY_LIMIT = '1mb';
 
 const deleted = (message: string): z.infer<typeof successMessageSchema> => ({ success: true, message });
 
@@ -37,106 +43,134 @@ export function schemaRoutes(prisma: PrismaClient): Router {
 
   router.post(
     '/api-keys',
-    endpoint({ body: createApiKeyRequestSchema, status: 201 }, ({ body, res }) =>
-      createApiKey(prisma, principalOf(res), body),
+    endpoint({ access: rootOnly, body: createApiKeyRequestSchema, status: 201 }, ({ body }) =>
+      createApiKey(prisma, body),
     ),
   );
   router.get(
     '/api-keys',
-    endpoint({}, async ({ res }) => ({ apiKeys: await listApiKeys(prisma, principalOf(res)) })),
+    endpoint({ access: rootOnly }, async () => ({ apiKeys: await listApiKeys(prisma) })),
   );
   router.delete(
     '/api-keys/:apiKeyId',
-    endpoint({ params: apiKeyParams }, async ({ params, res }) => {
-      await revokeApiKey(prisma, principalOf(res), params.apiKeyId);
+    endpoint({ access: rootOnly, params: apiKeyParams }, async ({ params }) => {
+      await revokeApiKey(prisma, params.apiKeyId);
       return deleted('API key revoked');
     }),
   );
 
   router.post(
     '/bases',
-    endpoint({ body: createDatabaseRequestSchema, status: 201 }, ({ body, res }) =>
-      createDatabase(prisma, principalOf(res), body),
+    endpoint(
+      { access: schemaWrite, body: createDatabaseRequestSchema, bodyLimit: SCHEMA_BODY_LIMIT, status: 201 },
+      ({ body, principal }) => createDatabase(prisma, principal, body),
     ),
   );
   router.get(
     '/bases',
-    endpoint({}, async ({ res }) => ({ bases: await listDatabases(prisma, principalOf(res)) })),
+    endpoint({ access: schemaRead }, async ({ principal }) => ({
+      bases: await listDatabases(prisma, principal),
+    })),
   );
   router.get(
     '/bases/:databaseId',
-    endpoint({ params: baseParams }, ({ params, res }) =>
-      getDatabase(prisma, principalOf(res), params.databaseId),
+    endpoint({ access: schemaRead, params: baseParams }, ({ params, principal }) =>
+      getDatabase(prisma, principal, params.databaseId),
     ),
   );
   router.patch(
     '/bases/:databaseId',
-    endpoint({ params: baseParams, body: updateDatabaseRequestSchema }, ({ params, body, res }) =>
-      updateDatabase(prisma, principalOf(res), params.databaseId, body),
+    endpoint(
+      { access: schemaWrite, params: baseParams, body: updateDatabaseRequestSchema },
+      ({ params, body, principal }) => updateDatabase(prisma, principal, params.databaseId, body),
     ),
   );
   router.delete(
     '/bases/:databaseId',
-    endpoint({ params: baseParams }, async ({ params, res }) => {
-      await deleteDatabase(prisma, principalOf(res), params.databaseId);
+    endpoint({ access: schemaWrite, params: baseParams }, async ({ params, principal }) => {
+      await deleteDatabase(prisma, principal, params.databaseId);
       return deleted('Database deleted');
     }),
   );
 
   router.post(
     '/bases/:databaseId/tables',
-    endpoint({ params: baseParams, body: createTableRequestSchema, status: 201 }, ({ params, body, res }) =>
-      createTable(prisma, principalOf(res), params.databaseId, body),
+    endpoint(
+      {
+        access: schemaWrite,
+        params: baseParams,
+        body: createTableRequestSchema,
+        bodyLimit: SCHEMA_BODY_LIMIT,
+        status: 201,
+      },
+      ({ params, body, principal }) => createTable(prisma, principal, params.databaseId, body),
     ),
   );
   router.get(
     '/bases/:databaseId/tables',
-    endpoint({ params: baseParams }, async ({ params, res }) => ({
-      tables: await listTables(prisma, principalOf(res), params.databaseId),
+    endpoint({ access: schemaRead, params: baseParams }, async ({ params, principal }) => ({
+      tables: await listTables(prisma, principal, params.databaseId),
     })),
   );
   router.get(
     '/bases/:databaseId/tables/:tableId',
-    endpoint({ params: tableParams }, ({ params, res }) =>
-      getTable(prisma, principalOf(res), params.databaseId, params.tableId),
+    endpoint({ access: schemaRead, params: tableParams }, ({ params, principal }) =>
+      getTable(prisma, principal, params.databaseId, params.tableId),
     ),
   );
   router.patch(
     '/bases/:databaseId/tables/:tableId',
-    endpoint({ params: tableParams, body: updateTableRequestSchema }, ({ params, body, res }) =>
-      updateTable(prisma, principalOf(res), params.databaseId, params.tableId, body),
+    endpoint(
+      { access: schemaWrite, params: tableParams, body: updateTableRequestSchema },
+      ({ params, body, principal }) =>
+        updateTable(prisma, principal, params.databaseId, params.tableId, body),
     ),
   );
   router.delete(
     '/bases/:databaseId/tables/:tableId',
-    endpoint({ params: tableParams }, async ({ params, res }) => {
-      await deleteTable(prisma, principalOf(res), params.databaseId, params.tableId);
+    endpoint({ access: schemaWrite, params: tableParams }, async ({ params, principal }) => {
+      await deleteTable(prisma, principal, params.databaseId, params.tableId);
       return deleted('Table deleted');
     }),
   );
 
   router.post(
     '/bases/:databaseId/tables/:tableId/fields',
-    endpoint({ params: tableParams, body: createFieldRequestSchema, status: 201 }, ({ params, body, res }) =>
-      createField(prisma, principalOf(res), params.databaseId, params.tableId, body),
+    endpoint(
+      {
+        access: schemaWrite,
+        params: tableParams,
+        body: createFieldRequestSchema,
+        bodyLimit: FIELD_BODY_LIMIT,
+        status: 201,
+      },
+      ({ params, body, principal }) =>
+        createField(prisma, principal, params.databaseId, params.tableId, body),
     ),
   );
   router.get(
     '/bases/:databaseId/tables/:tableId/fields/:fieldId',
-    endpoint({ params: fieldParams }, ({ params, res }) =>
-      getField(prisma, principalOf(res), params.databaseId, params.tableId, params.fieldId),
+    endpoint({ access: schemaRead, params: fieldParams }, ({ params, principal }) =>
+      getField(prisma, principal, params.databaseId, params.tableId, params.fieldId),
     ),
   );
   router.patch(
     '/bases/:databaseId/tables/:tableId/fields/:fieldId',
-    endpoint({ params: fieldParams, body: updateFieldRequestSchema }, ({ params, body, res }) =>
-      updateField(prisma, principalOf(res), params.databaseId, params.tableId, params.fieldId, body),
+    endpoint(
+      {
+        access: schemaWrite,
+        params: fieldParams,
+        body: updateFieldRequestSchema,
+        bodyLimit: FIELD_BODY_LIMIT,
+      },
+      ({ params, body, principal }) =>
+        updateField(prisma, principal, params.databaseId, params.tableId, params.fieldId, body),
     ),
   );
   router.delete(
     '/bases/:databaseId/tables/:tableId/fields/:fieldId',
-    endpoint({ params: fieldParams }, async ({ params, res }) => {
-      await deleteField(prisma, principalOf(res), params.databaseId, params.tableId, params.fieldId);
+    endpoint({ access: schemaWrite, params: fieldParams }, async ({ params, principal }) => {
+      await deleteField(prisma, principal, params.databaseId, params.tableId, params.fieldId);
       return deleted('Field deleted');
     }),
   );

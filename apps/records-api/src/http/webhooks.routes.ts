@@ -5,7 +5,7 @@ import {
   updateWebhookRequestSchema,
 } from '@recordbase/contracts/webhooks';
 import type { PrismaClient } from '@recordbase/db';
-import { principalOf } from '@recordbase/server-kit/auth';
+import { notFound } from '@recordbase/server-kit/errors';
 import { endpoint } from '@recordbase/server-kit/http';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -25,6 +25,10 @@ const baseParams = z.object({ databaseId: segment });
 const webhookParams = baseParams.extend({ webhookId: segment });
 const deliveryParams = webhookParams.extend({ deliveryId: segment });
 
+const manage = { scope: 'webhooks:manage' } as const;
+/** The specification: a webhook of a database the key cannot reach is simply "not found". */
+const webhookNotFound = (params: { webhookId: string }) => notFound(`Webhook ${params.webhookId} not found`);
+
 const deleted = (message: string): z.infer<typeof successMessageSchema> => ({ success: true, message });
 
 /** Webhook subscriptions of a database and their delivery log. `secretKey` seals signing secrets. */
@@ -34,44 +38,61 @@ export function webhookRoutes(prisma: PrismaClient, secretKey: Buffer): Router {
 
   router.post(
     base,
-    endpoint({ params: baseParams, body: createWebhookRequestSchema, status: 201 }, ({ params, body, res }) =>
-      createWebhook(prisma, secretKey, principalOf(res), params.databaseId, body),
+    endpoint(
+      { access: manage, params: baseParams, body: createWebhookRequestSchema, status: 201 },
+      ({ params, body, principal }) => createWebhook(prisma, secretKey, principal, params.databaseId, body),
     ),
   );
   router.get(
     base,
-    endpoint({ params: baseParams }, async ({ params, res }) => ({
-      webhooks: await listWebhooks(prisma, principalOf(res), params.databaseId),
+    endpoint({ access: manage, params: baseParams }, async ({ params, principal }) => ({
+      webhooks: await listWebhooks(prisma, principal, params.databaseId),
     })),
   );
   router.get(
     `${base}/:webhookId`,
-    endpoint({ params: webhookParams }, ({ params, res }) =>
-      getWebhook(prisma, principalOf(res), params.databaseId, params.webhookId),
+    endpoint(
+      { access: manage, params: webhookParams, unreachable: webhookNotFound },
+      ({ params, principal }) => getWebhook(prisma, principal, params.databaseId, params.webhookId),
     ),
   );
   router.patch(
     `${base}/:webhookId`,
-    endpoint({ params: webhookParams, body: updateWebhookRequestSchema }, ({ params, body, res }) =>
-      updateWebhook(prisma, principalOf(res), params.databaseId, params.webhookId, body),
+    endpoint(
+      {
+        access: manage,
+        params: webhookParams,
+        unreachable: webhookNotFound,
+        body: updateWebhookRequestSchema,
+      },
+      ({ params, body, principal }) =>
+        updateWebhook(prisma, principal, params.databaseId, params.webhookId, body),
     ),
   );
   router.delete(
     `${base}/:webhookId`,
-    endpoint({ params: webhookParams }, async ({ params, res }) => {
-      await deleteWebhook(prisma, principalOf(res), params.databaseId, params.webhookId);
-      return deleted('Webhook deleted');
-    }),
+    endpoint(
+      { access: manage, params: webhookParams, unreachable: webhookNotFound },
+      async ({ params, principal }) => {
+        await deleteWebhook(prisma, principal, params.databaseId, params.webhookId);
+        return deleted('Webhook deleted');
+      },
+    ),
   );
 
   router.get(
     `${base}/:webhookId/deliveries`,
     endpoint(
-      { params: webhookParams, query: listWebhookDeliveriesQuerySchema },
-      async ({ params, query, res }) => ({
+      {
+        access: manage,
+        params: webhookParams,
+        unreachable: webhookNotFound,
+        query: listWebhookDeliveriesQuerySchema,
+      },
+      async ({ params, query, principal }) => ({
         deliveries: await listWebhookDeliveries(
           prisma,
-          principalOf(res),
+          principal,
           params.databaseId,
           params.webhookId,
           query.limit,
@@ -81,8 +102,10 @@ export function webhookRoutes(prisma: PrismaClient, secretKey: Buffer): Router {
   );
   router.post(
     `${base}/:webhookId/deliveries/:deliveryId/retry`,
-    endpoint({ params: deliveryParams, status: 202 }, ({ params, res }) =>
-      retryWebhookDelivery(prisma, principalOf(res), params.databaseId, params.webhookId, params.deliveryId),
+    endpoint(
+      { access: manage, params: deliveryParams, unreachable: webhookNotFound, status: 202 },
+      ({ params, principal }) =>
+        retryWebhookDelivery(prisma, principal, params.databaseId, params.webhookId, params.deliveryId),
     ),
   );
 

@@ -5,7 +5,7 @@ import type {
   ListRecordsRequest,
   RecordValuesInput,
 } from '@recordbase/contracts/records';
-import { withTransaction } from '@recordbase/db';
+import { type Connections, withTransaction } from '@recordbase/db';
 import { type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
@@ -40,24 +40,42 @@ export interface TableAddress {
   tableRef: string;
 }
 
-async function tableFor(
-  pool: pg.Pool,
-  principal: Principal,
-  address: TableAddress,
-  scope: 'records:read' | 'records:write',
-) {
-  requireScope(principal, scope);
-  return loadTableMeta(pool, principal, address.databaseId, address.tableRef);
+/**
+ * Where record work runs: `db` is the request's connections (its statements are cancelled when the
+ * client goes away); `background` the shared pool, for work that outlives the request.
+ */
+export interface RecordsDb {
+  db: Connections;
+  background: pg.Pool;
+  onBackgroundError?: (error: unknown) => void;
+}
+
+/**
+ * The scope rule for answers: record values go only to keys that may read them. A key with
+ * `records:write` alone (a form's key, say) writes records and learns their ids and times, never
+ * their values, so it cannot use writes to read.
+ */
+function visibleTo(principal: Principal, recordsJson: string): string {
+  if (principal.scopes.has('records:read')) return recordsJson;
+  const strip = ({ id, createdAt, updatedAt }: { id: string; createdAt: string; updatedAt: string }) => ({
+    id,
+    createdAt,
+    updatedAt,
+  });
+  const parsed: unknown = JSON.parse(recordsJson);
+  return JSON.stringify(
+    Array.isArray(parsed) ? parsed.map(strip) : strip(parsed as Parameters<typeof strip>[0]),
+  );
 }
 
 export async function list(
-  pool: pg.Pool,
+  { db }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   request: ListRecordsRequest,
 ): Promise<ListedRecords> {
-  const table = await tableFor(pool, principal, address, 'records:read');
-  return listRecords(pool, table, request);
+  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
+  return listRecords(db, table, request);
 }
 
 /** JSON texts of the given records in the given order. */
@@ -116,30 +134,35 @@ export interface BulkResult {
 }
 
 export async function bulkWrite(
-  pool: pg.Pool,
+  records: RecordsDb,
   principal: Principal,
   address: TableAddress,
   body: BulkRecordsRequest,
-  onBackgroundError: (error: unknown) => void = () => {},
 ): Promise<BulkResult> {
-  const table = await tableFor(pool, principal, address, 'records:write');
+  const { db } = records;
+  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
   const prepared = body.records.map((record, index) =>
     prepareRecord(table, record, `body.records[${index}]`),
   );
   const where = (index: number) => `body.records[${index}]`;
   if (!body.matchOn) {
-    const recordsJson = await withTransaction(pool, async (client) => {
+    const recordsJson = await withTransaction(db, async (client) => {
       await resolveReferences(client, table, prepared, where);
       const ids = await insertRecords(client, table, prepared);
       const json = await recordsInOrder(client, table, ids);
       await recordEvent(client, table, 'record.created', ids, json);
       return json;
     });
-    return { created: true, recordsJson };
+    return { created: true, recordsJson: visibleTo(principal, recordsJson) };
   }
+  requireScope(
+    principal,
+    'records:read',
+    'an upsert with matchOn looks records up by their values, which is reading them',
+  );
   const fields = matchOnFields(table, body.matchOn);
   const keys = matchKeys(prepared, fields);
-  const recordsJson = await withTransaction(pool, async (client) => {
+  const recordsJson = await withTransaction(db, async (client) => {
     await resolveReferences(client, table, prepared, where);
     await lockKeys(
       client,
@@ -182,36 +205,37 @@ export async function bulkWrite(
     await recordEvent(client, table, 'record.updated', updatedIds, jsonOf(updatedIds));
     return jsonOf(ids);
   });
-  ensureMatchIndex(pool, table, fields, onBackgroundError);
+  ensureMatchIndex(records.background, table, fields, records.onBackgroundError ?? (() => {}));
   return { created: false, recordsJson };
 }
 
 export async function createOne(
-  pool: pg.Pool,
+  { db }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   input: RecordValuesInput,
 ): Promise<string> {
-  const table = await tableFor(pool, principal, address, 'records:write');
+  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
   const prepared = prepareRecord(table, input, 'body.record');
-  return withTransaction(pool, async (client) => {
+  const json = await withTransaction(db, async (client) => {
     await resolveReferences(client, table, [prepared], () => 'body.record');
     const [id] = await insertRecords(client, table, [prepared]);
     const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
     await recordEvent(client, table, 'record.created', [id!], `[${json}]`);
     return json;
   });
+  return visibleTo(principal, json);
 }
 
 export async function getOne(
-  pool: pg.Pool,
+  { db }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
 ): Promise<string> {
   const id = validRecordId(recordId);
-  const table = await tableFor(pool, principal, address, 'records:read');
-  const client = await pool.connect();
+  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
+  const client = await db.connect();
   try {
     const json = (await fetchRecordsJson(client, table, [id])).get(id);
     if (!json) throw notFound(`Record ${recordId} not found`);
@@ -222,16 +246,16 @@ export async function getOne(
 }
 
 export async function updateOne(
-  pool: pg.Pool,
+  { db }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
   input: RecordValuesInput,
 ): Promise<string> {
   const id = validRecordId(recordId);
-  const table = await tableFor(pool, principal, address, 'records:write');
+  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
   const prepared = prepareRecord(table, input, 'body.record');
-  return withTransaction(pool, async (client) => {
+  const json = await withTransaction(db, async (client) => {
     if (!(await lockExisting(client, table, [id])).has(id)) throw notFound(`Record ${recordId} not found`);
     await resolveReferences(client, table, [prepared], () => 'body.record');
     const changes = prepared.columns.size > 0 || prepared.links.size > 0;
@@ -240,14 +264,15 @@ export async function updateOne(
     if (changes) await recordEvent(client, table, 'record.updated', [id], `[${json}]`);
     return json;
   });
+  return visibleTo(principal, json);
 }
 
 /**
  * Deletes records, all or none: when any id does not exist nothing is deleted and the answer
  * names it. The record.deleted event carries the records' last state.
  */
-async function deleteExisting(pool: pg.Pool, table: TableMeta, ids: readonly string[]): Promise<void> {
-  await withTransaction(pool, async (client) => {
+async function deleteExisting(db: Connections, table: TableMeta, ids: readonly string[]): Promise<void> {
+  await withTransaction(db, async (client) => {
     const existing = await lockExisting(client, table, ids);
     const missing = ids.filter((id) => !existing.has(id));
     if (missing.length > 0) {
@@ -262,24 +287,24 @@ async function deleteExisting(pool: pg.Pool, table: TableMeta, ids: readonly str
 }
 
 export async function deleteOne(
-  pool: pg.Pool,
+  { db }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
 ): Promise<void> {
   const id = validRecordId(recordId);
-  const table = await tableFor(pool, principal, address, 'records:write');
-  await deleteExisting(pool, table, [id]);
+  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
+  await deleteExisting(db, table, [id]);
 }
 
 export async function deleteMany(
-  pool: pg.Pool,
+  { db }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   body: BulkDeleteRecordsRequest,
 ): Promise<string[]> {
   const ids = [...new Set(body.ids.map(validRecordId))];
-  const table = await tableFor(pool, principal, address, 'records:write');
-  await deleteExisting(pool, table, ids);
+  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
+  await deleteExisting(db, table, ids);
   return ids;
 }
