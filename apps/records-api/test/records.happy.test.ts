@@ -200,14 +200,16 @@ describe('matchOn index', () => {
     let indexes: string[] = [];
     while (Date.now() < deadline) {
       const result = await h.db.pool.query<{ indexdef: string }>(
-        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE '%\\_match\\_%'`,
+        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE '%\\_mx\\_%'`,
         [`base_${baseId.replace(/-/g, '')}`],
       );
       indexes = result.rows.map((row) => row.indexdef);
       if (indexes.some((definition) => definition.includes(fieldIds.Name!))) break;
       await new Promise((done) => setTimeout(done, 100));
     }
-    expect(indexes.some((definition) => definition.includes(`("${fieldIds.Name}")`))).toBe(true);
+    expect(indexes.some((definition) => definition.includes(`(hashtextextended("${fieldIds.Name}"`))).toBe(
+      true,
+    );
   });
 });
 

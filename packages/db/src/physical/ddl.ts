@@ -3,6 +3,7 @@ import { columnDefinition, columnSpecByType, hasColumn } from './column-types';
 import { type ConversionContext, conversionExpression } from './conversions';
 import {
   linkTableName,
+  matchIndexPrefix,
   qualifiedTable,
   quoteIdent,
   quoteLiteral,
@@ -148,6 +149,7 @@ export function changeFieldType(
   const target = columnSpecByType[to];
   const statements = [
     `SET LOCAL TIME ZONE 'UTC'`,
+    ...dropMatchIndexesOfColumn(table, field.id),
     `ALTER TABLE ${ref} ALTER COLUMN ${column} DROP DEFAULT, ALTER COLUMN ${column} DROP NOT NULL`,
     `ALTER TABLE ${ref} ALTER COLUMN ${column} TYPE ${target.sqlType} USING ${expression}`,
   ];
@@ -157,4 +159,26 @@ export function changeFieldType(
     );
   }
   return statements;
+}
+
+/**
+ * ALTER COLUMN TYPE would rebuild the column's match indexes for the new type: a number's raw
+ * btree becomes a raw btree on text, which long values overflow, and a text hash cannot apply to
+ * a number at all. They are dropped instead; the next upsert builds the index the new type needs.
+ */
+export function dropMatchIndexesOfColumn(table: PhysicalTable, fieldId: string): string[] {
+  const indexesOnColumn = `SELECT format('DROP INDEX %I.%I', n.nspname, c.relname)
+      FROM pg_depend d
+      JOIN pg_class c ON c.oid = d.objid
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+      JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+     WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+       AND d.refobjid = ${quoteLiteral(qualifiedTable(table.schemaName, table.id))}::regclass
+       AND a.attname = ${quoteLiteral(fieldId)}
+       AND c.relkind = 'i' AND starts_with(c.relname, ${quoteLiteral(matchIndexPrefix(table.id))})`;
+  return [
+    `DO $$ DECLARE drop_index text; BEGIN
+       FOR drop_index IN ${indexesOnColumn} LOOP EXECUTE drop_index; END LOOP;
+     END $$`,
+  ];
 }

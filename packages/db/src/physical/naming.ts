@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Physical names. Every identifier in generated SQL comes from here and is built from ids the
  * service generated, never from user text; user text only ever reaches SQL as a parameter or
@@ -32,6 +34,21 @@ export function qualifiedTable(schemaName: string, tableId: string): string {
 /** Junction table of a linked-record field: one row per (record, linked record). */
 export function linkTableName(fieldId: string): string {
   return `${fieldId}_links`;
+}
+
+/**
+ * Indexes the service builds for upserts' matchOn fields are named with this prefix, so they can
+ * be counted and dropped by name. (`<tableId>_match_` was the prefix of an older, unsafe scheme.)
+ */
+export function matchIndexPrefix(tableId: string): string {
+  return `${tableId}_mx_`;
+}
+
+/** One name per set of fields, whatever their order: the ids are sorted before hashing. */
+export function matchIndexName(tableId: string, fieldIds: readonly string[]): string {
+  const canonical = [...fieldIds].sort().join(',');
+  const digest = createHash('sha256').update(canonical).digest('hex').slice(0, 12);
+  return `${matchIndexPrefix(tableId)}${digest}`;
 }
 
 export const systemColumns = {

@@ -10,7 +10,7 @@ import { type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import { recordEvent } from '../events';
-import { ensureMatchIndex } from './match-indexes';
+import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
 import { resolveReferences } from './references';
 import {
   deleteRecords,
@@ -160,7 +160,8 @@ export async function bulkWrite(
     'records:read',
     'an upsert with matchOn looks records up by their values, which is reading them',
   );
-  const fields = matchOnFields(table, body.matchOn);
+  // In one order whatever the request's, so [a, b] and [b, a] take the same key locks.
+  const fields = inCanonicalOrder(matchOnFields(table, body.matchOn));
   const keys = matchKeys(prepared, fields);
   const recordsJson = await withTransaction(db, async (client) => {
     await resolveReferences(client, table, prepared, where);

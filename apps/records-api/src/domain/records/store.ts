@@ -8,6 +8,7 @@ import {
   SqlParams,
 } from '@recordbase/db/physical';
 import type pg from 'pg';
+import { matchKeyOf } from './match-indexes';
 import { compileFilter, compileSort } from './query-compiler';
 import { recordJsonSql } from './record-json';
 import type { FieldMeta, TableMeta } from './table-meta';
@@ -263,6 +264,38 @@ export async function lockExisting(
   return new Set(result.rows.map((row) => row.id));
 }
 
+/** One matchOn field equal to its incoming value `v.k<i>`. */
+function matchCondition(field: FieldMeta, position: number): string {
+  const column = `r.${quoteIdent(field.id)}`;
+  const value = `v.k${position}`;
+  // Option sets match regardless of order.
+  if (field.type === 'multiple_select') return `(${column} @> ${value} AND ${column} <@ ${value})`;
+  const key = matchKeyOf(field);
+  if (!key || key.of(column) === column) return `${column} = ${value}`;
+  // The indexed expression lets PostgreSQL use the match index; the values rule out hash collisions.
+  return `${key.of(column)} = ${key.of(value)} AND ${column} = ${value}`;
+}
+
+/** The query of findMatches: which record ids equal each key (`idx` is the key's position). */
+export function matchQuery(
+  table: TableMeta,
+  matchOn: readonly FieldMeta[],
+  keys: readonly unknown[][],
+): { text: string; values: unknown[] } {
+  const params = new SqlParams();
+  const rows = keys.map(
+    (values, index) =>
+      `(${params.add(index)}::int, ${values.map((value, i) => `${params.add(value)}::${castFor(matchOn[i]!)}`).join(', ')})`,
+  );
+  const valueColumns = matchOn.map((_, i) => `k${i}`);
+  const on = matchOn.map(matchCondition).join(' AND ');
+  return {
+    text: `SELECT v.idx, r.id::text AS id FROM ${tableRef(table)} r
+       JOIN (VALUES ${rows.join(', ')}) AS v(idx, ${valueColumns.join(', ')}) ON ${on}`,
+    values: params.values,
+  };
+}
+
 /**
  * Existing records equal to each incoming key on every matchOn field. Callers hold the advisory
  * locks of those keys, so no concurrent upsert can insert the same key in between.
@@ -273,25 +306,8 @@ export async function findMatches(
   matchOn: readonly FieldMeta[],
   keys: readonly unknown[][],
 ): Promise<Map<number, string[]>> {
-  const params = new SqlParams();
-  const rows = keys.map(
-    (values, index) =>
-      `(${params.add(index)}::int, ${values.map((value, i) => `${params.add(value)}::${castFor(matchOn[i]!)}`).join(', ')})`,
-  );
-  const valueColumns = matchOn.map((_, i) => `k${i}`);
-  // Option sets match regardless of order.
-  const on = matchOn
-    .map((field, i) =>
-      field.type === 'multiple_select'
-        ? `(r.${quoteIdent(field.id)} @> v.k${i} AND r.${quoteIdent(field.id)} <@ v.k${i})`
-        : `r.${quoteIdent(field.id)} = v.k${i}`,
-    )
-    .join(' AND ');
-  const result = await client.query<{ idx: number; id: string }>(
-    `SELECT v.idx, r.id::text AS id FROM ${tableRef(table)} r
-       JOIN (VALUES ${rows.join(', ')}) AS v(idx, ${valueColumns.join(', ')}) ON ${on}`,
-    params.values,
-  );
+  const query = matchQuery(table, matchOn, keys);
+  const result = await client.query<{ idx: number; id: string }>(query.text, query.values);
   const matches = new Map<number, string[]>();
   for (const row of result.rows) matches.set(row.idx, [...(matches.get(row.idx) ?? []), row.id]);
   return matches;
