@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_NAME_LENGTH, nameSchema } from './common';
+import { identifierSchema, nameSchema, tableRefSchema } from './common';
 
 export const fieldTypes = [
   'single_line_text',
@@ -43,10 +43,12 @@ export function groupOfFieldType(type: FieldType): FieldTypeGroup {
 }
 
 export const MAX_SELECT_OPTIONS = 1000;
+export const MAX_COLOR_LENGTH = 32;
+export const MAX_CURRENCY_SYMBOL_LENGTH = 8;
 
 const selectOptionSchema = z.strictObject({
   name: nameSchema,
-  color: z.string().max(32).optional(),
+  color: identifierSchema(MAX_COLOR_LENGTH).optional(),
 });
 
 const selectTemplateSchema = z.strictObject({
@@ -71,7 +73,9 @@ export const templateSchemaByType = {
   number: z.strictObject({ decimalPlaces: decimalPlacesSchema.default(0) }),
   currency: z.strictObject({
     decimalPlaces: decimalPlacesSchema.default(2),
-    currencySymbol: z.string().min(1).max(8).default('$'),
+    currencySymbol: identifierSchema(MAX_CURRENCY_SYMBOL_LENGTH)
+      .min(1, { error: 'must not be empty' })
+      .default('$'),
   }),
   percent: z.strictObject({ decimalPlaces: decimalPlacesSchema.default(0) }),
   rating: z.strictObject({ max: z.int().min(1).max(10).default(5) }),
@@ -84,7 +88,7 @@ export const templateSchemaByType = {
   attachments: z.strictObject({}),
   linked_record: z.strictObject({
     /** Id or name of a table of the same database; stored as the id. */
-    tableId: z.string().min(1).max(MAX_NAME_LENGTH),
+    tableId: tableRefSchema,
   }),
 } as const satisfies Record<FieldType, z.ZodType>;
 

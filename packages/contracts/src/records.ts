@@ -1,5 +1,20 @@
 import { z } from 'zod';
-import { FIELD_ID_PATTERN, isoDateTimeSchema, MAX_NAME_LENGTH, uuidSchema } from './common';
+import {
+  boundedFormat,
+  boundedString,
+  FIELD_ID_PATTERN,
+  isoDateString,
+  isoDateTimeSchema,
+  isoDateTimeString,
+  isPlainObject,
+  MAX_NAME_LENGTH,
+  MAX_UUID_LENGTH,
+  recordError,
+  referenceSchema,
+  textSchema,
+  unionError,
+  uuidSchema,
+} from './common';
 import {
   type FieldType,
   type FieldTypeGroup,
@@ -27,16 +42,11 @@ export type AttachmentValue = z.infer<typeof attachmentValueSchema>;
  * takes name, size and type from its own upload record, so the optional keys are only tolerated
  * (a client may write back what it read).
  */
-const noNul = (text: string) => !text.includes('\u0000');
 export const attachmentWriteValueSchema = z.strictObject({
-  url: z
-    .string()
-    .min(1, { error: 'must not be empty' })
-    .max(2048)
-    .refine(noNul, { error: 'must not contain NUL' }),
-  fileName: z.string().max(MAX_NAME_LENGTH).refine(noNul, { error: 'must not contain NUL' }).optional(),
+  url: textSchema(2048).min(1, { error: 'must not be empty' }),
+  fileName: textSchema(MAX_NAME_LENGTH).optional(),
   size: z.int().min(0).optional(),
-  mimeType: z.string().max(255).refine(noNul, { error: 'must not contain NUL' }).optional(),
+  mimeType: textSchema(255).optional(),
 });
 export type AttachmentWriteValue = z.infer<typeof attachmentWriteValueSchema>;
 
@@ -44,13 +54,17 @@ export const MAX_TEXT_LENGTH = 100_000;
 export const MAX_ATTACHMENTS_PER_VALUE = 100;
 export const MAX_LINKED_RECORDS_PER_VALUE = 1000;
 
-/** PostgreSQL text cannot hold NUL; refusing it here keeps it from ever reaching a query. */
-const textValue = (error: string, max: number) =>
-  z.string({ error }).max(max).refine(noNul, { error: 'must not contain NUL characters' });
+/** Text of a record value: bounded first, no NUL (PostgreSQL text cannot hold it). */
+const textValue = (error: string, max: number) => textSchema(max, { type: error });
 
-/** The same patterns validate values on write and on field type conversion (in SQL). */
+/**
+ * The same patterns validate values on write and on field type conversion (in SQL). The pattern
+ * runs only on a value within `max` characters without NUL: the checks before it abort.
+ */
 const patternValue = (type: keyof typeof textValuePatterns, error: string, max: number) =>
   textValue(error, max).regex(new RegExp(textValuePatterns[type], 'i'), { error });
+
+const optionNameValue = () => textValue('must be an option name', MAX_NAME_LENGTH).min(1);
 
 /**
  * The shape of a written value by field type. Template-dependent rules (rating max, select
@@ -70,18 +84,13 @@ export const recordValueWriteSchemaByType = {
   rating: z.int({ error: 'must be an integer' }).min(0).max(10).nullable(),
   /** Seconds. */
   duration: z.number({ error: 'must be a number of seconds' }).nullable(),
-  date: z.iso.date({ error: 'must be a date as YYYY-MM-DD' }).nullable(),
-  datetime: z.iso
-    .datetime({
-      offset: true,
-      error: 'must be an ISO 8601 date-time with a time zone, such as 2024-05-01T12:00:00Z',
-    })
-    .nullable(),
-  single_select: textValue('must be an option name', MAX_NAME_LENGTH).min(1).nullable(),
+  date: isoDateString('must be a date as YYYY-MM-DD').nullable(),
+  datetime: isoDateTimeString(
+    'must be an ISO 8601 date-time with a time zone, such as 2024-05-01T12:00:00Z',
+  ).nullable(),
+  single_select: optionNameValue().nullable(),
   multiple_select: z
-    .array(z.string({ error: 'must be an option name' }).min(1), {
-      error: 'must be an array of option names',
-    })
+    .array(optionNameValue(), { error: 'must be an array of option names' })
     .max(MAX_SELECT_OPTIONS)
     .nullable(),
   checkbox: z.boolean({ error: 'must be true or false' }).nullable(),
@@ -90,7 +99,14 @@ export const recordValueWriteSchemaByType = {
     .max(MAX_ATTACHMENTS_PER_VALUE)
     .nullable(),
   linked_record: z
-    .array(z.uuid({ error: 'must be a record id (UUID)' }), { error: 'must be an array of record ids' })
+    .array(
+      boundedFormat(
+        MAX_UUID_LENGTH,
+        'must be a record id (UUID)',
+        z.uuid({ error: 'must be a record id (UUID)' }),
+      ),
+      { error: 'must be an array of record ids' },
+    )
     .max(MAX_LINKED_RECORDS_PER_VALUE)
     .nullable(),
 } as const satisfies Record<FieldType, z.ZodType>;
@@ -112,8 +128,8 @@ export type RecordValue = z.infer<typeof recordValueSchema>;
  * Other unknown keys are for the service to refuse, as only it knows the table's fields.
  */
 export const recordValuesInputSchema = z
-  .record(z.string().min(1, { error: 'field keys must not be empty' }), z.unknown(), {
-    error: 'must be an object of field values keyed by field name or field id',
+  .record(referenceSchema('field keys must not be empty'), z.unknown(), {
+    error: recordError('must be an object of field values keyed by field name or field id'),
   })
   .transform(({ id: _ignoredId, ...values }) => values);
 export type RecordValuesInput = z.output<typeof recordValuesInputSchema>;
@@ -198,13 +214,10 @@ export const MAX_FILTER_DEPTH = 10;
 export const MAX_FILTER_CONDITIONS = 200;
 export const MAX_FILTER_LIST_ITEMS = 1000;
 export const MAX_FILTER_STRING_LENGTH = 10_000;
-
-const filterStringSchema = z.string().max(MAX_FILTER_STRING_LENGTH, {
-  error: `must be at most ${MAX_FILTER_STRING_LENGTH} characters`,
-});
+const filterStringSchema = textSchema(MAX_FILTER_STRING_LENGTH);
 
 export const filterScalarSchema = z.union([filterStringSchema, z.number(), z.boolean()], {
-  error: 'must be a string, number or boolean',
+  error: unionError('must be a string, number or boolean'),
 });
 export type FilterScalar = z.infer<typeof filterScalarSchema>;
 
@@ -215,9 +228,12 @@ const listOperandSchema = z
   .array(filterScalarSchema, { error: `must be an array of strings, numbers or booleans` })
   .max(MAX_FILTER_LIST_ITEMS, { error: `must hold at most ${MAX_FILTER_LIST_ITEMS} values` });
 
-const comparisonOperandSchema = z.union([z.number(), filterStringSchema.min(1)], {
-  error: 'must be a number or a date string',
-});
+const comparisonOperandSchema = z.union(
+  [z.number(), filterStringSchema.min(1, { error: 'must be a number or a date string' })],
+  {
+    error: unionError('must be a number or a date string'),
+  },
+);
 
 /** The operand each operator takes. An empty `in` list matches nothing, an empty `not_in` list everything. */
 export const filterOperandSchemaByOperator = {
@@ -225,8 +241,8 @@ export const filterOperandSchemaByOperator = {
   does_not_equal: filterScalarSchema,
   contains: filterScalarSchema,
   does_not_contain: filterScalarSchema,
-  starts_with: z.string({ error: 'must be a string' }).max(MAX_FILTER_STRING_LENGTH),
-  ends_with: z.string({ error: 'must be a string' }).max(MAX_FILTER_STRING_LENGTH),
+  starts_with: textSchema(MAX_FILTER_STRING_LENGTH, { type: 'must be a string' }),
+  ends_with: textSchema(MAX_FILTER_STRING_LENGTH, { type: 'must be a string' }),
   is_empty: presenceOperandSchema('is_empty', 'is_not_empty'),
   is_not_empty: presenceOperandSchema('is_not_empty', 'is_empty'),
   in: listOperandSchema,
@@ -266,10 +282,7 @@ export function readFilterCondition(condition: FilterCondition): FilterCondition
   return { field: condition.field, operator, operand } as FilterConditionParts;
 }
 
-const fieldReferenceSchema = z
-  .string({ error: 'must name a field by id or name' })
-  .min(1, { error: 'must name a field by id or name' })
-  .max(MAX_NAME_LENGTH);
+const fieldReferenceSchema = referenceSchema('must name a field by id or name');
 
 const filterConditionShape = {
   field: fieldReferenceSchema,
@@ -300,10 +313,6 @@ export const filterConditionSchema = z
           : `filter condition on field "${condition.field}" has ${present.length} operators (${present.join(', ')}); exactly one is allowed`,
     });
   }) as unknown as z.ZodType<FilterCondition, FilterCondition>;
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function looksLikeGroup(value: Record<string, unknown>): boolean {
   return Object.hasOwn(value, 'and') || Object.hasOwn(value, 'or');
@@ -465,9 +474,9 @@ export type ListRecordsResponse = z.infer<typeof listRecordsResponseSchema>;
 export const MAX_RECORDS_PER_REQUEST = 100;
 export const MAX_MATCH_ON_FIELDS = 20;
 
-const fieldIdSchema = z
-  .string({ error: 'must be a field id' })
-  .regex(FIELD_ID_PATTERN, { error: 'must be a field id (fld...); field names are not accepted in matchOn' });
+const fieldIdSchema = boundedString(MAX_NAME_LENGTH, { type: 'must be a field id' }).regex(FIELD_ID_PATTERN, {
+  error: 'must be a field id (fld...); field names are not accepted in matchOn',
+});
 
 export const bulkRecordsRequestSchema = z.strictObject({
   records: z

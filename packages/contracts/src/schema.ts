@@ -1,10 +1,13 @@
 import { z } from 'zod';
-import { nameSchema } from './common';
+import { identifierSchema, nameSchema } from './common';
 import { fieldInputSchema, fieldSchema } from './fields';
 
 /** The most fields a table can have; each is a physical column. */
 export const MAX_FIELDS_PER_TABLE = 500;
 export const MAX_TABLES_PER_DATABASE = 500;
+
+/** Field ids are about 19 characters; a little room for what clients send by mistake. */
+const MAX_FIELD_ID_LENGTH = 64;
 
 export const tableInputSchema = z.strictObject({
   name: nameSchema,
@@ -20,7 +23,7 @@ export const createTableRequestSchema = tableInputSchema;
 export const updateTableRequestSchema = z
   .strictObject({
     name: nameSchema.optional(),
-    primaryFieldId: z.string().min(1).max(64).optional(),
+    primaryFieldId: identifierSchema(MAX_FIELD_ID_LENGTH).min(1, { error: 'must not be empty' }).optional(),
   })
   .refine((body) => body.name !== undefined || body.primaryFieldId !== undefined, {
     error: 'must change at least one of name or primaryFieldId',

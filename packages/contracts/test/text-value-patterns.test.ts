@@ -138,4 +138,10 @@ describe('text value patterns', () => {
     }
     expect(matches(textValuePatterns.phone_number, `555-1234 x${' '.repeat(10)}1`)).toBe(true);
   });
+
+  it('refuses an email value too long before its pattern runs', () => {
+    const hostile = `a@${'a.'.repeat(40_000)}@`;
+    const result = recordValueWriteSchemaByType.email.safeParse(hostile);
+    expect(result.error?.issues.map((issue) => issue.message)).toEqual(['must be at most 254 characters']);
+  });
 });
