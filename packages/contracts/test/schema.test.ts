@@ -1,9 +1,20 @@
 import type { z } from 'zod';
 import { createApiKeyRequestSchema } from '../src/api-keys';
-import { createFieldRequestSchema, parseTemplate, updateFieldRequestSchema } from '../src/fields';
+import {
+  createFieldRequestSchema,
+  MAX_SELECT_OPTIONS,
+  parseTemplate,
+  updateFieldRequestSchema,
+} from '../src/fields';
 import { startImportRequestSchema } from '../src/imports';
 import {
+  createDatabaseRequestSchema,
   createTableRequestSchema,
+  MAX_FIELDS_PER_REQUEST,
+  MAX_FIELDS_PER_TABLE,
+  MAX_SELECT_OPTIONS_PER_REQUEST,
+  MAX_TABLES_PER_REQUEST,
+  measureSchemaRequest,
   updateDatabaseRequestSchema,
   updateTableRequestSchema,
 } from '../src/schema';
@@ -18,7 +29,109 @@ const NUL = '\u0000';
 const NUL_MESSAGE = 'must not contain NUL characters';
 
 const textField = (index: number) => ({ name: `Field ${index}`, type: 'single_line_text' });
+const selectField = (index: number, options: number) => ({
+  name: `Select ${index}`,
+  type: 'single_select',
+  template: { options: Array.from({ length: options }, (_, option) => ({ name: `o${option}` })) },
+});
 const table = (name: string, fields: unknown[]) => ({ name, fields });
+const tableOfFields = (name: string, count: number) =>
+  table(
+    name,
+    Array.from({ length: count }, (_, index) => textField(index)),
+  );
+
+describe('what one POST /bases may create', () => {
+  it('keeps the bounds of the issue', () => {
+    expect(MAX_FIELDS_PER_REQUEST).toBe(500);
+    expect(MAX_TABLES_PER_REQUEST).toBeLessThanOrEqual(50);
+    expect(MAX_SELECT_OPTIONS_PER_REQUEST).toBe(10_000);
+  });
+
+  it('counts tables, fields and select options of the raw body', () => {
+    expect(
+      measureSchemaRequest([
+        table('A', [textField(0), selectField(1, 3)]),
+        table('B', [selectField(0, 2)]),
+        'not a table',
+        { name: 'C' },
+        table('D', [{ type: 'single_select', template: { options: 'many' } }]),
+      ]),
+    ).toEqual({ tables: 5, fields: 4, selectOptions: 5 });
+  });
+
+  it(`accepts ${MAX_FIELDS_PER_REQUEST} fields across tables`, () => {
+    const tables = Array.from({ length: 10 }, (_, index) =>
+      tableOfFields(`T${index}`, MAX_FIELDS_PER_REQUEST / 10),
+    );
+    expect(createDatabaseRequestSchema.safeParse({ name: 'Base', tables }).success).toBe(true);
+  });
+
+  it('refuses more fields in all than one request may create, naming the bound and the number', () => {
+    const tables = Array.from({ length: 50 }, (_, index) => tableOfFields(`T${index}`, 500));
+    expect(problems(createDatabaseRequestSchema.safeParse({ name: 'Base', tables }))).toEqual([
+      `tables: one request creates at most ${MAX_FIELDS_PER_REQUEST} fields in all; this one asks for 25000`,
+    ]);
+    const twoTables = [tableOfFields('A', 300), tableOfFields('B', 201)];
+    expect(problems(createDatabaseRequestSchema.safeParse({ name: 'Base', tables: twoTables }))).toEqual([
+      `tables: one request creates at most ${MAX_FIELDS_PER_REQUEST} fields in all; this one asks for 501`,
+    ]);
+  });
+
+  it('refuses more tables than one request may create, before parsing them', () => {
+    const tables = Array.from({ length: MAX_TABLES_PER_REQUEST + 1 }, () => ({ name: NUL, fields: 'none' }));
+    expect(problems(createDatabaseRequestSchema.safeParse({ name: 'Base', tables }))).toEqual([
+      `tables: one request creates at most ${MAX_TABLES_PER_REQUEST} tables; this one asks for ${MAX_TABLES_PER_REQUEST + 1}`,
+    ]);
+    const allowed = Array.from({ length: MAX_TABLES_PER_REQUEST }, (_, index) =>
+      tableOfFields(`T${index}`, 1),
+    );
+    expect(createDatabaseRequestSchema.safeParse({ name: 'Base', tables: allowed }).success).toBe(true);
+  });
+
+  it('refuses more select options in all than one request may create', () => {
+    const perField = MAX_SELECT_OPTIONS;
+    const fields = (count: number) =>
+      Array.from({ length: count }, (_, index) => selectField(index, perField));
+    const allowed = MAX_SELECT_OPTIONS_PER_REQUEST / perField;
+    expect(
+      createDatabaseRequestSchema.safeParse({ name: 'Base', tables: [table('A', fields(allowed))] }).success,
+    ).toBe(true);
+    expect(
+      problems(
+        createDatabaseRequestSchema.safeParse({
+          name: 'Base',
+          tables: [table('A', fields(allowed)), table('B', fields(1))],
+        }),
+      ),
+    ).toEqual([
+      `tables: one request creates at most ${MAX_SELECT_OPTIONS_PER_REQUEST} select options in all; this one asks for ${MAX_SELECT_OPTIONS_PER_REQUEST + perField}`,
+    ]);
+  });
+});
+
+describe('what one POST /tables may create', () => {
+  it(`accepts ${MAX_FIELDS_PER_TABLE} fields and refuses more, naming the bound and the number`, () => {
+    expect(createTableRequestSchema.safeParse(tableOfFields('T', MAX_FIELDS_PER_TABLE)).success).toBe(true);
+    expect(problems(createTableRequestSchema.safeParse(tableOfFields('T', 600)))).toEqual([
+      `: a table has at most ${MAX_FIELDS_PER_TABLE} fields; this one asks for 600`,
+    ]);
+  });
+
+  it('refuses more select options than one request may create', () => {
+    const fields = Array.from({ length: 11 }, (_, index) => selectField(index, MAX_SELECT_OPTIONS));
+    expect(problems(createTableRequestSchema.safeParse(table('T', fields)))).toEqual([
+      `: one request creates at most ${MAX_SELECT_OPTIONS_PER_REQUEST} select options in all; this one asks for 11000`,
+    ]);
+  });
+
+  it('still refuses a table without fields and names a bad field', () => {
+    expect(problems(createTableRequestSchema.safeParse(table('T', [])))[0]).toContain('at least one field');
+    expect(
+      problems(createTableRequestSchema.safeParse(table('T', [{ name: `F${NUL}`, type: 'number' }]))),
+    ).toEqual([`fields.0.name: ${NUL_MESSAGE}`]);
+  });
+});
 
 describe('NUL and control characters in schema requests', () => {
   it('refuses them in database, table and field names', () => {
