@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDateTimeSchema, uuidSchema } from './common';
+import { boundedString, isoDateTimeSchema, uuidSchema } from './common';
 import { fieldSchema } from './fields';
 import { recordSchema } from './records';
 import { tableSchema } from './schema';
@@ -25,11 +25,11 @@ export type EventSource = z.infer<typeof eventSourceSchema>;
 
 /** Outbox events are keyed by a UUID; deliveries name them `evt_<uuid>`. */
 export const EVENT_ID_PREFIX = 'evt_';
-export const deliveredEventIdSchema = z
-  .string()
-  .regex(/^evt_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, {
-    error: 'must be evt_<uuid>',
-  });
+export const deliveredEventIdSchema = boundedString(EVENT_ID_PREFIX.length + 36, {
+  tooLong: 'must be evt_<uuid>',
+}).regex(/^evt_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, {
+  error: 'must be evt_<uuid>',
+});
 
 export function toDeliveredEventId(outboxEventId: string): string {
   return `${EVENT_ID_PREFIX}${outboxEventId}`;

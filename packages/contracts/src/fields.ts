@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_NAME_LENGTH, nameSchema } from './common';
+import { identifierSchema, nameSchema, tableRefSchema } from './common';
 
 export const fieldTypes = [
   'single_line_text',
@@ -43,10 +43,12 @@ export function groupOfFieldType(type: FieldType): FieldTypeGroup {
 }
 
 export const MAX_SELECT_OPTIONS = 1000;
+export const MAX_COLOR_LENGTH = 32;
+export const MAX_CURRENCY_SYMBOL_LENGTH = 8;
 
 const selectOptionSchema = z.strictObject({
   name: nameSchema,
-  color: z.string().max(32).optional(),
+  color: identifierSchema(MAX_COLOR_LENGTH).optional(),
 });
 
 const selectTemplateSchema = z.strictObject({
@@ -71,7 +73,9 @@ export const templateSchemaByType = {
   number: z.strictObject({ decimalPlaces: decimalPlacesSchema.default(0) }),
   currency: z.strictObject({
     decimalPlaces: decimalPlacesSchema.default(2),
-    currencySymbol: z.string().min(1).max(8).default('$'),
+    currencySymbol: identifierSchema(MAX_CURRENCY_SYMBOL_LENGTH)
+      .min(1, { error: 'must not be empty' })
+      .default('$'),
   }),
   percent: z.strictObject({ decimalPlaces: decimalPlacesSchema.default(0) }),
   rating: z.strictObject({ max: z.int().min(1).max(10).default(5) }),
@@ -84,7 +88,7 @@ export const templateSchemaByType = {
   attachments: z.strictObject({}),
   linked_record: z.strictObject({
     /** Id or name of a table of the same database; stored as the id. */
-    tableId: z.string().min(1).max(MAX_NAME_LENGTH),
+    tableId: tableRefSchema,
   }),
 } as const satisfies Record<FieldType, z.ZodType>;
 
@@ -150,10 +154,22 @@ export function parseTemplate<T extends FieldType>(
 
 /**
  * Value patterns for the validated text types. Written in the common subset of JavaScript and
- * PostgreSQL regular expressions, because type conversions check existing values in SQL.
+ * PostgreSQL regular expressions, because type conversions check existing values in SQL (`~*`).
+ *
+ * Each is unambiguous, so a backtracking engine runs it in linear time: no two quantifiers can
+ * hand the same character back and forth (test/linear-patterns.test.ts proves it with recheck).
+ * - email: the local part stops at the first `@`; the domain's first character is taken alone,
+ *   then non-dots up to the first dot after it, so that dot is the only one the pattern can pick.
+ *   Same meaning as `[^\s@]+\.[^\s@]+` (a dot with something either side), which backtracked
+ *   quadratically over `a.a.a.a…`.
+ * - url: scheme, then a host without `/?#`, then anything without whitespace: already unambiguous.
+ * - phone_number: the spaces before an extension are part of the 3 to 40 number characters
+ *   rather than a separate `[ ]*` that competed with them, and at most 10 spaces may follow the
+ *   extension mark, so every repetition is bounded. Only absurd values change class: more than
+ *   40 characters of number and spaces before the extension, or more than 10 spaces after it.
  */
 export const textValuePatterns = {
-  email: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
+  email: '^[^\\s@]+@[^\\s@][^\\s@.]*[.][^\\s@]+$',
   url: '^https?://[^\\s/?#]+([/?#][^\\s]*)?$',
-  phone_number: '^[+]?[0-9 ()./-]{3,40}([ ]*(x|ext[.]?)[ ]*[0-9]{1,6})?$',
+  phone_number: '^[+]?[0-9 ()./-]{3,40}((x|ext[.]?)[ ]{0,10}[0-9]{1,6})?$',
 } as const;

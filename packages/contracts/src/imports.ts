@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nameSchema, tableRefSchema, uuidSchema } from './common';
+import { nameSchema, tableRefSchema, textSchema, uuidSchema } from './common';
 
 /** The most row errors an import status lists; further errors are only counted in the message. */
 export const MAX_IMPORT_ERRORS_REPORTED = 100;
@@ -7,13 +7,15 @@ export const MAX_IMPORT_ERRORS_REPORTED = 100;
 export const startImportRequestSchema = z
   .strictObject({
     /** From the csvupload or xlsxupload result. */
-    s3Key: z.string({ error: 'must be the s3Key of an upload' }).min(1).max(1024),
+    s3Key: textSchema(1024, { type: 'must be the s3Key of an upload' }).min(1, {
+      error: 'must be the s3Key of an upload',
+    }),
     /** Append to this table (id or name); columns are matched to fields by header name. */
     tableId: tableRefSchema.optional(),
     /** Name of the new table when no tableId is given; defaults to the file name. */
     tableName: nameSchema.optional(),
     /** Worksheet name of an xlsx file; defaults to the first sheet. */
-    sheet: z.string().min(1).max(255).optional(),
+    sheet: textSchema(255).min(1, { error: 'must not be empty' }).optional(),
     firstRowIsHeader: z.boolean({ error: 'must be true or false' }).default(true),
   })
   .refine((body) => body.tableId === undefined || body.tableName === undefined, {

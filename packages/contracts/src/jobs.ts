@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { uuidSchema } from './common';
+import { boundedString, uuidSchema } from './common';
 
 /**
  * Shaped like BullMQ's BackoffOptions. `webhook-schedule` is the webhook dispatcher's own retry
@@ -52,7 +52,9 @@ export const jobQueues = {
     jobName: 'deliver-webhook',
     // The delivery row's bigint id, as a string.
     payloadSchema: z.strictObject({
-      deliveryId: z.string().regex(/^\d+$/, { error: 'must be a delivery id' }),
+      deliveryId: boundedString(20, { tooLong: 'must be a delivery id' }).regex(/^\d+$/, {
+        error: 'must be a delivery id',
+      }),
     }),
     retry: { attempts: DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS.length + 1, backoff: { type: 'webhook-schedule' } },
   },

@@ -1,5 +1,21 @@
 import { z } from 'zod';
-import { FIELD_ID_PATTERN, isoDateTimeSchema, MAX_NAME_LENGTH, uuidSchema } from './common';
+import {
+  boundedFormat,
+  boundedString,
+  FIELD_ID_PATTERN,
+  isoDateString,
+  isoDateTimeSchema,
+  isoDateTimeString,
+  isPlainObject,
+  MAX_NAME_LENGTH,
+  MAX_UUID_LENGTH,
+  recordError,
+  referenceSchema,
+  textSchema,
+  unionError,
+  uuidSchema,
+  withPrecheck,
+} from './common';
 import {
   type FieldType,
   type FieldTypeGroup,
@@ -8,6 +24,7 @@ import {
   MAX_SELECT_OPTIONS,
   textValuePatterns,
 } from './fields';
+import { MAX_FIELDS_PER_TABLE } from './schema';
 
 // ---------------------------------------------------------------------------------------------
 // Record values
@@ -27,16 +44,11 @@ export type AttachmentValue = z.infer<typeof attachmentValueSchema>;
  * takes name, size and type from its own upload record, so the optional keys are only tolerated
  * (a client may write back what it read).
  */
-const noNul = (text: string) => !text.includes('\u0000');
 export const attachmentWriteValueSchema = z.strictObject({
-  url: z
-    .string()
-    .min(1, { error: 'must not be empty' })
-    .max(2048)
-    .refine(noNul, { error: 'must not contain NUL' }),
-  fileName: z.string().max(MAX_NAME_LENGTH).refine(noNul, { error: 'must not contain NUL' }).optional(),
+  url: textSchema(2048).min(1, { error: 'must not be empty' }),
+  fileName: textSchema(MAX_NAME_LENGTH).optional(),
   size: z.int().min(0).optional(),
-  mimeType: z.string().max(255).refine(noNul, { error: 'must not contain NUL' }).optional(),
+  mimeType: textSchema(255).optional(),
 });
 export type AttachmentWriteValue = z.infer<typeof attachmentWriteValueSchema>;
 
@@ -44,13 +56,17 @@ export const MAX_TEXT_LENGTH = 100_000;
 export const MAX_ATTACHMENTS_PER_VALUE = 100;
 export const MAX_LINKED_RECORDS_PER_VALUE = 1000;
 
-/** PostgreSQL text cannot hold NUL; refusing it here keeps it from ever reaching a query. */
-const textValue = (error: string, max: number) =>
-  z.string({ error }).max(max).refine(noNul, { error: 'must not contain NUL characters' });
+/** Text of a record value: bounded first, no NUL (PostgreSQL text cannot hold it). */
+const textValue = (error: string, max: number) => textSchema(max, { type: error });
 
-/** The same patterns validate values on write and on field type conversion (in SQL). */
+/**
+ * The same patterns validate values on write and on field type conversion (in SQL). The pattern
+ * runs only on a value within `max` characters without NUL: the checks before it abort.
+ */
 const patternValue = (type: keyof typeof textValuePatterns, error: string, max: number) =>
   textValue(error, max).regex(new RegExp(textValuePatterns[type], 'i'), { error });
+
+const optionNameValue = () => textValue('must be an option name', MAX_NAME_LENGTH).min(1);
 
 /**
  * The shape of a written value by field type. Template-dependent rules (rating max, select
@@ -70,18 +86,13 @@ export const recordValueWriteSchemaByType = {
   rating: z.int({ error: 'must be an integer' }).min(0).max(10).nullable(),
   /** Seconds. */
   duration: z.number({ error: 'must be a number of seconds' }).nullable(),
-  date: z.iso.date({ error: 'must be a date as YYYY-MM-DD' }).nullable(),
-  datetime: z.iso
-    .datetime({
-      offset: true,
-      error: 'must be an ISO 8601 date-time with a time zone, such as 2024-05-01T12:00:00Z',
-    })
-    .nullable(),
-  single_select: textValue('must be an option name', MAX_NAME_LENGTH).min(1).nullable(),
+  date: isoDateString('must be a date as YYYY-MM-DD').nullable(),
+  datetime: isoDateTimeString(
+    'must be an ISO 8601 date-time with a time zone, such as 2024-05-01T12:00:00Z',
+  ).nullable(),
+  single_select: optionNameValue().nullable(),
   multiple_select: z
-    .array(z.string({ error: 'must be an option name' }).min(1), {
-      error: 'must be an array of option names',
-    })
+    .array(optionNameValue(), { error: 'must be an array of option names' })
     .max(MAX_SELECT_OPTIONS)
     .nullable(),
   checkbox: z.boolean({ error: 'must be true or false' }).nullable(),
@@ -90,7 +101,14 @@ export const recordValueWriteSchemaByType = {
     .max(MAX_ATTACHMENTS_PER_VALUE)
     .nullable(),
   linked_record: z
-    .array(z.uuid({ error: 'must be a record id (UUID)' }), { error: 'must be an array of record ids' })
+    .array(
+      boundedFormat(
+        MAX_UUID_LENGTH,
+        'must be a record id (UUID)',
+        z.uuid({ error: 'must be a record id (UUID)' }),
+      ),
+      { error: 'must be an array of record ids' },
+    )
     .max(MAX_LINKED_RECORDS_PER_VALUE)
     .nullable(),
 } as const satisfies Record<FieldType, z.ZodType>;
@@ -106,16 +124,40 @@ export const recordValueSchema = z.union([
 ]);
 export type RecordValue = z.infer<typeof recordValueSchema>;
 
+/** Keys of a record body other than the `id` the service ignores. */
+function countFieldKeys(values: Record<string, unknown>): number {
+  const keys = Object.keys(values).length;
+  return Object.hasOwn(values, 'id') ? keys - 1 : keys;
+}
+
+/**
+ * A record body names each field at most once and a table has at most MAX_FIELDS_PER_TABLE
+ * fields, so a body with more keys cannot be valid. They are counted before any key or value is
+ * looked at: 600,000 keys cost one count rather than 600,000 validations.
+ */
+function refuseTooManyFieldKeys(values: unknown, ctx: z.RefinementCtx<unknown>): void {
+  if (!isPlainObject(values)) return;
+  const count = countFieldKeys(values);
+  if (count <= MAX_FIELDS_PER_TABLE) return;
+  ctx.addIssue({
+    code: 'custom',
+    message: `a record sets at most ${MAX_FIELDS_PER_TABLE} fields (a table has no more); this one has ${count} keys`,
+  });
+}
+
 /**
  * Field values of a record body, keyed by field name or field id. An `id` key is allowed and
  * dropped here: record ids are always generated by the service (specification 2.1 and 4.2).
  * Other unknown keys are for the service to refuse, as only it knows the table's fields.
  */
-export const recordValuesInputSchema = z
-  .record(z.string().min(1, { error: 'field keys must not be empty' }), z.unknown(), {
-    error: 'must be an object of field values keyed by field name or field id',
-  })
-  .transform(({ id: _ignoredId, ...values }) => values);
+export const recordValuesInputSchema = withPrecheck(
+  refuseTooManyFieldKeys,
+  z
+    .record(referenceSchema('field keys must not be empty'), z.unknown(), {
+      error: recordError('must be an object of field values keyed by field name or field id'),
+    })
+    .transform(({ id: _ignoredId, ...values }) => values),
+);
 export type RecordValuesInput = z.output<typeof recordValuesInputSchema>;
 
 // ---------------------------------------------------------------------------------------------
@@ -198,13 +240,26 @@ export const MAX_FILTER_DEPTH = 10;
 export const MAX_FILTER_CONDITIONS = 200;
 export const MAX_FILTER_LIST_ITEMS = 1000;
 export const MAX_FILTER_STRING_LENGTH = 10_000;
+/**
+ * The text-matching operators (ILIKE) cost about operand length x value length per row, so the
+ * characters of their operands are bounded over a whole filter, not only per operand.
+ */
+export const MAX_FILTER_PATTERN_CHARACTERS = 10_000;
+/** Values of all the in and not_in lists of one filter together. */
+export const MAX_FILTER_LIST_ITEMS_TOTAL = 10_000;
 
-const filterStringSchema = z.string().max(MAX_FILTER_STRING_LENGTH, {
-  error: `must be at most ${MAX_FILTER_STRING_LENGTH} characters`,
-});
+export const textMatchingFilterOperators = [
+  'contains',
+  'does_not_contain',
+  'starts_with',
+  'ends_with',
+] as const;
+export const listFilterOperators = ['in', 'not_in'] as const;
+
+const filterStringSchema = textSchema(MAX_FILTER_STRING_LENGTH);
 
 export const filterScalarSchema = z.union([filterStringSchema, z.number(), z.boolean()], {
-  error: 'must be a string, number or boolean',
+  error: unionError('must be a string, number or boolean'),
 });
 export type FilterScalar = z.infer<typeof filterScalarSchema>;
 
@@ -215,9 +270,12 @@ const listOperandSchema = z
   .array(filterScalarSchema, { error: `must be an array of strings, numbers or booleans` })
   .max(MAX_FILTER_LIST_ITEMS, { error: `must hold at most ${MAX_FILTER_LIST_ITEMS} values` });
 
-const comparisonOperandSchema = z.union([z.number(), filterStringSchema.min(1)], {
-  error: 'must be a number or a date string',
-});
+const comparisonOperandSchema = z.union(
+  [z.number(), filterStringSchema.min(1, { error: 'must be a number or a date string' })],
+  {
+    error: unionError('must be a number or a date string'),
+  },
+);
 
 /** The operand each operator takes. An empty `in` list matches nothing, an empty `not_in` list everything. */
 export const filterOperandSchemaByOperator = {
@@ -225,8 +283,8 @@ export const filterOperandSchemaByOperator = {
   does_not_equal: filterScalarSchema,
   contains: filterScalarSchema,
   does_not_contain: filterScalarSchema,
-  starts_with: z.string({ error: 'must be a string' }).max(MAX_FILTER_STRING_LENGTH),
-  ends_with: z.string({ error: 'must be a string' }).max(MAX_FILTER_STRING_LENGTH),
+  starts_with: textSchema(MAX_FILTER_STRING_LENGTH, { type: 'must be a string' }),
+  ends_with: textSchema(MAX_FILTER_STRING_LENGTH, { type: 'must be a string' }),
   is_empty: presenceOperandSchema('is_empty', 'is_not_empty'),
   is_not_empty: presenceOperandSchema('is_not_empty', 'is_empty'),
   in: listOperandSchema,
@@ -266,10 +324,7 @@ export function readFilterCondition(condition: FilterCondition): FilterCondition
   return { field: condition.field, operator, operand } as FilterConditionParts;
 }
 
-const fieldReferenceSchema = z
-  .string({ error: 'must name a field by id or name' })
-  .min(1, { error: 'must name a field by id or name' })
-  .max(MAX_NAME_LENGTH);
+const fieldReferenceSchema = referenceSchema('must name a field by id or name');
 
 const filterConditionShape = {
   field: fieldReferenceSchema,
@@ -301,16 +356,39 @@ export const filterConditionSchema = z
     });
   }) as unknown as z.ZodType<FilterCondition, FilterCondition>;
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function looksLikeGroup(value: Record<string, unknown>): boolean {
   return Object.hasOwn(value, 'and') || Object.hasOwn(value, 'or');
 }
 
-/** Depth counts nested groups: a bare condition is 0, `{and: [condition]}` is 1. */
-export type FilterMeasure = { depth: number; conditions: number };
+/**
+ * Depth counts nested groups: a bare condition is 0, `{and: [condition]}` is 1.
+ * `patternCharacters` adds up the string operands of the text-matching operators,
+ * `listItems` the values of every in and not_in list.
+ */
+export type FilterMeasure = {
+  depth: number;
+  conditions: number;
+  patternCharacters: number;
+  listItems: number;
+};
+
+function patternCharactersOf(condition: Record<string, unknown>): number {
+  let characters = 0;
+  for (const operator of textMatchingFilterOperators) {
+    const operand = condition[operator];
+    if (typeof operand === 'string') characters += operand.length;
+  }
+  return characters;
+}
+
+function listItemsOf(condition: Record<string, unknown>): number {
+  let items = 0;
+  for (const operator of listFilterOperators) {
+    const operand = condition[operator];
+    if (Array.isArray(operand)) items += operand.length;
+  }
+  return items;
+}
 
 /**
  * Measures a filter without recursion, so a hostile body nested thousands deep cannot
@@ -319,6 +397,8 @@ export type FilterMeasure = { depth: number; conditions: number };
 export function measureFilter(filter: unknown): FilterMeasure {
   let depth = 0;
   let conditions = 0;
+  let patternCharacters = 0;
+  let listItems = 0;
   const pending: { node: unknown; depth: number }[] = [{ node: filter, depth: 0 }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const { node } = next;
@@ -326,6 +406,8 @@ export function measureFilter(filter: unknown): FilterMeasure {
     if (!looksLikeGroup(node)) {
       conditions += 1;
       depth = Math.max(depth, next.depth);
+      patternCharacters += patternCharactersOf(node);
+      listItems += listItemsOf(node);
       continue;
     }
     const groupDepth = next.depth + 1;
@@ -335,7 +417,7 @@ export function measureFilter(filter: unknown): FilterMeasure {
       for (const member of members) pending.push({ node: member, depth: groupDepth });
     }
   }
-  return { depth, conditions };
+  return { depth, conditions, patternCharacters, listItems };
 }
 
 // Typed with Filter as input too (the runtime takes unknown) so clients get a typed request body.
@@ -378,16 +460,28 @@ export const filterGroupSchema = z
     ctx.addIssue({ code: 'custom', message: 'a filter group takes exactly one of "and" or "or"' });
   }) as unknown as z.ZodType<FilterGroup, FilterGroup>;
 
-/** A whole filter: its size is checked first, then its shape. */
+/** A whole filter: its size and the work it asks for are checked first, then its shape. */
 export const filterSchema = z
   .unknown()
   .superRefine((filter, ctx) => {
-    const { depth, conditions } = measureFilter(filter);
+    const { depth, conditions, patternCharacters, listItems } = measureFilter(filter);
     if (depth > MAX_FILTER_DEPTH) {
       ctx.addIssue({ code: 'custom', message: `nesting deeper than ${MAX_FILTER_DEPTH} levels` });
     }
     if (conditions > MAX_FILTER_CONDITIONS) {
       ctx.addIssue({ code: 'custom', message: `more than ${MAX_FILTER_CONDITIONS} conditions` });
+    }
+    if (patternCharacters > MAX_FILTER_PATTERN_CHARACTERS) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `the operands of ${textMatchingFilterOperators.join(', ')} add up to ${patternCharacters} characters; one filter may use at most ${MAX_FILTER_PATTERN_CHARACTERS}`,
+      });
+    }
+    if (listItems > MAX_FILTER_LIST_ITEMS_TOTAL) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `the in and not_in lists hold ${listItems} values in all; one filter may use at most ${MAX_FILTER_LIST_ITEMS_TOTAL}`,
+      });
     }
   })
   .pipe(filterNodeSchema) as unknown as z.ZodType<Filter, Filter>;
@@ -465,15 +559,24 @@ export type ListRecordsResponse = z.infer<typeof listRecordsResponseSchema>;
 export const MAX_RECORDS_PER_REQUEST = 100;
 export const MAX_MATCH_ON_FIELDS = 20;
 
-const fieldIdSchema = z
-  .string({ error: 'must be a field id' })
-  .regex(FIELD_ID_PATTERN, { error: 'must be a field id (fld...); field names are not accepted in matchOn' });
+const fieldIdSchema = boundedString(MAX_NAME_LENGTH, { type: 'must be a field id' }).regex(FIELD_ID_PATTERN, {
+  error: 'must be a field id (fld...); field names are not accepted in matchOn',
+});
+
+/** Counted before any record is parsed: zod checks an array's `.max()` only after its elements. */
+function refuseTooManyRecords(records: unknown, ctx: z.RefinementCtx<unknown>): void {
+  if (Array.isArray(records) && records.length > MAX_RECORDS_PER_REQUEST) {
+    ctx.addIssue({ code: 'custom', message: `must hold at most ${MAX_RECORDS_PER_REQUEST} records` });
+  }
+}
 
 export const bulkRecordsRequestSchema = z.strictObject({
-  records: z
-    .array(recordValuesInputSchema, { error: 'must be an array of records' })
-    .min(1, { error: 'must hold at least one record' })
-    .max(MAX_RECORDS_PER_REQUEST, { error: `must hold at most ${MAX_RECORDS_PER_REQUEST} records` }),
+  records: withPrecheck(
+    refuseTooManyRecords,
+    z
+      .array(recordValuesInputSchema, { error: 'must be an array of records' })
+      .min(1, { error: 'must hold at least one record' }),
+  ),
   /** Field ids only, unlike the keys inside each record. */
   matchOn: z
     .array(fieldIdSchema, { error: 'must be an array of field ids' })

@@ -1,22 +1,23 @@
 import { z } from 'zod';
+import { textSchema, unionError } from './common';
 import { fieldTypeSchema } from './fields';
 
 export const MAX_SQL_QUERY_LENGTH = 100_000;
 export const MAX_SQL_PARAMS = 100;
+/** As long as the longest text value a record holds. */
+export const MAX_SQL_PARAM_LENGTH = 100_000;
 export const DEFAULT_SQL_ROW_LIMIT = 1000;
 export const MAX_SQL_ROW_LIMIT = 10_000;
 
 /** Bound to $1, $2, ... in order. */
-export const sqlParamSchema = z.union([z.string(), z.number(), z.boolean(), z.null()], {
-  error: 'must be a string, number, boolean or null',
+export const sqlParamSchema = z.union([textSchema(MAX_SQL_PARAM_LENGTH), z.number(), z.boolean(), z.null()], {
+  error: unionError('must be a string, number, boolean or null'),
 });
 export type SqlParam = z.infer<typeof sqlParamSchema>;
 
 export const sqlQueryRequestSchema = z.strictObject({
-  query: z
-    .string({ error: 'must be a string of SQL' })
+  query: textSchema(MAX_SQL_QUERY_LENGTH, { type: 'must be a string of SQL' })
     .min(1, { error: 'must not be empty' })
-    .max(MAX_SQL_QUERY_LENGTH, { error: `must be at most ${MAX_SQL_QUERY_LENGTH} characters` })
     .refine((query) => query.trim().length > 0, { error: 'must not be blank' }),
   params: z
     .array(sqlParamSchema, { error: 'must be an array of values' })

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDateTimeSchema, tableRefSchema } from './common';
+import { boundedString, isoDateTimeSchema, refuseNul, tableRefSchema } from './common';
 
 export const webhookEventTypes = [
   'record.created',
@@ -20,13 +20,22 @@ export type WebhookEventType = z.infer<typeof webhookEventTypeSchema>;
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 export const MAX_WEBHOOKS_PER_DATABASE = 100;
 
+// A URL parser drops or escapes these silently (tabs and newlines vanish, NUL is stored as is),
+// so what is stored would differ from what the URL check saw: refused outright instead.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
+const URL_WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/;
+
 /**
  * Only http and https. Whether the host resolves to a private address is decided at delivery
- * time after DNS resolution, not here.
+ * time after DNS resolution, not here. Length first, then characters, then the URL parser.
  */
-export const webhookUrlSchema = z
-  .string({ error: 'must be a URL string' })
-  .max(MAX_WEBHOOK_URL_LENGTH, { error: `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` })
+export const webhookUrlSchema = refuseNul(
+  boundedString(MAX_WEBHOOK_URL_LENGTH, { type: 'must be a URL string' }),
+)
+  .refine((url) => !URL_WHITESPACE_OR_CONTROL.test(url), {
+    abort: true,
+    error: 'must not contain whitespace or control characters',
+  })
   // z.httpUrl would refuse localhost and IP hosts, which operators may allow.
   .pipe(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }));
 
@@ -37,7 +46,10 @@ const webhookEventListSchema = z
 
 /** `whsec_` and the base64 of 24 to 64 random bytes. */
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
-export const webhookSecretSchema = z.string().regex(/^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/);
+const MAX_WEBHOOK_SECRET_LENGTH = WEBHOOK_SECRET_PREFIX.length + 88 + 2;
+export const webhookSecretSchema = boundedString(MAX_WEBHOOK_SECRET_LENGTH).regex(
+  /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/,
+);
 
 export const createWebhookRequestSchema = z.strictObject({
   url: webhookUrlSchema,

@@ -69,11 +69,37 @@ describe('create webhook request', () => {
     'javascript:alert(1)',
     'example.com/hook',
     'http:example.com',
-    'not a url',
+    'notaurl',
     '',
   ])('rejects the url %j', (url) => {
     expect(problems(createWebhookRequestSchema.safeParse({ ...valid, url }))).toEqual([
       'url: must be an http or https URL',
+    ]);
+  });
+
+  it.each([
+    ['not a url', 'must not contain whitespace or control characters'],
+    ['https://example.com/a b', 'must not contain whitespace or control characters'],
+    ['https://example.com/\thook', 'must not contain whitespace or control characters'],
+    ['https://exam\nple.com/', 'must not contain whitespace or control characters'],
+    [' https://example.com/', 'must not contain whitespace or control characters'],
+    ['https://example.com/\u0085', 'must not contain whitespace or control characters'],
+    ['https://example.com/\u00a0', 'must not contain whitespace or control characters'],
+    ['https://example.com/\u0000', 'must not contain NUL characters'],
+  ])('rejects the url %j: %s', (url, message) => {
+    expect(problems(createWebhookRequestSchema.safeParse({ ...valid, url }))).toEqual([`url: ${message}`]);
+    expect(problems(updateWebhookRequestSchema.safeParse({ url }))).toEqual([`url: ${message}`]);
+  });
+
+  it('rejects NUL and control characters in tableId', () => {
+    expect(problems(createWebhookRequestSchema.safeParse({ ...valid, tableId: 'T\u0000' }))).toEqual([
+      'tableId: must not contain NUL characters',
+    ]);
+    expect(problems(updateWebhookRequestSchema.safeParse({ tableId: 'T\u0000' }))).toEqual([
+      'tableId: must not contain NUL characters',
+    ]);
+    expect(problems(createWebhookRequestSchema.safeParse({ ...valid, tableId: 'T\n' }))).toEqual([
+      'tableId: must not contain control characters',
     ]);
   });
 

@@ -8,11 +8,19 @@ import type { PreparedRecord } from './values';
 
 type Queryable = Pick<pg.PoolClient, 'query'>;
 
-/** The storage key of a url served by the upload service (`…/files/{key}`), if it is one. */
+const FILES_PATH = '/files/';
+
+/**
+ * The storage key of a url served by the upload service (`…/files/{key}`), if it is one: what
+ * follows the first `/files/` of the path. Found with indexOf, as the unanchored
+ * `/\/files\/(.+)$/` it replaces backtracked quadratically over a path of repeated `/files/`.
+ */
 export function uploadKeyOf(url: string): string | null {
   try {
-    const match = /\/files\/(.+)$/.exec(new URL(url).pathname);
-    return match?.[1] ? decodeURIComponent(match[1]) : null;
+    const pathname = new URL(url).pathname;
+    const at = pathname.indexOf(FILES_PATH);
+    const key = at < 0 ? '' : pathname.slice(at + FILES_PATH.length);
+    return key ? decodeURIComponent(key) : null;
   } catch {
     return null;
   }
