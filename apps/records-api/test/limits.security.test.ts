@@ -190,3 +190,48 @@ describe('failed authentications', () => {
     expect(other.status).toBe(200);
   });
 });
+
+describe('the event loop', () => {
+  let h: Harness;
+  let server: Server;
+  beforeAll(async () => {
+    h = await startHarness();
+    server = h.app.listen(0, '127.0.0.1');
+    await new Promise((done) => server.once('listening', done));
+  });
+  afterAll(async () => {
+    await new Promise((done) => server.close(done));
+    await h.close();
+  });
+
+  it('is not stalled by an email built to make the pattern backtrack: /healthz answers within 100 ms meanwhile', async () => {
+    const base = await createBase(h, {
+      name: 'ReDoS',
+      tables: [{ name: 'T', fields: [{ name: 'Mail', type: 'email' }] }],
+    });
+    const { port } = server.address() as AddressInfo;
+    const origin = `http://127.0.0.1:${port}`;
+    const hostile = `a@${'a.'.repeat(40_000)}@`;
+    const post = () =>
+      fetch(`${origin}/api/v1/bases/${base.body.id}/tables/T/records/bulk`, {
+        method: 'POST',
+        headers: { authorization: h.bearer(h.rootKey), 'content-type': 'application/json' },
+        body: JSON.stringify({ records: Array.from({ length: 20 }, () => ({ Mail: hostile })) }),
+      });
+    const health = async () => {
+      const started = performance.now();
+      const response = await fetch(`${origin}/healthz`);
+      await response.arrayBuffer();
+      return { status: response.status, ms: performance.now() - started };
+    };
+    const writes = Array.from({ length: 5 }, post);
+    const probes: { status: number; ms: number }[] = [];
+    for (let i = 0; i < 10; i += 1) probes.push(await health());
+    const answers = await Promise.all(writes);
+    expect(answers.map((answer) => answer.status)).toEqual([400, 400, 400, 400, 400]);
+    for (const probe of probes) {
+      expect(probe.status).toBe(200);
+      expect(probe.ms).toBeLessThan(100);
+    }
+  });
+});

@@ -11,6 +11,19 @@ export function hasNoNul(text: string): boolean {
   return !text.includes('\u0000');
 }
 
+export const LONE_SURROGATE_MESSAGE = 'must be well-formed Unicode (it holds a lone surrogate)';
+
+/** Half of a surrogate pair without the other half: JSON can carry it, UTF-8 cannot. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Whether the text survives UTF-8 as it is: PostgreSQL would otherwise store a lone surrogate as
+ * a replacement character, silently changing what the client wrote.
+ */
+export function isWellFormedText(text: string): boolean {
+  return !LONE_SURROGATE.test(text);
+}
+
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
@@ -40,19 +53,27 @@ export function boundedString(max: number, messages: StringMessages = {}) {
     .max(max, { abort: true, error: messages.tooLong ?? `must be at most ${max} characters` });
 }
 
-/** Refuses NUL and stops there, so the checks after it see text PostgreSQL can store. */
-export function refuseNul(schema: z.ZodString): z.ZodString {
-  return schema.refine(hasNoNul, { abort: true, error: NUL_CHARACTER_MESSAGE });
+/**
+ * Refuses what PostgreSQL text cannot hold as written (NUL, lone surrogates) and stops there, so
+ * the checks after it see storable text.
+ */
+export function refuseUnstorable(schema: z.ZodString): z.ZodString {
+  return schema
+    .refine(hasNoNul, { abort: true, error: NUL_CHARACTER_MESSAGE })
+    .refine(isWellFormedText, { abort: true, error: LONE_SURROGATE_MESSAGE });
 }
 
-/** Refuses NUL (with its own message) and every other control character. */
+/** Refuses unstorable text (NUL with its own message) and every other control character. */
 export function refuseControlCharacters(schema: z.ZodString): z.ZodString {
-  return refuseNul(schema).refine(hasNoControlCharacter, { abort: true, error: CONTROL_CHARACTER_MESSAGE });
+  return refuseUnstorable(schema).refine(hasNoControlCharacter, {
+    abort: true,
+    error: CONTROL_CHARACTER_MESSAGE,
+  });
 }
 
 /** Text as PostgreSQL stores it: at most `max` characters (checked first), no NUL. */
 export function textSchema(max: number, messages: StringMessages = {}): z.ZodString {
-  return refuseNul(boundedString(max, messages));
+  return refuseUnstorable(boundedString(max, messages));
 }
 
 /** Identifiers and other short labels: text without any control character either. */

@@ -99,10 +99,17 @@ export type SelectOption = z.output<typeof selectOptionSchema>;
 export const systemFieldNames = ['id', 'createdAt', 'updatedAt'] as const;
 export type SystemFieldName = (typeof systemFieldNames)[number];
 
-export const fieldNameSchema = nameSchema.refine(
-  (name) => !systemFieldNames.some((system) => system.toLowerCase() === name.toLowerCase()),
-  { error: `must not be one of the system field names (${systemFieldNames.join(', ')})` },
-);
+/**
+ * A key that JavaScript objects treat as their prototype: a field of that name would vanish from
+ * any object keyed by field name (zod records, spreads), so no field may have it.
+ */
+export const PROTOTYPE_KEY = '__proto__';
+
+export const fieldNameSchema = nameSchema
+  .refine((name) => !systemFieldNames.some((system) => system.toLowerCase() === name.toLowerCase()), {
+    error: `must not be one of the system field names (${systemFieldNames.join(', ')})`,
+  })
+  .refine((name) => name !== PROTOTYPE_KEY, { error: `must not be ${PROTOTYPE_KEY}` });
 
 /** Input for a new field. The template is checked against the type once the type is known. */
 export const fieldInputSchema = z.strictObject({

@@ -22,6 +22,7 @@ import {
   fieldTypeGroups,
   groupOfFieldType,
   MAX_SELECT_OPTIONS,
+  PROTOTYPE_KEY,
   textValuePatterns,
 } from './fields';
 import { MAX_FIELDS_PER_TABLE } from './schema';
@@ -137,6 +138,11 @@ function countFieldKeys(values: Record<string, unknown>): number {
  */
 function refuseTooManyFieldKeys(values: unknown, ctx: z.RefinementCtx<unknown>): void {
   if (!isPlainObject(values)) return;
+  // JSON.parse makes `__proto__` an own key, which a zod record would turn into a prototype.
+  if (Object.hasOwn(values, PROTOTYPE_KEY)) {
+    ctx.addIssue({ code: 'custom', message: `unknown field "${PROTOTYPE_KEY}"; no field has that name` });
+    return;
+  }
   const count = countFieldKeys(values);
   if (count <= MAX_FIELDS_PER_TABLE) return;
   ctx.addIssue({

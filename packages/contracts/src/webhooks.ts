@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { boundedString, isoDateTimeSchema, refuseNul, tableRefSchema } from './common';
+import { boundedString, isoDateTimeSchema, refuseUnstorable, tableRefSchema } from './common';
 
 export const webhookEventTypes = [
   'record.created',
@@ -29,7 +29,7 @@ const URL_WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/;
  * Only http and https. Whether the host resolves to a private address is decided at delivery
  * time after DNS resolution, not here. Length first, then characters, then the URL parser.
  */
-export const webhookUrlSchema = refuseNul(
+export const webhookUrlSchema = refuseUnstorable(
   boundedString(MAX_WEBHOOK_URL_LENGTH, { type: 'must be a URL string' }),
 )
   .refine((url) => !URL_WHITESPACE_OR_CONTROL.test(url), {

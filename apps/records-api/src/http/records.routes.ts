@@ -1,3 +1,4 @@
+import { pathSegmentSchema } from '@recordbase/contracts/common';
 import {
   bulkDeleteRecordsRequestSchema,
   bulkRecordsRequestSchema,
@@ -13,8 +14,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import * as records from '../domain/records/records-service';
 
-const segment = z.string().min(1).max(255);
-const tableParams = z.object({ databaseId: segment, tableId: segment });
+const tableParams = z.object({ databaseId: pathSegmentSchema, tableId: pathSegmentSchema });
 const recordParams = tableParams.extend({ recordId: z.string().min(1).max(255) });
 
 const address = (params: { databaseId: string; tableId: string }) => ({

@@ -1,4 +1,5 @@
 import { createApiKeyRequestSchema } from '@recordbase/contracts/api-keys';
+import { pathSegmentSchema } from '@recordbase/contracts/common';
 import type { successMessageSchema } from '@recordbase/contracts/errors';
 import { createFieldRequestSchema, updateFieldRequestSchema } from '@recordbase/contracts/fields';
 import {
@@ -22,10 +23,9 @@ import {
 import { createField, deleteField, getField, updateField } from '../domain/fields';
 import { createTable, deleteTable, getTable, listTables, updateTable } from '../domain/tables';
 
-const segment = z.string().min(1).max(255);
-const baseParams = z.object({ databaseId: segment });
-const tableParams = baseParams.extend({ tableId: segment });
-const fieldParams = tableParams.extend({ fieldId: segment });
+const baseParams = z.object({ databaseId: pathSegmentSchema });
+const tableParams = baseParams.extend({ tableId: pathSegmentSchema });
+const fieldParams = tableParams.extend({ fieldId: pathSegmentSchema });
 const apiKeyParams = z.object({ apiKeyId: z.uuid({ error: 'must be an API key id (a UUID)' }) });
 
 const rootOnly = { rootOnly: true } as const;

@@ -1,3 +1,4 @@
+import { pathSegmentSchema } from '@recordbase/contracts/common';
 import type { successMessageSchema } from '@recordbase/contracts/errors';
 import {
   createWebhookRequestSchema,
@@ -20,10 +21,9 @@ import {
 } from '../domain/webhooks';
 
 // Ids stay text here: one that is not an integer cannot exist, so the domain answers it with a 404.
-const segment = z.string().min(1).max(255);
-const baseParams = z.object({ databaseId: segment });
-const webhookParams = baseParams.extend({ webhookId: segment });
-const deliveryParams = webhookParams.extend({ deliveryId: segment });
+const baseParams = z.object({ databaseId: pathSegmentSchema });
+const webhookParams = baseParams.extend({ webhookId: pathSegmentSchema });
+const deliveryParams = webhookParams.extend({ deliveryId: pathSegmentSchema });
 
 const manage = { scope: 'webhooks:manage' } as const;
 /** The specification: a webhook of a database the key cannot reach is simply "not found". */
