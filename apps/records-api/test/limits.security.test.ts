@@ -51,6 +51,14 @@ async function eventually(check: () => Promise<boolean>, what: string, timeoutMs
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** The app on a real port, for tests that need a connection to close or to time. */
+async function listeningHarness(): Promise<{ h: Harness; server: Server }> {
+  const h = await startHarness();
+  const server = h.app.listen(0, '127.0.0.1');
+  await new Promise((done) => server.once('listening', done));
+  return { h, server };
+}
+
 describe('statement timeout', () => {
   let h: Harness;
   beforeAll(async () => {
@@ -97,9 +105,7 @@ describe('a client that goes away', () => {
   let h: Harness;
   let server: Server;
   beforeAll(async () => {
-    h = await startHarness();
-    server = h.app.listen(0, '127.0.0.1');
-    await new Promise((done) => server.once('listening', done));
+    ({ h, server } = await listeningHarness());
   });
   afterAll(async () => {
     await new Promise((done) => server.close(done));
@@ -195,9 +201,7 @@ describe('the event loop', () => {
   let h: Harness;
   let server: Server;
   beforeAll(async () => {
-    h = await startHarness();
-    server = h.app.listen(0, '127.0.0.1');
-    await new Promise((done) => server.once('listening', done));
+    ({ h, server } = await listeningHarness());
   });
   afterAll(async () => {
     await new Promise((done) => server.close(done));
