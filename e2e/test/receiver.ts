@@ -17,7 +17,17 @@ export interface Receiver {
   respondWith(...statuses: number[]): void;
   /** Delay before answering, in ms. */
   delayBy(ms: number): void;
-  waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
+  /**
+   * Waits for `count` deliveries (of one webhook, when `webhookId` is given) and returns them.
+   * Delivery is at least once: with `distinct`, repeats of an event id count once.
+   */
+  waitFor(
+    count: number,
+    timeoutMs?: number,
+    options?: { webhookId?: number; distinct?: boolean },
+  ): Promise<Received[]>;
+  /** What one webhook received, in order. */
+  of(webhookId: number): Received[];
   close(): Promise<void>;
 }
 
@@ -54,14 +64,23 @@ export async function startReceiver(): Promise<Receiver> {
     delayBy: (ms) => {
       delay = ms;
     },
-    async waitFor(count, timeoutMs = 30_000) {
+    async waitFor(count, timeoutMs = 30_000, options = {}) {
       const deadline = Date.now() + timeoutMs;
-      while (received.length < count) {
-        if (Date.now() > deadline) throw new Error(`expected ${count} deliveries, got ${received.length}`);
+      const matching = () => {
+        const mine =
+          options.webhookId === undefined
+            ? received
+            : received.filter((r) => r.json?.metadata?.webhookId === options.webhookId);
+        if (!options.distinct) return mine;
+        return mine.filter((r, i) => mine.findIndex((o) => o.json?.id === r.json?.id) === i);
+      };
+      while (matching().length < count) {
+        if (Date.now() > deadline) throw new Error(`expected ${count} deliveries, got ${matching().length}`);
         await new Promise((done) => setTimeout(done, 50));
       }
-      return received;
+      return matching();
     },
+    of: (webhookId) => received.filter((r) => r.json?.metadata?.webhookId === webhookId),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

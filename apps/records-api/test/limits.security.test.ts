@@ -1,5 +1,6 @@
 import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type pg from 'pg';
 import { createBase, databaseSnapshot, type Harness, schemaNameOf, startHarness } from './harness';
 
@@ -220,7 +221,7 @@ describe('the event loop', () => {
       fetch(`${origin}/api/v1/bases/${base.body.id}/tables/T/records/bulk`, {
         method: 'POST',
         headers: { authorization: h.bearer(h.rootKey), 'content-type': 'application/json' },
-        body: JSON.stringify({ records: Array.from({ length: 20 }, () => ({ Mail: hostile })) }),
+        body: JSON.stringify({ records: Array.from({ length: 5 }, () => ({ Mail: hostile })) }),
       });
     const health = async () => {
       const started = performance.now();
@@ -228,14 +229,20 @@ describe('the event loop', () => {
       await response.arrayBuffer();
       return { status: response.status, ms: performance.now() - started };
     };
+    // The server runs in this process: the event loop's delay is the stall a request causes.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     const writes = Array.from({ length: 5 }, post);
     const probes: { status: number; ms: number }[] = [];
     for (let i = 0; i < 10; i += 1) probes.push(await health());
     const answers = await Promise.all(writes);
+    loopDelay.disable();
     expect(answers.map((answer) => answer.status)).toEqual([400, 400, 400, 400, 400]);
-    for (const probe of probes) {
-      expect(probe.status).toBe(200);
-      expect(probe.ms).toBeLessThan(100);
-    }
+    expect(probes.every((probe) => probe.status === 200)).toBe(true);
+    // Before the fix each value held the loop for seconds. The median and the loop's own delay
+    // stand firm when two cores are shared with other test files; a single probe may not.
+    const sorted = probes.map((probe) => probe.ms).sort((a, b) => a - b);
+    expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(100);
+    expect(loopDelay.max / 1e6).toBeLessThan(100);
   });
 });

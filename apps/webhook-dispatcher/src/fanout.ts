@@ -5,7 +5,7 @@ import { OPEN_STATUSES, SCHEDULE_COLUMNS, type ScheduleRow, toEnqueue } from './
 
 /**
  * Fan-out of one event: one delivery row per matching webhook (active, subscribed to the type,
- * same database, no table filter or the event's table), then `fanned_out_at` on the event, in
+ * same database, no table filter or the event's table, created before the event), then `fanned_out_at` on the event, in
  * one transaction. Idempotent: the event row is locked, an event already fanned out gets no new
  * rows, and the unique (event_id, webhook_id) constraint guards the inserts. Returns the event's
  * deliveries that are due, for the caller to enqueue (again: enqueueing is deduplicated).
@@ -27,6 +27,8 @@ export async function fanOutEvent(pool: pg.Pool, eventId: string): Promise<Deliv
             AND w.active
             AND e.type = ANY (w.events)
             AND (w.table_id IS NULL OR w.table_id = e.table_id)
+            -- A webhook hears what happens after it exists, however late the event is relayed.
+            AND w.created_at <= e.created_at
          ON CONFLICT (event_id, webhook_id) DO NOTHING`,
         [eventId],
       );

@@ -436,6 +436,23 @@ describe('durability', () => {
   });
 });
 
+describe('subscription time', () => {
+  it('does not deliver to a webhook an event committed before it was created, however late the relay', async () => {
+    const databaseId = await insertDatabase(db);
+    const before = await insertEvent(db, { databaseId, tableId: 'tblq', type: 'record.created' });
+    // The dispatcher is away while the event waits, and someone subscribes meanwhile.
+    await sleep(20);
+    const webhook = await insertWebhook(db, { databaseId, url: receiver.url, events: ['record.created'] });
+    await sleep(20);
+    const after = await insertEvent(db, { databaseId, tableId: 'tblq', type: 'record.created' });
+    start();
+    await waitFor(() => forEvent(after)().length > 0, { what: 'the later event' });
+    await sleep(1000);
+    expect(forEvent(before)()).toHaveLength(0);
+    expect((await deliveryRows(db, before)).filter((row) => row.webhook_id === webhook.id)).toHaveLength(0);
+  });
+});
+
 describe('isolation', () => {
   it('does not let a slow receiver hold up deliveries to others', async () => {
     start({ timeoutMs: 5000 });
