@@ -15,6 +15,7 @@ const root = resolve(__dirname, '..');
 const stackEnvSchema = commonEnvSchema.extend({
   ROOT_API_KEY: z.string().min(20).optional(),
   WEBHOOK_SECRET_KEY: z.string().optional(),
+  FILE_TOKEN_SECRET: z.string().optional(),
   STORAGE_DIR: z.string().default('./.data/files'),
   RECORDS_API_PORT: portSchema(3000),
   UPLOAD_SERVICE_PORT: portSchema(3001),
@@ -22,16 +23,16 @@ const stackEnvSchema = commonEnvSchema.extend({
 });
 
 const ROOT_KEY_FILE = join(root, '.data', 'root-api-key');
-const WEBHOOK_SECRET_KEY_FILE = join(root, '.data', 'webhook-secret-key');
+const dataFile = (name: string) => join(root, '.data', name);
 
-/** The key that encrypts webhook secrets at rest: generated once, kept (mode 600) under .data. */
-function webhookSecretKey(configured: string | undefined): string {
+/** A secret the services share, generated once and kept (mode 600) under .data unless configured. */
+function keptSecret(configured: string | undefined, file: string, generate: () => string): string {
   if (configured) return configured;
-  if (existsSync(WEBHOOK_SECRET_KEY_FILE)) return readFileSync(WEBHOOK_SECRET_KEY_FILE, 'utf8').trim();
-  const key = newSecretKey();
-  mkdirSync(dirname(WEBHOOK_SECRET_KEY_FILE), { recursive: true });
-  writeFileSync(WEBHOOK_SECRET_KEY_FILE, `${key}\n`, { mode: 0o600 });
-  return key;
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const secret = generate();
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
 }
 
 /** An operator key survives restarts: generated once, printed once, kept (mode 600) under .data. */
@@ -81,7 +82,12 @@ async function main() {
   await checkRedis(env.REDIS_URL);
   await migrate(env.DATABASE_URL);
   const { key, announce } = rootApiKey(env.ROOT_API_KEY);
-  const secretKey = webhookSecretKey(env.WEBHOOK_SECRET_KEY);
+  // Encrypts webhook signing secrets at rest.
+  const secretKey = keptSecret(env.WEBHOOK_SECRET_KEY, dataFile('webhook-secret-key'), newSecretKey);
+  // Signs the short-lived file links records-api hands out and upload-service honours.
+  const fileTokenSecret = keptSecret(env.FILE_TOKEN_SECRET, dataFile('file-token-secret'), () =>
+    randomBase62(48),
+  );
 
   const services: Service[] = [
     { name: 'records-api', port: env.RECORDS_API_PORT },
@@ -121,6 +127,7 @@ async function main() {
           REDIS_URL: env.REDIS_URL,
           ROOT_API_KEY: key,
           WEBHOOK_SECRET_KEY: secretKey,
+          FILE_TOKEN_SECRET: fileTokenSecret,
           STORAGE_DIR: resolve(root, env.STORAGE_DIR),
           PORT: String(service.port),
         },

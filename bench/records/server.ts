@@ -54,6 +54,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       TRUST_PROXY: 'loopback',
       AUTH_FAILURE_BURST: 20,
       AUTH_FAILURES_PER_MINUTE: 60,
+      FILE_TOKEN_SECRET: randomBytes(32).toString('base64url'),
+      FILE_LINK_TTL_SECONDS: 3600,
     },
   });
   const server = createServer(app);

@@ -79,6 +79,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     REDIS_URL: options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     ROOT_API_KEY: rootKey,
     WEBHOOK_SECRET_KEY: newSecretKey(),
+    FILE_TOKEN_SECRET: randomBytes(32).toString('base64url'),
     STORAGE_DIR: join(repoRoot, '.data', 'e2e', randomBytes(6).toString('hex')),
     QUEUE_PREFIX: `e2e-${randomBytes(6).toString('hex')}`,
     RATE_LIMIT_PER_SECOND: '100000',

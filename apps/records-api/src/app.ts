@@ -28,6 +28,8 @@ export interface RecordsApiDeps {
     | 'TRUST_PROXY'
     | 'AUTH_FAILURE_BURST'
     | 'AUTH_FAILURES_PER_MINUTE'
+    | 'FILE_TOKEN_SECRET'
+    | 'FILE_LINK_TTL_SECONDS'
   >;
 }
 
@@ -69,7 +71,13 @@ export function createApp(deps: RecordsApiDeps): Express {
   );
   // Each route reads its own body, after checking the key's right to it (server-kit/http.ts).
   api.use(schemaRoutes(db.prisma));
-  api.use(recordRoutes(db.pool, logger, config.JSON_BODY_LIMIT));
+  api.use(
+    recordRoutes(db.pool, logger, {
+      writeBodyLimit: config.JSON_BODY_LIMIT,
+      fileTokenSecret: config.FILE_TOKEN_SECRET,
+      fileLinkTtlSeconds: config.FILE_LINK_TTL_SECONDS,
+    }),
+  );
   api.use(webhookRoutes(db.prisma, webhookSecretKey));
   app.use('/api/v1', api);
 

@@ -1,5 +1,6 @@
 import {
   commonEnvSchema,
+  fileTokenEnvSchema,
   parseEnv,
   portSchema,
   publicApiEnvSchema,
@@ -7,16 +8,19 @@ import {
 } from '@recordbase/server-kit/env';
 import { z } from 'zod';
 
-export const recordsApiEnvSchema = commonEnvSchema.extend(publicApiEnvSchema.shape).extend({
-  PORT: portSchema(3000),
-  HOST: z.string().default('0.0.0.0'),
-  ROOT_API_KEY: z.string().min(20, { error: 'must be at least 20 characters' }).optional(),
-  RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
-  RATE_LIMIT_BURST: z.coerce.number().int().positive().default(100),
-  /** The largest body of a record write (bulk, create, update); other routes have their own. */
-  JSON_BODY_LIMIT: z.string().default('10mb'),
-  WEBHOOK_SECRET_KEY: webhookSecretKeySchema,
-});
+export const recordsApiEnvSchema = commonEnvSchema
+  .extend(publicApiEnvSchema.shape)
+  .extend(fileTokenEnvSchema.shape)
+  .extend({
+    PORT: portSchema(3000),
+    HOST: z.string().default('0.0.0.0'),
+    ROOT_API_KEY: z.string().min(20, { error: 'must be at least 20 characters' }).optional(),
+    RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
+    RATE_LIMIT_BURST: z.coerce.number().int().positive().default(100),
+    /** The largest body of a record write (bulk, create, update); other routes have their own. */
+    JSON_BODY_LIMIT: z.string().default('10mb'),
+    WEBHOOK_SECRET_KEY: webhookSecretKeySchema,
+  });
 export type RecordsApiConfig = z.infer<typeof recordsApiEnvSchema>;
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): RecordsApiConfig =>

@@ -13,6 +13,8 @@ export interface Harness {
   app: ReturnType<typeof createApp>;
   db: Db;
   rootKey: string;
+  /** The app's FILE_TOKEN_SECRET, to check the file links it signs. */
+  fileTokenSecret: string;
   /** The app's WEBHOOK_SECRET_KEY (32 random bytes), to check how webhook secrets are stored. */
   webhookSecretKey: Buffer;
   /** `Authorization` header value for a key. */
@@ -46,6 +48,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   const rootKey = `root_${randomBytes(24).toString('hex')}`;
   const webhookSecretKey = randomBytes(32);
+  const fileTokenSecret = randomBytes(32).toString('base64url');
   const app = createApp({
     db,
     redis,
@@ -59,6 +62,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       TRUST_PROXY: 'loopback',
       AUTH_FAILURE_BURST: options.authFailureBurst ?? 10_000,
       AUTH_FAILURES_PER_MINUTE: 60,
+      FILE_TOKEN_SECRET: fileTokenSecret,
+      FILE_LINK_TTL_SECONDS: 3600,
     },
   });
   return {
@@ -66,6 +71,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     app,
     db,
     rootKey,
+    fileTokenSecret,
     webhookSecretKey,
     bearer: (key) => `Bearer ${key}`,
     async close() {

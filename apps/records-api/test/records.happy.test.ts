@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { createBase, type Harness, startHarness } from './harness';
+import { verifyFileToken } from '@recordbase/server-kit/file-tokens';
+import { createBase, type Harness, schemaNameOf, startHarness } from './harness';
 
 let h: Harness;
 let auth: string;
 let baseId: string;
 let fieldIds: Record<string, string>;
 let companyIds: string[];
+let dealsTableId: string;
 const url = (path = '') => `/api/v1/bases/${baseId}/tables/Deals/records${path}`;
 
 const allTypes = [
@@ -43,6 +45,7 @@ beforeAll(async () => {
     ],
   });
   baseId = base.body.id;
+  dealsTableId = base.body.tables[1].id;
   fieldIds = Object.fromEntries(
     base.body.tables[1].fields.map((f: { name: string; id: string }) => [f.name, f.id]),
   );
@@ -275,14 +278,35 @@ describe('linked records and attachments', () => {
 
   it('fills attachment metadata from the upload record of a {url}', async () => {
     await h.db.pool.query(
-      `INSERT INTO uploaded_files (id, key, kind, database_id, file_name, size, mime_type) VALUES ($1, 'att/abc.png', 'attachment', $2, 'abc.png', 1234, 'image/png')`,
+      `INSERT INTO uploaded_files (id, key, kind, database_id, file_name, size, mime_type, sha256) VALUES ($1, 'att/abc.png', 'attachment', $2, 'abc.png', 1234, 'image/png', '')`,
       [randomUUID(), baseId],
     );
     const fileUrl = 'http://localhost:3001/files/att/abc.png';
     const created = await post('', { record: { Name: 'with file', Files: [{ url: fileUrl }] } }).expect(201);
     expect(created.body.fields.Files).toEqual([
-      { url: fileUrl, fileName: 'abc.png', size: 1234, mimeType: 'image/png' },
+      { url: fileUrl, fileName: 'abc.png', size: 1234, mimeType: 'image/png', signedUrl: expect.any(String) },
     ]);
+    // The link opens this file, for the key that read it (root here), for a while.
+    const signed = new URL(created.body.fields.Files[0].signedUrl);
+    expect(`${signed.origin}${signed.pathname}`).toBe(fileUrl);
+    expect(verifyFileToken(h.fileTokenSecret, signed.searchParams.get('token')!, 'att/abc.png')).toEqual({
+      ok: true,
+      keyId: null,
+    });
+    expect(created.body.data[fieldIds.Files!]).toEqual(created.body.fields.Files);
+    // Writing back what was read is accepted; the stored value has no link in it.
+    const rewritten = await h.api
+      .patch(url(`/${created.body.id}`))
+      .set('Authorization', auth)
+      .send({ record: { Files: created.body.fields.Files } })
+      .expect(200);
+    expect(rewritten.body.fields.Files[0].fileName).toBe('abc.png');
+    const stored = await h.db.pool.query(
+      `SELECT "${fieldIds.Files}"::text AS files FROM "${schemaNameOf(baseId)}"."${dealsTableId}" WHERE id = $1`,
+      [created.body.id],
+    );
+    expect(stored.rows[0].files).not.toContain('signedUrl');
+    expect(stored.rows[0].files).not.toContain('token');
     const unknown = await post('', {
       record: { Files: [{ url: 'http://localhost:3001/files/nope' }] },
     }).expect(400);

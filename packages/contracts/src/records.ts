@@ -37,6 +37,11 @@ export const attachmentValueSchema = z.object({
   fileName: z.string(),
   size: z.int().min(0),
   mimeType: z.string(),
+  /**
+   * In answers only, for files uploaded through /fileupload: `url` with a short-lived token that
+   * opens the file without an API key (FILE_LINK_TTL_SECONDS), bound to the key that read it.
+   */
+  signedUrl: z.string().optional(),
 });
 export type AttachmentValue = z.infer<typeof attachmentValueSchema>;
 
@@ -50,6 +55,8 @@ export const attachmentWriteValueSchema = z.strictObject({
   fileName: textSchema(MAX_NAME_LENGTH).optional(),
   size: z.int().min(0).optional(),
   mimeType: textSchema(255).optional(),
+  /** Tolerated and ignored: a link is made afresh for each answer. */
+  signedUrl: textSchema(4096).optional(),
 });
 export type AttachmentWriteValue = z.infer<typeof attachmentWriteValueSchema>;
 

@@ -57,3 +57,17 @@ export const webhookSecretKeySchema = z
   .refine((value) => Buffer.from(value, 'base64').length === 32, {
     error: 'must be 32 bytes, base64-encoded',
   });
+
+/** Shared by records-api (signs file links) and upload-service (honours them). */
+export const fileTokenEnvSchema = z.object({
+  FILE_TOKEN_SECRET: z
+    .string({ error: 'is required (32 random characters or more; `npm start` generates one)' })
+    .min(32, { error: 'must be at least 32 characters' }),
+  /** How long a signed file link works. */
+  FILE_LINK_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(7 * 24 * 3600)
+    .default(3600),
+});

@@ -7,6 +7,7 @@ import {
   updateRecordRequestSchema,
 } from '@recordbase/contracts/records';
 import { cancellablePool } from '@recordbase/db';
+import { signFileToken } from '@recordbase/server-kit/file-tokens';
 import { endpoint, RawJson, Reply } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { Router } from 'express';
@@ -32,14 +33,25 @@ const write = { scope: 'records:write' } as const;
 const LIST_BODY_LIMIT = '1mb';
 
 /** Records: listing, bulk create and upsert, single records, bulk delete. */
-export function recordRoutes(pool: pg.Pool, logger: Logger, writeBodyLimit: string): Router {
+export interface RecordRoutesOptions {
+  /** The largest body of a record write. */
+  writeBodyLimit: string;
+  fileTokenSecret: string;
+  fileLinkTtlSeconds: number;
+}
+
+export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoutesOptions): Router {
+  const { writeBodyLimit } = options;
   const router = Router();
+  const signFileLink: records.RecordsDb['signFileLink'] = (fileKey, principal) =>
+    signFileToken(options.fileTokenSecret, { fileKey, keyId: principal.keyId }, options.fileLinkTtlSeconds);
   const base = '/bases/:databaseId/tables/:tableId/records';
   // Each request's statements are cancelled if its client goes away.
   const recordsDb = (signal: AbortSignal): records.RecordsDb => ({
     db: cancellablePool(pool, signal),
     background: pool,
     onBackgroundError: (error) => logger.warn({ err: error }, 'building a matchOn index failed'),
+    signFileLink,
   });
 
   router.post(

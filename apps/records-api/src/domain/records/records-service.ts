@@ -11,6 +11,7 @@ import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import { recordEvent } from '../events';
 import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
+import { type FileLinkSigner, presentRecords } from './presentation';
 import { resolveReferences } from './references';
 import {
   deleteRecords,
@@ -48,34 +49,19 @@ export interface RecordsDb {
   db: Connections;
   background: pg.Pool;
   onBackgroundError?: (error: unknown) => void;
-}
-
-/**
- * The scope rule for answers: record values go only to keys that may read them. A key with
- * `records:write` alone (a form's key, say) writes records and learns their ids and times, never
- * their values, so it cannot use writes to read.
- */
-function visibleTo(principal: Principal, recordsJson: string): string {
-  if (principal.scopes.has('records:read')) return recordsJson;
-  const strip = ({ id, createdAt, updatedAt }: { id: string; createdAt: string; updatedAt: string }) => ({
-    id,
-    createdAt,
-    updatedAt,
-  });
-  const parsed: unknown = JSON.parse(recordsJson);
-  return JSON.stringify(
-    Array.isArray(parsed) ? parsed.map(strip) : strip(parsed as Parameters<typeof strip>[0]),
-  );
+  /** Signs the links of uploaded attachments in the records answered. */
+  signFileLink: FileLinkSigner;
 }
 
 export async function list(
-  { db }: RecordsDb,
+  { db, signFileLink }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   request: ListRecordsRequest,
 ): Promise<ListedRecords> {
   const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
-  return listRecords(db, table, request);
+  const listed = await listRecords(db, table, request);
+  return { ...listed, recordsJson: presentRecords(listed.recordsJson, table, principal, signFileLink) };
 }
 
 /** JSON texts of the given records in the given order. */
@@ -153,7 +139,10 @@ export async function bulkWrite(
       await recordEvent(client, table, 'record.created', ids, json);
       return json;
     });
-    return { created: true, recordsJson: visibleTo(principal, recordsJson) };
+    return {
+      created: true,
+      recordsJson: presentRecords(recordsJson, table, principal, records.signFileLink),
+    };
   }
   requireScope(
     principal,
@@ -207,11 +196,11 @@ export async function bulkWrite(
     return jsonOf(ids);
   });
   ensureMatchIndex(records.background, table, fields, records.onBackgroundError ?? (() => {}));
-  return { created: false, recordsJson };
+  return { created: false, recordsJson: presentRecords(recordsJson, table, principal, records.signFileLink) };
 }
 
 export async function createOne(
-  { db }: RecordsDb,
+  { db, signFileLink }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   input: RecordValuesInput,
@@ -225,11 +214,11 @@ export async function createOne(
     await recordEvent(client, table, 'record.created', [id!], `[${json}]`);
     return json;
   });
-  return visibleTo(principal, json);
+  return presentRecords(json, table, principal, signFileLink);
 }
 
 export async function getOne(
-  { db }: RecordsDb,
+  { db, signFileLink }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
@@ -240,14 +229,14 @@ export async function getOne(
   try {
     const json = (await fetchRecordsJson(client, table, [id])).get(id);
     if (!json) throw notFound(`Record ${recordId} not found`);
-    return json;
+    return presentRecords(json, table, principal, signFileLink);
   } finally {
     client.release();
   }
 }
 
 export async function updateOne(
-  { db }: RecordsDb,
+  { db, signFileLink }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
@@ -265,7 +254,7 @@ export async function updateOne(
     if (changes) await recordEvent(client, table, 'record.updated', [id], `[${json}]`);
     return json;
   });
-  return visibleTo(principal, json);
+  return presentRecords(json, table, principal, signFileLink);
 }
 
 /**

@@ -1,0 +1,66 @@
+import type { AttachmentValue } from '@recordbase/contracts/records';
+import type { Principal } from '@recordbase/server-kit/auth';
+import { uploadKeyOf } from './references';
+import type { TableMeta } from './table-meta';
+
+/**
+ * Records as a given key may see them. PostgreSQL renders records as JSON text; most answers pass
+ * it through untouched, and only two cases reshape it here:
+ * - a key without `records:read` (a form's write-only key) sees ids and times, never values;
+ * - an attachment of an uploaded file carries a `signedUrl` that opens it without a key for a
+ *   while, as Airtable's attachment links do, bound to the key that read it.
+ */
+
+/** Signs the token of a file link for the key reading it. */
+export type FileLinkSigner = (fileKey: string, principal: Principal) => string;
+
+interface RenderedRecord {
+  id: string;
+  data: Record<string, unknown>;
+  fields: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const withoutValues = ({ id, createdAt, updatedAt }: RenderedRecord) => ({ id, createdAt, updatedAt });
+
+function withLink(value: AttachmentValue, principal: Principal, sign: FileLinkSigner): AttachmentValue {
+  const fileKey = uploadKeyOf(value.url);
+  if (!fileKey) return value;
+  const link = new URL(value.url);
+  link.searchParams.set('token', sign(fileKey, principal));
+  return { ...value, signedUrl: link.toString() };
+}
+
+function linkAttachments(
+  record: RenderedRecord,
+  table: TableMeta,
+  principal: Principal,
+  sign: FileLinkSigner,
+): RenderedRecord {
+  for (const field of table.fields) {
+    if (field.type !== 'attachments') continue;
+    const values = record.data[field.id] as AttachmentValue[] | undefined;
+    if (!values || values.length === 0) continue;
+    const linked = values.map((value) => withLink(value, principal, sign));
+    record.data[field.id] = linked;
+    record.fields[field.name] = linked;
+  }
+  return record;
+}
+
+/** `json` is one record or an array of them, as rendered by record-json.ts. */
+export function presentRecords(
+  json: string,
+  table: TableMeta,
+  principal: Principal,
+  sign: FileLinkSigner,
+): string {
+  const readable = principal.scopes.has('records:read');
+  const hasAttachments = table.fields.some((field) => field.type === 'attachments');
+  if (readable && !hasAttachments) return json;
+  const present = (record: RenderedRecord) =>
+    readable ? linkAttachments(record, table, principal, sign) : withoutValues(record);
+  const parsed = JSON.parse(json) as RenderedRecord | RenderedRecord[];
+  return JSON.stringify(Array.isArray(parsed) ? parsed.map(present) : present(parsed));
+}
