@@ -9,13 +9,15 @@ import { createMetrics } from '@recordbase/server-kit/metrics';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { UploadServiceConfig } from './config';
-import { checkStorageWritable } from './storage';
+import type { ObjectStorage } from './storage';
 
 export interface UploadServiceDeps {
   db: Db;
   redis: Redis;
   logger: Logger;
-  config: Pick<UploadServiceConfig, 'ROOT_API_KEY' | 'STORAGE_DIR'> &
+  /** Where uploaded files go (`createStorage`), already prepared by the caller. */
+  storage: ObjectStorage;
+  config: Pick<UploadServiceConfig, 'ROOT_API_KEY'> &
     Partial<Pick<UploadServiceConfig, 'TRUST_PROXY' | 'AUTH_FAILURE_BURST' | 'AUTH_FAILURES_PER_MINUTE'>>;
 }
 
@@ -23,7 +25,7 @@ export interface UploadServiceDeps {
 export const protectedPaths = ['/fileupload', '/csvupload', '/xlsxupload', '/files'];
 
 export function createApp(deps: UploadServiceDeps): Express {
-  const { db, redis, logger, config } = deps;
+  const { db, redis, logger, storage, config } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -34,7 +36,7 @@ export function createApp(deps: UploadServiceDeps): Express {
     operationalRoutes(
       {
         ...dependencyChecks(db.pool, redis),
-        storage: () => checkStorageWritable(config.STORAGE_DIR),
+        storage: () => storage.check(),
       },
       metrics,
     ),

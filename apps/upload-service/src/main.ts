@@ -6,14 +6,15 @@ import { createLogger } from '@recordbase/server-kit/logger';
 import { Redis } from 'ioredis';
 import { createApp } from './app';
 import { loadConfig } from './config';
-import { ensureStorageDir } from './storage';
+import { createStorage } from './storage';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('upload-service', config.LOG_LEVEL);
   await checkPostgres(config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
-  await ensureStorageDir(config.STORAGE_DIR);
+  const storage = createStorage(config);
+  await storage.prepare();
   if (!config.ROOT_API_KEY)
     logger.warn('ROOT_API_KEY is not set: only keys created earlier can authenticate');
   const db = createDb(config.DATABASE_URL, {
@@ -24,9 +25,14 @@ async function main(): Promise<void> {
   });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
-  const server = createServer(createApp({ db, redis, logger, config }));
+  const server = createServer(createApp({ db, redis, logger, storage, config }));
   const port = await listen(server, config.PORT, config.HOST);
-  logger.info({ port, storageDir: config.STORAGE_DIR }, 'upload-service listening');
+  // Where files go, for whoever reads the logs; the S3 keys are never logged.
+  const storedIn =
+    storage.name === 's3'
+      ? { s3Endpoint: config.S3_ENDPOINT, s3Bucket: config.S3_BUCKET }
+      : { storageDir: config.STORAGE_DIR };
+  logger.info({ port, storage: storage.name, ...storedIn }, 'upload-service listening');
   installShutdown(logger, [
     ['http server', () => closeServer(server)],
     ['redis', () => redis.quit()],

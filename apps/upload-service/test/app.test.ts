@@ -1,13 +1,13 @@
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import supertest from 'supertest';
+import { LocalDiskStorage } from '../src/storage';
 import { type Harness, startHarness } from './harness';
 
 let h: Harness;
 
 beforeAll(async () => {
   h = await startHarness();
-  await mkdir(h.storageDir, { recursive: true });
 });
 afterAll(() => h.close());
 
@@ -31,7 +31,7 @@ describe('operational routes', () => {
   it('answers /readyz 503 naming the storage check when the storage dir sits under a file', async () => {
     const file = join(h.scratchDir, 'plain-file');
     await writeFile(file, 'not a directory');
-    const response = await supertest(h.appWith({ STORAGE_DIR: join(file, 'files') }))
+    const response = await supertest(h.appWith({}, new LocalDiskStorage(join(file, 'files'))))
       .get('/readyz')
       .expect(503);
     expect(response.body.status).toBe('unavailable');
@@ -45,11 +45,11 @@ describe('operational routes', () => {
   it('answers /readyz 503 when the storage path is a file or missing', async () => {
     const file = join(h.scratchDir, 'another-file');
     await writeFile(file, '');
-    const asFile = await supertest(h.appWith({ STORAGE_DIR: file }))
+    const asFile = await supertest(h.appWith({}, new LocalDiskStorage(file)))
       .get('/readyz')
       .expect(503);
     expect(asFile.body.checks.storage).toBe('storage path is not a directory');
-    const missing = await supertest(h.appWith({ STORAGE_DIR: join(h.scratchDir, 'nowhere') }))
+    const missing = await supertest(h.appWith({}, new LocalDiskStorage(join(h.scratchDir, 'nowhere'))))
       .get('/readyz')
       .expect(503);
     expect(missing.body.checks.storage).toMatch(/missing/);

@@ -1,8 +1,6 @@
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { loadConfig } from '../src/config';
-import { ensureStorageDir } from '../src/storage';
+import { createStorage, LocalDiskStorage, S3Storage } from '../src/storage';
 
 describe('configuration', () => {
   it('defaults to port 3001, all interfaces and an absolute storage dir', () => {
@@ -32,23 +30,62 @@ describe('configuration', () => {
   });
 });
 
-describe('ensureStorageDir', () => {
-  let scratch: string;
-  beforeAll(async () => {
-    scratch = await mkdtemp(join(tmpdir(), 'upload-storage-'));
-  });
-  afterAll(() => rm(scratch, { recursive: true, force: true }));
+describe('storage configuration', () => {
+  const s3 = {
+    STORAGE_DRIVER: 's3',
+    S3_ENDPOINT: 'http://127.0.0.1:9000',
+    S3_BUCKET: 'recordbase-files',
+    S3_ACCESS_KEY: 'access-key-id',
+    S3_SECRET_KEY: 'very-secret-key-value',
+  };
 
-  it('creates a missing directory, parents included, and leaves it empty', async () => {
-    const dir = join(scratch, 'a', 'b', 'files');
-    await ensureStorageDir(dir);
-    expect((await stat(dir)).isDirectory()).toBe(true);
-    expect(await readdir(dir)).toEqual([]);
+  it('defaults to the local disk driver, which needs no S3 variable', () => {
+    const config = loadConfig({});
+    expect(config.STORAGE_DRIVER).toBe('local');
+    expect(createStorage(config)).toBeInstanceOf(LocalDiskStorage);
+    expect(createStorage(config).name).toBe('local');
   });
 
-  it('refuses a path under a file, naming it', async () => {
-    const file = join(scratch, 'file');
-    await writeFile(file, '');
-    await expect(ensureStorageDir(join(file, 'files'))).rejects.toThrow(/STORAGE_DIR .*file/);
+  it('builds the S3 driver from the S3 variables, the region defaulting to us-east-1', () => {
+    const config = loadConfig(s3);
+    expect(config.S3_REGION).toBe('us-east-1');
+    const storage = createStorage(config);
+    expect(storage).toBeInstanceOf(S3Storage);
+    expect(storage.name).toBe('s3');
+    expect(loadConfig({ ...s3, S3_REGION: 'eu-west-3' }).S3_REGION).toBe('eu-west-3');
+  });
+
+  it('refuses STORAGE_DRIVER=s3 without S3_BUCKET, naming S3_BUCKET', () => {
+    const { S3_BUCKET: _, ...withoutBucket } = s3;
+    expect(() => loadConfig(withoutBucket)).toThrow(/S3_BUCKET: is required when STORAGE_DRIVER=s3/);
+  });
+
+  it.each(['S3_ENDPOINT', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'])(
+    'refuses STORAGE_DRIVER=s3 without %s, naming it',
+    (name) => {
+      const env: Record<string, string> = { ...s3 };
+      delete env[name];
+      expect(() => loadConfig(env)).toThrow(new RegExp(`${name}: is required`));
+    },
+  );
+
+  it('refuses an unknown driver, a bad endpoint or bucket name, never echoing the secret key', () => {
+    expect(() => loadConfig({ STORAGE_DRIVER: 'ftp' })).toThrow(/STORAGE_DRIVER/);
+    for (const endpoint of ['127.0.0.1:9000', 'ftp://host', 'http://user:pw@host:9000', 'http://host/path']) {
+      let message = '';
+      try {
+        loadConfig({ ...s3, S3_ENDPOINT: endpoint });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/S3_ENDPOINT/);
+      expect(message).not.toContain(s3.S3_SECRET_KEY);
+    }
+    expect(() => loadConfig({ ...s3, S3_BUCKET: 'Not_A_Bucket' })).toThrow(/S3_BUCKET/);
+    expect(() => loadConfig({ ...s3, S3_SECRET_KEY: '' })).toThrow(/S3_SECRET_KEY: must not be empty/);
+  });
+
+  it('ignores the S3 variables with the local driver', () => {
+    expect(() => loadConfig({ S3_BUCKET: 'whatever-bucket' })).not.toThrow();
   });
 });

@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { createApp, type UploadServiceDeps } from '../src/app';
+import { LocalDiskStorage, type ObjectStorage } from '../src/storage';
 
 export interface Harness {
   api: TestAgent;
@@ -18,13 +19,15 @@ export interface Harness {
   rootKey: string;
   /** A fresh directory under the OS temp dir, removed by `close`. */
   scratchDir: string;
+  /** The root of `storage`, a local-disk storage in `scratchDir`. */
   storageDir: string;
-  /** Another app on the same database and Redis, with configuration overrides. */
-  appWith(config: Partial<UploadServiceDeps['config']>): Express;
+  storage: LocalDiskStorage;
+  /** Another app on the same database and Redis, with configuration overrides and maybe another storage. */
+  appWith(config: Partial<UploadServiceDeps['config']>, storage?: ObjectStorage): Express;
   close(): Promise<void>;
 }
 
-/** The real app against a throwaway PostgreSQL database, the local Redis and a temporary storage dir. */
+/** The real app against a throwaway PostgreSQL database, the local Redis and a local-disk storage in a temporary dir. */
 export async function startHarness(): Promise<Harness> {
   const testDb: TestDatabase = await createTestDatabase();
   const db = createDb(testDb.url, { maxConnections: 5 });
@@ -34,10 +37,12 @@ export async function startHarness(): Promise<Harness> {
   });
   const scratchDir = await mkdtemp(join(tmpdir(), 'upload-service-test-'));
   const storageDir = join(scratchDir, 'files');
+  const storage = new LocalDiskStorage(storageDir);
+  await storage.prepare();
   const rootKey = `root_${randomBytes(24).toString('hex')}`;
   const logger = createLogger('upload-service-test', 'silent');
-  const appWith = (config: Partial<UploadServiceDeps['config']>) =>
-    createApp({ db, redis, logger, config: { ROOT_API_KEY: rootKey, STORAGE_DIR: storageDir, ...config } });
+  const appWith = (config: Partial<UploadServiceDeps['config']>, otherStorage: ObjectStorage = storage) =>
+    createApp({ db, redis, logger, storage: otherStorage, config: { ROOT_API_KEY: rootKey, ...config } });
   return {
     api: supertest(appWith({})),
     db,
@@ -45,6 +50,7 @@ export async function startHarness(): Promise<Harness> {
     rootKey,
     scratchDir,
     storageDir,
+    storage,
     appWith,
     async close() {
       redis.disconnect();

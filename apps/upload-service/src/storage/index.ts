@@ -1,0 +1,39 @@
+import type { UploadServiceConfig } from '../config';
+import { LocalDiskStorage } from './local-disk';
+import type { StorageDriver } from './object-storage';
+import { S3Storage } from './s3';
+
+export { OutsideRootError } from './confined-path';
+export { assertStorageKey } from './keys';
+export { LocalDiskStorage } from './local-disk';
+export * from './object-storage';
+export { S3Storage } from './s3';
+
+export type StorageConfig = Pick<
+  UploadServiceConfig,
+  | 'STORAGE_DRIVER'
+  | 'STORAGE_DIR'
+  | 'S3_ENDPOINT'
+  | 'S3_BUCKET'
+  | 'S3_ACCESS_KEY'
+  | 'S3_SECRET_KEY'
+  | 'S3_REGION'
+>;
+
+/** The driver STORAGE_DRIVER names; `main` then runs its `prepare()` once before serving. */
+export function createStorage(config: StorageConfig): StorageDriver {
+  if (config.STORAGE_DRIVER === 'local') return new LocalDiskStorage(config.STORAGE_DIR);
+  const required = (name: 'S3_ENDPOINT' | 'S3_BUCKET' | 'S3_ACCESS_KEY' | 'S3_SECRET_KEY'): string => {
+    // The env schema already insists; this narrows the types and guards hand-built configs.
+    const value = config[name];
+    if (!value) throw new Error(`${name} is required when STORAGE_DRIVER=s3`);
+    return value;
+  };
+  return new S3Storage({
+    endpoint: required('S3_ENDPOINT'),
+    bucket: required('S3_BUCKET'),
+    accessKey: required('S3_ACCESS_KEY'),
+    secretKey: required('S3_SECRET_KEY'),
+    region: config.S3_REGION,
+  });
+}
