@@ -1,3 +1,4 @@
+import { uploadRoutes } from '@recordbase/contracts/uploads';
 import type { Db } from '@recordbase/db';
 import { authMiddleware, createAuthenticator } from '@recordbase/server-kit/auth';
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
@@ -9,7 +10,9 @@ import { createMetrics } from '@recordbase/server-kit/metrics';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { UploadServiceConfig } from './config';
+import { downloadRoute } from './files/download-route';
 import type { ObjectStorage } from './storage';
+import { uploadRouter } from './uploads/upload-routes';
 
 export interface UploadServiceDeps {
   db: Db;
@@ -17,8 +20,13 @@ export interface UploadServiceDeps {
   logger: Logger;
   /** Where uploaded files go (`createStorage`), already prepared by the caller. */
   storage: ObjectStorage;
-  config: Pick<UploadServiceConfig, 'ROOT_API_KEY'> &
-    Partial<Pick<UploadServiceConfig, 'TRUST_PROXY' | 'AUTH_FAILURE_BURST' | 'AUTH_FAILURES_PER_MINUTE'>>;
+  config: Pick<UploadServiceConfig, 'ROOT_API_KEY' | 'FILE_TOKEN_SECRET'> &
+    Partial<
+      Pick<
+        UploadServiceConfig,
+        'TRUST_PROXY' | 'AUTH_FAILURE_BURST' | 'AUTH_FAILURES_PER_MINUTE' | 'PUBLIC_URL'
+      >
+    >;
 }
 
 /** Every path the contract serves at `{upload_url}` besides the operational ones; all need a key. */
@@ -43,17 +51,31 @@ export function createApp(deps: UploadServiceDeps): Express {
   );
 
   // Authentication runs before anything else on the upload and file paths, so a request without
-  // a valid key learns nothing about which of them exist. The upload routes themselves are not
-  // registered yet: after authentication these paths fall through to the JSON 404.
-  app.use(
-    protectedPaths,
-    authMiddleware(
-      createAuthenticator({ prisma: db.prisma, rootApiKey: config.ROOT_API_KEY }),
-      createAuthThrottle({
-        burst: config.AUTH_FAILURE_BURST ?? 20,
-        perMinute: config.AUTH_FAILURES_PER_MINUTE ?? 60,
-      }),
-    ),
+  // a valid key learns nothing about which of them exist. A download may instead carry a signed
+  // link (`?token=`), which the download route checks itself.
+  const authenticate = createAuthenticator({ prisma: db.prisma, rootApiKey: config.ROOT_API_KEY });
+  const authenticated = authMiddleware(
+    authenticate,
+    createAuthThrottle({
+      burst: config.AUTH_FAILURE_BURST ?? 20,
+      perMinute: config.AUTH_FAILURES_PER_MINUTE ?? 60,
+    }),
+  );
+  app.use(protectedPaths, (req, res, next) =>
+    req.baseUrl === uploadRoutes.files && req.query.token !== undefined && req.method !== 'POST'
+      ? next()
+      : authenticated(req, res, next),
+  );
+  app.use(uploadRouter({ prisma: db.prisma, storage, publicUrl: config.PUBLIC_URL }));
+  app.get(
+    `${uploadRoutes.files}/*key`,
+    downloadRoute({
+      prisma: db.prisma,
+      storage,
+      authenticate,
+      rootApiKey: config.ROOT_API_KEY,
+      fileTokenSecret: config.FILE_TOKEN_SECRET,
+    }),
   );
 
   app.use(unknownRoute);

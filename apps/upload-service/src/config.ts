@@ -1,5 +1,11 @@
 import { resolve } from 'node:path';
-import { commonEnvSchema, parseEnv, portSchema, publicApiEnvSchema } from '@recordbase/server-kit/env';
+import {
+  commonEnvSchema,
+  fileTokenEnvSchema,
+  parseEnv,
+  portSchema,
+  publicApiEnvSchema,
+} from '@recordbase/server-kit/env';
 import { z } from 'zod';
 
 /** An http(s) origin: credentials belong in the key variables, never in a URL that gets logged. */
@@ -27,8 +33,16 @@ const S3_REQUIRED = ['S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY', 'S3_SECRET_KEY
 
 export const uploadServiceEnvSchema = commonEnvSchema
   .extend(publicApiEnvSchema.shape)
+  .extend(fileTokenEnvSchema.shape)
   .extend({
     PORT: portSchema(3001),
+    /**
+     * This service's address as clients reach it (the gateway's, behind one), for the urls the
+     * uploads answer; taken from each request when unset.
+     */
+    PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    /** Attachments no record refers to are deleted this long after their upload. */
+    ORPHAN_FILE_GRACE_HOURS: z.coerce.number().positive().default(24),
     HOST: z.string().default('0.0.0.0'),
     ROOT_API_KEY: z.string().min(20, { error: 'must be at least 20 characters' }).optional(),
     /** Where uploaded files go: a directory (`local`) or an S3 bucket (`s3`). */

@@ -85,8 +85,19 @@ describe('upload and file routes', () => {
     expect(response.body).toEqual(errorBody('UNAUTHORIZED'));
   });
 
-  it.each(routes)('%s %s is not served yet: 404 after authentication', async (method, path) => {
-    const response = await h.api[method](path).set('Authorization', `Bearer ${h.rootKey}`).expect(404);
+  it.each(routes.filter(([method]) => method === 'post'))(
+    '%s %s answers 415 to an authenticated request that is not multipart',
+    async (method, path) => {
+      const response = await h.api[method](path).set('Authorization', `Bearer ${h.rootKey}`).expect(415);
+      expect(response.body).toEqual(errorBody('UNSUPPORTED_MEDIA_TYPE'));
+    },
+  );
+
+  it('GET /files/{key} answers 404 for a file that does not exist', async () => {
+    const response = await h.api
+      .get('/files/some/key.png')
+      .set('Authorization', `Bearer ${h.rootKey}`)
+      .expect(404);
     expect(response.body).toEqual(errorBody('NOT_FOUND'));
   });
 });

@@ -2,9 +2,12 @@ import { isAbsolute, resolve } from 'node:path';
 import { loadConfig } from '../src/config';
 import { createStorage, LocalDiskStorage, S3Storage } from '../src/storage';
 
+/** Variables without a default. */
+const required = { FILE_TOKEN_SECRET: 's'.repeat(32) };
+
 describe('configuration', () => {
   it('defaults to port 3001, all interfaces and an absolute storage dir', () => {
-    const config = loadConfig({});
+    const config = loadConfig(required);
     expect(config.PORT).toBe(3001);
     expect(config.HOST).toBe('0.0.0.0');
     expect(config.ROOT_API_KEY).toBeUndefined();
@@ -14,6 +17,7 @@ describe('configuration', () => {
 
   it('reads PORT, HOST, ROOT_API_KEY and STORAGE_DIR', () => {
     const config = loadConfig({
+      ...required,
       PORT: '4001',
       HOST: '127.0.0.1',
       ROOT_API_KEY: 'k'.repeat(32),
@@ -23,15 +27,21 @@ describe('configuration', () => {
     expect(config.STORAGE_DIR).toBe(resolve('relative/dir'));
   });
 
+  it('requires FILE_TOKEN_SECRET, which signs file links, naming it', () => {
+    expect(() => loadConfig({})).toThrow(/FILE_TOKEN_SECRET/);
+    expect(() => loadConfig({ FILE_TOKEN_SECRET: 'short' })).toThrow(/FILE_TOKEN_SECRET/);
+  });
+
   it('names the variable that is wrong', () => {
-    expect(() => loadConfig({ PORT: 'nope' })).toThrow(/PORT/);
-    expect(() => loadConfig({ ROOT_API_KEY: 'short' })).toThrow(/ROOT_API_KEY/);
-    expect(() => loadConfig({ STORAGE_DIR: '' })).toThrow(/STORAGE_DIR/);
+    expect(() => loadConfig({ ...required, PORT: 'nope' })).toThrow(/PORT/);
+    expect(() => loadConfig({ ...required, ROOT_API_KEY: 'short' })).toThrow(/ROOT_API_KEY/);
+    expect(() => loadConfig({ ...required, STORAGE_DIR: '' })).toThrow(/STORAGE_DIR/);
   });
 });
 
 describe('storage configuration', () => {
   const s3 = {
+    ...required,
     STORAGE_DRIVER: 's3',
     S3_ENDPOINT: 'http://127.0.0.1:9000',
     S3_BUCKET: 'recordbase-files',
@@ -40,7 +50,7 @@ describe('storage configuration', () => {
   };
 
   it('defaults to the local disk driver, which needs no S3 variable', () => {
-    const config = loadConfig({});
+    const config = loadConfig(required);
     expect(config.STORAGE_DRIVER).toBe('local');
     expect(createStorage(config)).toBeInstanceOf(LocalDiskStorage);
     expect(createStorage(config).name).toBe('local');
@@ -52,7 +62,7 @@ describe('storage configuration', () => {
     const storage = createStorage(config);
     expect(storage).toBeInstanceOf(S3Storage);
     expect(storage.name).toBe('s3');
-    expect(loadConfig({ ...s3, S3_REGION: 'eu-west-3' }).S3_REGION).toBe('eu-west-3');
+    expect(loadConfig({ ...required, ...s3, S3_REGION: 'eu-west-3' }).S3_REGION).toBe('eu-west-3');
   });
 
   it('refuses STORAGE_DRIVER=s3 without S3_BUCKET, naming S3_BUCKET', () => {
@@ -70,22 +80,24 @@ describe('storage configuration', () => {
   );
 
   it('refuses an unknown driver, a bad endpoint or bucket name, never echoing the secret key', () => {
-    expect(() => loadConfig({ STORAGE_DRIVER: 'ftp' })).toThrow(/STORAGE_DRIVER/);
+    expect(() => loadConfig({ ...required, STORAGE_DRIVER: 'ftp' })).toThrow(/STORAGE_DRIVER/);
     for (const endpoint of ['127.0.0.1:9000', 'ftp://host', 'http://user:pw@host:9000', 'http://host/path']) {
       let message = '';
       try {
-        loadConfig({ ...s3, S3_ENDPOINT: endpoint });
+        loadConfig({ ...required, ...s3, S3_ENDPOINT: endpoint });
       } catch (error) {
         message = (error as Error).message;
       }
       expect(message).toMatch(/S3_ENDPOINT/);
       expect(message).not.toContain(s3.S3_SECRET_KEY);
     }
-    expect(() => loadConfig({ ...s3, S3_BUCKET: 'Not_A_Bucket' })).toThrow(/S3_BUCKET/);
-    expect(() => loadConfig({ ...s3, S3_SECRET_KEY: '' })).toThrow(/S3_SECRET_KEY: must not be empty/);
+    expect(() => loadConfig({ ...required, ...s3, S3_BUCKET: 'Not_A_Bucket' })).toThrow(/S3_BUCKET/);
+    expect(() => loadConfig({ ...required, ...s3, S3_SECRET_KEY: '' })).toThrow(
+      /S3_SECRET_KEY: must not be empty/,
+    );
   });
 
   it('ignores the S3 variables with the local driver', () => {
-    expect(() => loadConfig({ S3_BUCKET: 'whatever-bucket' })).not.toThrow();
+    expect(() => loadConfig({ ...required, S3_BUCKET: 'whatever-bucket' })).not.toThrow();
   });
 });

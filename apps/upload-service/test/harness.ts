@@ -17,6 +17,8 @@ export interface Harness {
   db: Db;
   redis: Redis;
   rootKey: string;
+  /** The FILE_TOKEN_SECRET the app verifies signed file links with. */
+  fileTokenSecret: string;
   /** A fresh directory under the OS temp dir, removed by `close`. */
   scratchDir: string;
   /** The root of `storage`, a local-disk storage in `scratchDir`. */
@@ -41,13 +43,21 @@ export async function startHarness(): Promise<Harness> {
   await storage.prepare();
   const rootKey = `root_${randomBytes(24).toString('hex')}`;
   const logger = createLogger('upload-service-test', 'silent');
+  const fileTokenSecret = randomBytes(32).toString('base64url');
   const appWith = (config: Partial<UploadServiceDeps['config']>, otherStorage: ObjectStorage = storage) =>
-    createApp({ db, redis, logger, storage: otherStorage, config: { ROOT_API_KEY: rootKey, ...config } });
+    createApp({
+      db,
+      redis,
+      logger,
+      storage: otherStorage,
+      config: { ROOT_API_KEY: rootKey, FILE_TOKEN_SECRET: fileTokenSecret, ...config },
+    });
   return {
     api: supertest(appWith({})),
     db,
     redis,
     rootKey,
+    fileTokenSecret,
     scratchDir,
     storageDir,
     storage,

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32, deflateRawSync, deflateSync } from 'node:zlib';
+import ExcelJS from 'exceljs';
 import { ContentCollector, type ContentSample } from '../src/sniff';
 
 export function fixture(name: string): Buffer {
@@ -286,4 +287,14 @@ export function fillerEntries(count: number, prefix = 'data'): ZipEntry[] {
     name: `${prefix}/part-${String(index).padStart(6, '0')}-of-a-large-archive.bin`,
     data: `entry ${index}`,
   }));
+}
+
+/** A genuine workbook, written by exceljs. */
+export async function excelWorkbook(): Promise<Buffer> {
+  const workbook = new ExcelJS.Workbook();
+  const sheet = workbook.addWorksheet('Contacts');
+  sheet.addRow(['Name', 'Email', 'Joined']);
+  sheet.addRow(['Ada', 'ada@example.com', new Date(Date.UTC(2024, 0, 2))]);
+  sheet.addRow(['Grace', 'grace@example.com', new Date(Date.UTC(2024, 5, 7))]);
+  return Buffer.from(await workbook.xlsx.writeBuffer());
 }

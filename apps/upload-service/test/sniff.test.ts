@@ -21,6 +21,7 @@ import {
 import {
   buildZip,
   elfExecutable,
+  excelWorkbook,
   fillerEntries,
   fixture,
   isoMediaStart,
@@ -43,15 +44,6 @@ function detect(bytes: Uint8Array | string): DetectedContent {
 
 function randomBytes(random: () => number, length: number): Buffer {
   return Buffer.from(Array.from({ length }, () => Math.floor(random() * 256)));
-}
-
-async function excelWorkbook(): Promise<Buffer> {
-  const workbook = new ExcelJS.Workbook();
-  const sheet = workbook.addWorksheet('Contacts');
-  sheet.addRow(['Name', 'Email', 'Joined']);
-  sheet.addRow(['Ada', 'ada@example.com', new Date(Date.UTC(2024, 0, 2))]);
-  sheet.addRow(['Grace', 'grace@example.com', new Date(Date.UTC(2024, 5, 7))]);
-  return Buffer.from(await workbook.xlsx.writeBuffer());
 }
 
 let xlsx: Buffer;

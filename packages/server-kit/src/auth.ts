@@ -60,12 +60,34 @@ export function createAuthenticator(deps: {
       // Bookkeeping only: a failure here must not fail the request.
       deps.prisma.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: new Date() } }).catch(() => {});
     }
-    return {
-      keyId: key.id,
-      scopes: new Set(key.scopes as ApiKeyScope[]),
-      databaseIds: key.allDatabases ? null : new Set(key.databaseIds),
-    };
+    return principalOfKey(key);
   };
+}
+
+type ApiKeyRow = { id: string; scopes: string[]; allDatabases: boolean; databaseIds: string[] };
+
+function principalOfKey(key: ApiKeyRow): Principal {
+  return {
+    keyId: key.id,
+    scopes: new Set(key.scopes as ApiKeyScope[]),
+    databaseIds: key.allDatabases ? null : new Set(key.databaseIds),
+  };
+}
+
+/**
+ * The principal of a key known by id (null: the root key), as it stands now: null when the key
+ * was revoked, or for the root key when none is configured. For credentials that name a key
+ * rather than carry it, such as signed file links.
+ */
+export async function principalByKeyId(
+  deps: { prisma: PrismaClient; rootApiKey: string | undefined },
+  keyId: string | null,
+): Promise<Principal | null> {
+  if (keyId === null)
+    return deps.rootApiKey ? { keyId: null, scopes: new Set(allScopes), databaseIds: null } : null;
+  if (!UUID_PATTERN.test(keyId)) return null;
+  const key = await deps.prisma.apiKey.findUnique({ where: { id: keyId } });
+  return key ? principalOfKey(key) : null;
 }
 
 /**

@@ -1,0 +1,200 @@
+import { UUID_PATTERN } from '@recordbase/contracts/common';
+import {
+  attachmentUploadHeaders,
+  MAX_ATTACHMENT_BYTES,
+  MAX_IMPORT_FILE_BYTES,
+  UPLOAD_FORM_FIELD,
+  uploadRoutes,
+} from '@recordbase/contracts/uploads';
+import type { PrismaClient } from '@recordbase/db';
+import { canAccessDatabase, principalOf, requireScope } from '@recordbase/server-kit/auth';
+import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
+import { type Request, type RequestHandler, Router } from 'express';
+import multer, { MulterError } from 'multer';
+import { findAttachmentTarget, recordStoredFile } from '../files/file-records';
+import type { ObjectStorage } from '../storage';
+import { judgeAttachment, judgeCsv, judgeXlsx } from './content';
+import {
+  PayloadTooLargeWhileStreaming,
+  type StoredUpload,
+  streamingEngine,
+  type UploadPlan,
+} from './streaming-engine';
+
+/**
+ * The three upload routes of the specification (4.5): multipart/form-data with the file in the
+ * form field `filepond`. Everything that can be checked before the body is read is (the key's
+ * scope, the attachment headers, the database, the declared length), then the file streams into
+ * storage, is judged by its bytes, and gets its row in uploaded_files.
+ */
+
+export interface UploadDeps {
+  prisma: PrismaClient;
+  storage: ObjectStorage;
+  /** The public address of this service, for the url answered; from the request when unset. */
+  publicUrl: string | undefined;
+}
+
+const MB = 1024 * 1024;
+/** Room for the multipart framing and FilePond's metadata part beside the file. */
+const FRAMING_BYTES = 64 * 1024;
+
+interface RouteSpec {
+  path: string;
+  maxBytes: number;
+  plan: (req: Request, deps: UploadDeps) => Promise<UploadPlan>;
+}
+
+function header(req: Request, name: string): string | undefined {
+  const value = req.headers[name];
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+/** The attachment route's headers name an attachments field of a database the key may reach. */
+async function attachmentPlan(req: Request, deps: UploadDeps): Promise<UploadPlan> {
+  const names = Object.values(attachmentUploadHeaders);
+  const absent = names.filter((name) => header(req, name) === undefined);
+  if (absent.length > 0)
+    throw badRequest(`Missing header${absent.length > 1 ? 's' : ''}: ${absent.join(', ')}`);
+  const databaseId = header(req, attachmentUploadHeaders.databaseId)!;
+  const tableRef = header(req, attachmentUploadHeaders.tableId)!;
+  const fieldRef = header(req, attachmentUploadHeaders.fieldId)!;
+  for (const [name, value] of [
+    [attachmentUploadHeaders.tableId, tableRef],
+    [attachmentUploadHeaders.fieldId, fieldRef],
+  ] as const) {
+    if (value.length > 255) throw badRequest(`${name}: must be at most 255 characters`);
+  }
+  const principal = principalOf(req.res!);
+  if (!UUID_PATTERN.test(databaseId) || !canAccessDatabase(principal, databaseId.toLowerCase())) {
+    throw notFound(`Database ${databaseId.slice(0, 64)} not found`);
+  }
+  const database = await deps.prisma.database.findUnique({ where: { id: databaseId.toLowerCase() } });
+  if (!database) throw notFound(`Database ${databaseId} not found`);
+  const target = await findAttachmentTarget(deps.prisma, database.id, tableRef, fieldRef);
+  return { kind: 'attachment', databaseId: target.databaseId, target, judge: judgeAttachment };
+}
+
+const routes: RouteSpec[] = [
+  { path: uploadRoutes.attachment, maxBytes: MAX_ATTACHMENT_BYTES, plan: attachmentPlan },
+  {
+    path: uploadRoutes.csv,
+    maxBytes: MAX_IMPORT_FILE_BYTES,
+    plan: async () => ({ kind: 'import', judge: judgeCsv }),
+  },
+  {
+    path: uploadRoutes.xlsx,
+    maxBytes: MAX_IMPORT_FILE_BYTES,
+    plan: async () => ({ kind: 'import', judge: judgeXlsx }),
+  },
+];
+
+const tooLarge = (spec: RouteSpec) =>
+  new AppError(
+    'PAYLOAD_TOO_LARGE',
+    `The file is larger than ${spec.maxBytes / MB} MB, the limit of ${spec.path}`,
+  );
+
+/** Multer's and busboy's refusals, worded for the client. */
+function uploadError(error: unknown, spec: RouteSpec): unknown {
+  if (error instanceof AppError) return error;
+  if (error instanceof PayloadTooLargeWhileStreaming) return tooLarge(spec);
+  if (error instanceof MulterError) {
+    switch (error.code) {
+      case 'LIMIT_FILE_SIZE':
+        return tooLarge(spec);
+      case 'LIMIT_UNEXPECTED_FILE':
+      case 'LIMIT_FILE_COUNT':
+        return badRequest(
+          error.field === UPLOAD_FORM_FIELD
+            ? `Send one file only, in the form field ${UPLOAD_FORM_FIELD}`
+            : `Unexpected file in the form field ${JSON.stringify(error.field)}; send the file in ${UPLOAD_FORM_FIELD}`,
+        );
+      default:
+        return badRequest(`Malformed upload: ${error.message}`);
+    }
+  }
+  // Anything else multer passes on is busboy failing to read the multipart body.
+  return badRequest(`Malformed multipart body: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+function beforeTheBody(spec: RouteSpec, deps: UploadDeps): RequestHandler {
+  return async (req, res, next) => {
+    requireScope(principalOf(res), 'files:write');
+    if (!req.is('multipart/form-data')) {
+      throw new AppError(
+        'UNSUPPORTED_MEDIA_TYPE',
+        `Send multipart/form-data with the file in the form field ${UPLOAD_FORM_FIELD}`,
+      );
+    }
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > spec.maxBytes + FRAMING_BYTES) throw tooLarge(spec);
+    res.locals.upload = await spec.plan(req, deps);
+    next();
+  };
+}
+
+function receiveFile(spec: RouteSpec, deps: UploadDeps): RequestHandler {
+  const upload = multer({
+    storage: streamingEngine(deps.storage),
+    // Browsers send file names as UTF-8; busboy would read them as Latin-1.
+    defParamCharset: 'utf8',
+    limits: {
+      fileSize: spec.maxBytes,
+      files: 1,
+      fields: 8,
+      parts: 10,
+      fieldSize: 64 * 1024,
+      headerPairs: 50,
+    },
+  }).single(UPLOAD_FORM_FIELD);
+  return (req, res, next) =>
+    upload(req, res, (error?: unknown) => next(error ? uploadError(error, spec) : undefined));
+}
+
+function publicBase(req: Request, deps: UploadDeps): string {
+  let base = deps.publicUrl ?? `${req.protocol}://${req.get('host')}`;
+  // A loop, not /\/+$/: that pattern is quadratic over a run of slashes.
+  while (base.endsWith('/')) base = base.slice(0, -1);
+  return base;
+}
+
+function answer(spec: RouteSpec, deps: UploadDeps): RequestHandler {
+  return async (req, res) => {
+    const file = req.file as (Express.Multer.File & StoredUpload) | undefined;
+    if (!file) throw badRequest(`No file in the form field ${UPLOAD_FORM_FIELD}`);
+    const plan = res.locals.upload as UploadPlan;
+    const fileName = file.originalname;
+    try {
+      await recordStoredFile(deps.prisma, {
+        key: file.key,
+        kind: plan.kind,
+        target: plan.target ?? null,
+        fileName,
+        size: file.size,
+        mimeType: file.mimeType,
+        sha256: file.sha256,
+        apiKeyId: principalOf(res).keyId,
+      });
+    } catch (error) {
+      await deps.storage.delete(file.key).catch(() => {});
+      throw error;
+    }
+    const url = `${publicBase(req, deps)}${uploadRoutes.files}/${file.key}`;
+    res
+      .status(201)
+      .json(
+        plan.kind === 'attachment'
+          ? { url, fileName, size: file.size, mimeType: file.mimeType }
+          : { url, fileName, s3Key: file.key },
+      );
+  };
+}
+
+export function uploadRouter(deps: UploadDeps): Router {
+  const router = Router();
+  for (const spec of routes) {
+    router.post(spec.path, beforeTheBody(spec, deps), receiveFile(spec, deps), answer(spec, deps));
+  }
+  return router;
+}
