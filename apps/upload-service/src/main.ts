@@ -6,7 +6,11 @@ import { createLogger } from '@recordbase/server-kit/logger';
 import { Redis } from 'ioredis';
 import { createApp } from './app';
 import { loadConfig } from './config';
+import { scheduleOrphanSweeps } from './files/orphan-sweeper';
 import { createStorage } from './storage';
+
+/** Orphans are rare and their grace is long: a look every quarter hour is plenty. */
+const SWEEP_INTERVAL_MS = 15 * 60_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -33,7 +37,14 @@ async function main(): Promise<void> {
       ? { s3Endpoint: config.S3_ENDPOINT, s3Bucket: config.S3_BUCKET }
       : { storageDir: config.STORAGE_DIR };
   logger.info({ port, storage: storage.name, ...storedIn }, 'upload-service listening');
+  const stopSweeps = scheduleOrphanSweeps(
+    db.pool,
+    storage,
+    { graceMs: config.ORPHAN_FILE_GRACE_HOURS * 3_600_000, intervalMs: SWEEP_INTERVAL_MS },
+    logger,
+  );
   installShutdown(logger, [
+    ['orphan sweeps', async () => stopSweeps()],
     ['http server', () => closeServer(server)],
     ['redis', () => redis.quit()],
     ['database', () => db.close()],

@@ -8,7 +8,13 @@ import {
   newFieldId,
   newTableId,
 } from '@recordbase/db';
-import { schemaNameForDatabase } from '@recordbase/db/physical';
+import {
+  createDatabaseSchema,
+  createTable,
+  qualifiedTable,
+  quoteIdent,
+  schemaNameForDatabase,
+} from '@recordbase/db/physical';
 
 /**
  * Metadata rows written straight into the test database: the upload service reads databases,
@@ -60,4 +66,29 @@ export async function insertKey(db: Db, scopes: ApiKeyScope[], databaseIds?: str
     },
   });
   return { id, authorization: `Bearer ${key}` };
+}
+
+/** The base's physical schema and table too, for what reads records (the orphan sweeper). */
+export async function insertBaseWithStorage(db: Db): Promise<TestBase> {
+  const base = await insertBase(db);
+  const schemaName = schemaNameForDatabase(base.databaseId);
+  for (const statement of [
+    ...createDatabaseSchema(base.databaseId),
+    ...createTable({ schemaName, id: base.tableId, name: 'Docs' }, [
+      { id: base.textFieldId, name: 'Title', type: 'single_line_text' },
+      { id: base.filesFieldId, name: 'Files', type: 'attachments' },
+    ]),
+  ]) {
+    await db.pool.query(statement);
+  }
+  return base;
+}
+
+/** A record holding these attachment urls, written as records-api stores them. */
+export async function insertRecordWithAttachments(db: Db, base: TestBase, urls: string[]): Promise<void> {
+  const value = urls.map((url) => ({ url, fileName: 'f', size: 1, mimeType: 'image/png' }));
+  await db.pool.query(
+    `INSERT INTO ${qualifiedTable(schemaNameForDatabase(base.databaseId), base.tableId)} (${quoteIdent(base.filesFieldId)}) VALUES ($1::jsonb)`,
+    [JSON.stringify(value)],
+  );
 }

@@ -49,7 +49,9 @@ async function resolveAttachments(
   if (keys.size > 0) {
     const result = await client.query<{ key: string; file_name: string; size: string; mime_type: string }>(
       `SELECT key, file_name, size, mime_type FROM uploaded_files
-        WHERE key = ANY($1::text[]) AND kind = 'attachment' AND database_id = $2`,
+        WHERE key = ANY($1::text[]) AND kind = 'attachment' AND database_id = $2
+        -- Held until commit: the orphan sweeper cannot delete a file this write is attaching.
+          FOR SHARE`,
       [[...keys], table.databaseId],
     );
     for (const row of result.rows) uploads.set(row.key, row);
