@@ -159,7 +159,7 @@ function publicBase(req: Request, deps: UploadDeps): string {
   return base;
 }
 
-function answer(spec: RouteSpec, deps: UploadDeps): RequestHandler {
+function answer(deps: UploadDeps): RequestHandler {
   return async (req, res) => {
     const file = req.file as (Express.Multer.File & StoredUpload) | undefined;
     if (!file) throw badRequest(`No file in the form field ${UPLOAD_FORM_FIELD}`);
@@ -194,7 +194,7 @@ function answer(spec: RouteSpec, deps: UploadDeps): RequestHandler {
 export function uploadRouter(deps: UploadDeps): Router {
   const router = Router();
   for (const spec of routes) {
-    router.post(spec.path, beforeTheBody(spec, deps), receiveFile(spec, deps), answer(spec, deps));
+    router.post(spec.path, beforeTheBody(spec, deps), receiveFile(spec, deps), answer(deps));
   }
   return router;
 }
