@@ -10,6 +10,7 @@ import { createMetrics } from '@recordbase/server-kit/metrics';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { UploadServiceConfig } from './config';
+import { crossOrigin } from './cross-origin';
 import { downloadRoute } from './files/download-route';
 import type { ObjectStorage } from './storage';
 import { uploadRouter } from './uploads/upload-routes';
@@ -24,7 +25,7 @@ export interface UploadServiceDeps {
     Partial<
       Pick<
         UploadServiceConfig,
-        'TRUST_PROXY' | 'AUTH_FAILURE_BURST' | 'AUTH_FAILURES_PER_MINUTE' | 'PUBLIC_URL'
+        'TRUST_PROXY' | 'AUTH_FAILURE_BURST' | 'AUTH_FAILURES_PER_MINUTE' | 'PUBLIC_URL' | 'CORS_ORIGINS'
       >
     >;
 }
@@ -49,6 +50,10 @@ export function createApp(deps: UploadServiceDeps): Express {
       metrics,
     ),
   );
+
+  // CORS first, so that preflights (which carry no key) are answered and error answers keep the
+  // headers a page on an allowed origin needs to read them.
+  app.use(protectedPaths, crossOrigin(config.CORS_ORIGINS ?? []));
 
   // Authentication runs before anything else on the upload and file paths, so a request without
   // a valid key learns nothing about which of them exist. A download may instead carry a signed

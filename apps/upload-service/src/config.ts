@@ -29,6 +29,43 @@ const s3Bucket = z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, {
   error: 'must be 3-63 of a-z 0-9 . - (a valid S3 bucket name)',
 });
 
+/**
+ * CORS_ORIGINS: the browser origins whose pages may call the upload and file routes (a FilePond
+ * widget on a customer's site), comma-separated and compared exactly as browsers send them, or
+ * `*` for any. Unset or empty allows none: no CORS headers at all.
+ */
+const corsOrigins = z
+  .string()
+  .default('')
+  .transform((value, ctx): CorsOrigins => {
+    const entries = value
+      .split(',')
+      .map((entry) => entry.trim())
+      // A trailing comma or a blank entry is a slip of the pen, not an origin.
+      .filter((entry) => entry.length > 0);
+    if (entries.length === 1 && entries[0] === '*') return '*';
+    for (const entry of entries) {
+      const problem = originProblem(entry);
+      if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(entry)} ${problem}` });
+    }
+    return [...new Set(entries)];
+  });
+
+export type CorsOrigins = '*' | readonly string[];
+
+/** Why `entry` is not an origin as a browser's Origin header spells it, or null when it is one. */
+function originProblem(entry: string): string | null {
+  const example = 'scheme://host[:port] with no path, e.g. https://app.example.com';
+  if (entry === '*') return 'cannot be listed with other origins: use * alone to allow any';
+  if (!URL.canParse(entry)) return `is not an origin: use ${example}`;
+  const url = new URL(entry);
+  if (!['http:', 'https:'].includes(url.protocol)) return `is not an http(s) origin: use ${example}`;
+  // Browsers send the lowercase host, no default port and no trailing slash; anything else would
+  // silently never match.
+  if (url.origin !== entry) return `is not an origin: use ${example} (did you mean ${url.origin}?)`;
+  return null;
+}
+
 const S3_REQUIRED = ['S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'] as const;
 
 export const uploadServiceEnvSchema = commonEnvSchema
@@ -59,6 +96,7 @@ export const uploadServiceEnvSchema = commonEnvSchema
     S3_ACCESS_KEY: z.string().min(1, { error: 'must not be empty' }).optional(),
     S3_SECRET_KEY: z.string().min(1, { error: 'must not be empty' }).optional(),
     S3_REGION: z.string().min(1, { error: 'must not be empty' }).default('us-east-1'),
+    CORS_ORIGINS: corsOrigins,
   })
   .superRefine((env, ctx) => {
     if (env.STORAGE_DRIVER !== 's3') return;
