@@ -25,6 +25,12 @@ export interface DbOptions {
   statementTimeoutMs?: number;
   /** Longest a caller waits for a free connection before failing (answered 503, not queued forever). */
   acquireTimeoutMs?: number;
+  /**
+   * `false` lets commits return before their WAL reaches disk: a crash of PostgreSQL may lose the
+   * last few hundred milliseconds of commits. Only for writers to whom a lost commit means work
+   * done again (the dispatcher's bookkeeping: at worst a delivery is sent twice), never lost.
+   */
+  synchronousCommit?: boolean;
 }
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
@@ -37,6 +43,7 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
     application_name: options.applicationName ?? 'recordbase',
     statement_timeout: options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
     connectionTimeoutMillis: options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
+    ...(options.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});

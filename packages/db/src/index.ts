@@ -1,4 +1,5 @@
 export * from './cancellation';
+export * from './deliveries';
 export {
   createDb,
   type Db,

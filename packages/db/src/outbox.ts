@@ -2,9 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { EventSource } from '@recordbase/contracts/events';
 import type { WebhookEventType } from '@recordbase/contracts/webhooks';
 
-/** Channel the outbox relay LISTENs on; notified in the writing transaction, so only on commit. */
-export const OUTBOX_CHANNEL = 'recordbase_outbox';
-
 /**
  * Channel the dispatcher LISTENs on for deliveries made due outside it (a retry asked through
  * the API); the payload is the delivery id. Its periodic sweep of due deliveries is the fallback.
@@ -21,18 +18,17 @@ export interface OutboxEventInput {
 }
 
 /**
- * The statement that appends an event to the outbox and wakes the relay. Run it in the same
- * transaction as the change it describes: the event commits with the change, or neither does.
+ * The statement that appends an event to the outbox. Run it in the same transaction as the change
+ * it describes: the event commits with the change, or neither does. Once committed, the writer
+ * hands the id to the events queue (records-api's event publisher); the dispatcher's sweep sends
+ * any event whose hand-over was lost.
  */
 export function outboxInsert(event: OutboxEventInput): { text: string; values: unknown[]; id: string } {
   const id = randomUUID();
   return {
     id,
-    text: `WITH appended AS (
-             INSERT INTO outbox_events (id, database_id, table_id, type, source, data)
-             VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::json) RETURNING id
-           )
-           SELECT pg_notify('${OUTBOX_CHANNEL}', ''), (SELECT id FROM appended)`,
+    text: `INSERT INTO outbox_events (id, database_id, table_id, type, source, data)
+           VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::json)`,
     values: [id, event.databaseId, event.tableId, event.type, event.source, event.dataJson],
   };
 }

@@ -37,8 +37,8 @@ interface DmmfIndex {
 
 /** Indexes Prisma's schema language cannot express (partial ones); each is named here on purpose. */
 const SQL_ONLY_INDEXES = new Set([
-  'outbox_events_unrelayed_idx',
-  'outbox_events_unfanned_idx',
+  'outbox_events_undispatched_idx',
+  'outbox_events_dispatched_at_idx',
   'webhook_deliveries_due_idx',
 ]);
 const IGNORED_TABLES = new Set(['schema_migrations']);
