@@ -4,9 +4,11 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { createDb } from '@recordbase/db';
 import { createApp } from '@recordbase/records-api/app';
+import { createEventPublisher } from '@recordbase/records-api/events/publisher';
 import { closeServer, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { Redis } from 'ioredis';
+import { deleteQueueKeys } from '../webhooks/database';
 
 /**
  * The records-api as the benchmark runs it: the real createApp with a real PostgreSQL pool and a
@@ -41,10 +43,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     keyPrefix: `bench:${randomBytes(6).toString('hex')}:`,
     maxRetriesPerRequest: 1,
   });
+  const logger = createLogger('records-api-bench', process.env.BENCH_SERVER_LOG ?? 'silent');
+  // No dispatcher runs here: the events go to a queue of their own, deleted at the end.
+  const queuePrefix = `bench-records-${randomBytes(6).toString('hex')}`;
+  const events = createEventPublisher({ redisUrl: options.redisUrl, prefix: queuePrefix, logger });
   const app = createApp({
     db,
     redis,
-    logger: createLogger('records-api-bench', process.env.BENCH_SERVER_LOG ?? 'silent'),
+    events,
+    logger,
     config: {
       ROOT_API_KEY: options.rootApiKey,
       RATE_LIMIT_PER_SECOND: 1_000_000,
@@ -66,6 +73,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     pid: process.pid,
     async close() {
       await closeServer(server);
+      await events.close();
+      await deleteQueueKeys(options.redisUrl, queuePrefix);
       redis.disconnect();
       await db.close();
     },

@@ -10,6 +10,7 @@ import { createRateLimiter, rateLimitMiddleware } from '@recordbase/server-kit/r
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { RecordsApiConfig } from './config';
+import type { EventPublisher } from './events/publisher';
 import { recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
 import { webhookRoutes } from './http/webhooks.routes';
@@ -17,6 +18,8 @@ import { webhookRoutes } from './http/webhooks.routes';
 export interface RecordsApiDeps {
   db: Db;
   redis: Redis;
+  /** Publishes committed events to the webhook dispatcher's queue. */
+  events: EventPublisher;
   logger: Logger;
   config: Pick<
     RecordsApiConfig,
@@ -34,7 +37,7 @@ export interface RecordsApiDeps {
 }
 
 export function createApp(deps: RecordsApiDeps): Express {
-  const { db, redis, logger, config } = deps;
+  const { db, redis, events, logger, config } = deps;
   const webhookSecretKey = parseSecretKey(config.WEBHOOK_SECRET_KEY);
   const app = express();
   app.disable('x-powered-by');
@@ -70,12 +73,13 @@ export function createApp(deps: RecordsApiDeps): Express {
     ),
   );
   // Each route reads its own body, after checking the key's right to it (server-kit/http.ts).
-  api.use(schemaRoutes(db.prisma));
+  api.use(schemaRoutes(db.prisma, events));
   api.use(
     recordRoutes(db.pool, logger, {
       writeBodyLimit: config.JSON_BODY_LIMIT,
       fileTokenSecret: config.FILE_TOKEN_SECRET,
       fileLinkTtlSeconds: config.FILE_LINK_TTL_SECONDS,
+      events,
     }),
   );
   api.use(webhookRoutes(db.prisma, webhookSecretKey));

@@ -4,6 +4,7 @@ import {
   parseEnv,
   portSchema,
   publicApiEnvSchema,
+  queuePrefixSchema,
   webhookSecretKeySchema,
 } from '@recordbase/server-kit/env';
 import { z } from 'zod';
@@ -20,6 +21,7 @@ export const recordsApiEnvSchema = commonEnvSchema
     /** The largest body of a record write (bulk, create, update); other routes have their own. */
     JSON_BODY_LIMIT: z.string().default('10mb'),
     WEBHOOK_SECRET_KEY: webhookSecretKeySchema,
+    QUEUE_PREFIX: queuePrefixSchema,
   });
 export type RecordsApiConfig = z.infer<typeof recordsApiEnvSchema>;
 

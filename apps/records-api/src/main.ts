@@ -6,6 +6,7 @@ import { createLogger } from '@recordbase/server-kit/logger';
 import { Redis } from 'ioredis';
 import { createApp } from './app';
 import { loadConfig } from './config';
+import { createEventPublisher } from './events/publisher';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -28,11 +29,13 @@ async function main(): Promise<void> {
     commandTimeout: 500,
   });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
-  const server = createServer(createApp({ db, redis, logger, config }));
+  const events = createEventPublisher({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
+  const server = createServer(createApp({ db, redis, events, logger, config }));
   const port = await listen(server, config.PORT, config.HOST);
   logger.info({ port }, 'records-api listening');
   installShutdown(logger, [
     ['http server', () => closeServer(server)],
+    ['events queue', () => events.close()],
     ['redis', () => redis.quit()],
     ['database', () => db.close()],
   ]);

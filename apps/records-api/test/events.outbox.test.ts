@@ -1,3 +1,5 @@
+import { jobQueues } from '@recordbase/contracts/jobs';
+import { Redis } from 'ioredis';
 import { createBase, type Harness, startHarness } from './harness';
 
 let h: Harness;
@@ -153,4 +155,52 @@ describe('the outbox', () => {
       .expect(404);
     expect(await eventsSince(mark)).toEqual([]);
   });
+
+  it('publishes each committed event to the events queue, and nothing for a failed change', async () => {
+    const base = await createBase(h, {
+      name: 'P',
+      tables: [{ name: 'Items', fields: [{ name: 'Name', type: 'single_line_text' }] }],
+    });
+    const root = `/api/v1/bases/${base.body.id}/tables/Items`;
+    const mark = await lastSeq();
+    await h.api
+      .post(`${root}/records`)
+      .set('Authorization', auth)
+      .send({ record: { Name: 'a' } })
+      .expect(201);
+    await h.api.patch(`${root}/fields/Name`).set('Authorization', auth).send({ name: 'Title' }).expect(200);
+    await h.api
+      .post(`${root}/records/bulk`)
+      .set('Authorization', auth)
+      .send({ records: [{ Title: 'ok' }, { Nope: 1 }] })
+      .expect(400);
+    const committed = await h.db.pool.query<{ id: string; type: string }>(
+      'SELECT id, type FROM outbox_events WHERE seq > $1 ORDER BY seq',
+      [mark],
+    );
+    expect(committed.rows.map((row) => row.type)).toEqual(['record.created', 'field.updated']);
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+    try {
+      // BullMQ keeps a job as the hash <prefix>:<queue>:<job id>; the job id is the event id.
+      const jobKey = (id: string) => `${h.queuePrefix}:${jobQueues.events.queueName}:${id}`;
+      for (const { id } of committed.rows) {
+        await waitFor(async () => (await redis.hget(jobKey(id), 'data')) !== null, `the job of event ${id}`);
+        expect(JSON.parse((await redis.hget(jobKey(id), 'data'))!)).toEqual({ eventId: id });
+      }
+      // One job per committed event of the whole file, none for the refused request.
+      const all = await h.db.pool.query<{ id: string }>('SELECT id FROM outbox_events');
+      const queued = await redis.keys(`${h.queuePrefix}:${jobQueues.events.queueName}:*-*-*-*-*`);
+      expect(queued.sort()).toEqual(all.rows.map((row) => jobKey(row.id)).sort());
+    } finally {
+      redis.disconnect();
+    }
+  });
 });
+
+async function waitFor(probe: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

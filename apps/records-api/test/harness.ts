@@ -6,6 +6,22 @@ import { Redis } from 'ioredis';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { createApp } from '../src/app';
+import { createEventPublisher } from '../src/events/publisher';
+
+/** Removes the events queue a harness published to (no dispatcher consumes it in these tests). */
+async function dropQueueKeys(prefix: string): Promise<void> {
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
 
 export interface Harness {
   api: TestAgent;
@@ -17,6 +33,8 @@ export interface Harness {
   fileTokenSecret: string;
   /** The app's WEBHOOK_SECRET_KEY (32 random bytes), to check how webhook secrets are stored. */
   webhookSecretKey: Buffer;
+  /** The BullMQ prefix the app publishes its events under. */
+  queuePrefix: string;
   /** `Authorization` header value for a key. */
   bearer(key: string): string;
   close(): Promise<void>;
@@ -49,9 +67,16 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const rootKey = `root_${randomBytes(24).toString('hex')}`;
   const webhookSecretKey = randomBytes(32);
   const fileTokenSecret = randomBytes(32).toString('base64url');
+  const queuePrefix = `test-${randomBytes(6).toString('hex')}`;
+  const events = createEventPublisher({
+    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    prefix: queuePrefix,
+    logger: createLogger('records-api-test', 'silent'),
+  });
   const app = createApp({
     db,
     redis,
+    events,
     logger: createLogger('records-api-test', 'silent'),
     config: {
       ROOT_API_KEY: rootKey,
@@ -74,7 +99,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     fileTokenSecret,
     webhookSecretKey,
     bearer: (key) => `Bearer ${key}`,
+    queuePrefix,
     async close() {
+      await events.close();
+      await dropQueueKeys(queuePrefix);
       redis.disconnect();
       await db.close();
       await testDb.drop();

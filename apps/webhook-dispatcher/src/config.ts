@@ -1,5 +1,11 @@
 import { DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS } from '@recordbase/contracts/jobs';
-import { commonEnvSchema, parseEnv, portSchema, webhookSecretKeySchema } from '@recordbase/server-kit/env';
+import {
+  commonEnvSchema,
+  parseEnv,
+  portSchema,
+  queuePrefixSchema,
+  webhookSecretKeySchema,
+} from '@recordbase/server-kit/env';
 import { z } from 'zod';
 import { parseDuration, parseRetrySchedule } from './retry-schedule';
 import { type Cidr, parseCidrList } from './ssrf';
@@ -36,19 +42,22 @@ export const webhookDispatcherEnvSchema = commonEnvSchema.extend({
   WEBHOOK_DISABLE_AFTER: optional(parsed(parseDuration).default(5 * 86_400_000)),
   /** Deadline of one attempt: a 2xx must arrive within it. */
   WEBHOOK_TIMEOUT_MS: optional(positiveInt(10_000)),
-  /** Deliveries attempted in parallel by one process. */
-  DISPATCH_CONCURRENCY: optional(positiveInt(50)),
-  /** Outbox poll when no NOTIFY arrives. */
-  DISPATCH_POLL_INTERVAL_MS: optional(positiveInt(1000)),
+  /** HTTP attempts in flight at once in one process, all receivers together. */
+  DISPATCH_CONCURRENCY: optional(positiveInt(100)),
+  /**
+   * Attempts in flight at once to one webhook. As many more may wait for a slot; beyond that a
+   * delivery is put off (kept in PostgreSQL, tried again later), so a receiver that hangs holds
+   * at most this many slots and never delays deliveries to the others.
+   */
+  DISPATCH_RECEIVER_CONCURRENCY: optional(positiveInt(16)),
+  /** Events dispatched at once by one process (each sends its deliveries concurrently). */
+  DISPATCH_EVENT_CONCURRENCY: optional(positiveInt(100)),
   /** How often PostgreSQL is swept for deliveries and events whose jobs Redis lost. */
   DISPATCH_SWEEP_INTERVAL_MS: optional(positiveInt(5000)),
-  /** How far past due a delivery (or how long after relay an event) must be before the sweep acts. */
+  /** How far past due a delivery (or how old an undispatched event) must be before the sweep acts. */
   DISPATCH_SWEEP_GRACE_MS: optional(positiveInt(30_000)),
   /** BullMQ key prefix in Redis. */
-  QUEUE_PREFIX: z
-    .string()
-    .regex(/^[A-Za-z0-9_.-]+$/, { error: 'must be letters, digits, _ . or -' })
-    .default('bull'),
+  QUEUE_PREFIX: queuePrefixSchema,
 });
 export type WebhookDispatcherConfig = z.infer<typeof webhookDispatcherEnvSchema>;
 

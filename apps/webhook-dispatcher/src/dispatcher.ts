@@ -1,22 +1,25 @@
-import { type Db, DELIVERIES_CHANNEL, OUTBOX_CHANNEL, parseSecretKey } from '@recordbase/db';
+import { type Db, DELIVERIES_CHANNEL, parseSecretKey, scheduleOf } from '@recordbase/db';
 import type { Logger } from '@recordbase/server-kit/logger';
 import type { Metrics } from '@recordbase/server-kit/metrics';
+import type { AttemptSettings } from './attempt';
 import type { WebhookDispatcherConfig } from './config';
-import { type DeliverSettings, deliverOnce } from './deliver';
-import { fanOutEvent } from './fanout';
+import { ReceiverConnections } from './connections';
+import { type DeliverDeps, deliverOnce } from './deliver';
+import { createEventDispatch, type EventDispatch } from './event-dispatch';
 import { createListener, type Listener } from './listener';
 import { createLoop, type Loop } from './loop';
 import { createDispatcherMetrics, type DispatcherMetrics } from './metrics';
 import { createQueues, type DispatchQueues } from './queues';
-import { relayAll } from './relay';
-import { OPEN_STATUSES, SCHEDULE_COLUMNS, type ScheduleRow, toEnqueue } from './schedule';
-import type { Resolver } from './ssrf';
+import { ReceiverLimits } from './receiver-limits';
+import { createRecorder } from './recorder';
+import type { Cidr, Resolver } from './ssrf';
+import { SigningKeys, SubscriptionCache } from './subscriptions';
 import { sweepOnce } from './sweeper';
 
 /**
- * Wires the dispatcher: the relay (outbox → events queue, woken by NOTIFY, polling as fallback),
- * the fan-out and delivery workers, the sweep, and the LISTEN connection that also takes retry
- * requests from records-api (DELIVERIES_CHANNEL, payload = delivery id).
+ * Wires the dispatcher: the event workers (events published by records-api), the delivery workers
+ * (later attempts), the sweep, and the LISTEN connection that takes retry requests from
+ * records-api (DELIVERIES_CHANNEL, payload = delivery id).
  */
 
 export interface DispatcherOptions {
@@ -30,9 +33,13 @@ export interface DispatcherOptions {
   retryScheduleMs: readonly number[];
   disableAfterMs: number;
   timeoutMs: number;
+  /** Attempts in flight in all. */
   concurrency: number;
-  allowedCidrs: DeliverSettings['allowedCidrs'];
-  pollIntervalMs: number;
+  /** Attempts in flight per webhook (as many more may wait; beyond, deliveries are put off). */
+  receiverConcurrency: number;
+  /** Events dispatched at once. */
+  eventConcurrency: number;
+  allowedCidrs: readonly Cidr[];
   sweepIntervalMs: number;
   sweepGraceMs: number;
   /** For tests. */
@@ -52,20 +59,26 @@ export function dispatcherOptionsFromConfig(
     disableAfterMs: config.WEBHOOK_DISABLE_AFTER,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     concurrency: config.DISPATCH_CONCURRENCY,
+    receiverConcurrency: config.DISPATCH_RECEIVER_CONCURRENCY,
+    eventConcurrency: config.DISPATCH_EVENT_CONCURRENCY,
     allowedCidrs: config.WEBHOOK_ALLOWED_CIDRS,
-    pollIntervalMs: config.DISPATCH_POLL_INTERVAL_MS,
     sweepIntervalMs: config.DISPATCH_SWEEP_INTERVAL_MS,
     sweepGraceMs: config.DISPATCH_SWEEP_GRACE_MS,
   };
 }
 
+/** A delivery put off because its receiver was at its limit is tried again after this. */
+const MIN_POSTPONE_MS = 1000;
+
 export class Dispatcher {
   readonly metrics: DispatcherMetrics;
   private readonly queues: DispatchQueues;
-  private readonly relay: Loop;
+  private readonly connections: ReceiverConnections;
+  private readonly dispatchEvent: EventDispatch;
+  private readonly deliverDeps: DeliverDeps;
+  private readonly inProgress = new Set<string>();
   private readonly sweeper: Loop;
   private readonly listener: Listener;
-  private readonly deliverSettings: DeliverSettings;
   private started = false;
   private closing: Promise<void> | undefined;
 
@@ -77,25 +90,61 @@ export class Dispatcher {
       prefix: options.queuePrefix,
       logger,
       deliveryConcurrency: options.concurrency,
+      eventConcurrency: options.eventConcurrency,
     });
-    this.deliverSettings = {
-      pool: db.pool,
-      secretKey: options.secretKey,
-      retryScheduleMs: options.retryScheduleMs,
-      disableAfterMs: options.disableAfterMs,
+    this.connections = new ReceiverConnections();
+    const limits = new ReceiverLimits(
+      options.receiverConcurrency,
+      options.receiverConcurrency,
+      options.concurrency,
+    );
+    const attempts: AttemptSettings = {
       timeoutMs: options.timeoutMs,
       allowedCidrs: options.allowedCidrs,
-      logger,
-      metrics: this.metrics,
-      enqueue: (deliveries) => this.queues.enqueueDeliveries(deliveries),
+      retryScheduleMs: options.retryScheduleMs,
+      connections: this.connections,
       ...(options.resolve ? { resolve: options.resolve } : {}),
     };
-    this.relay = createLoop(
-      'outbox relay',
-      options.pollIntervalMs,
-      () => relayAll(db.pool, this.queues, this.metrics),
+    const enqueue = (deliveries: Parameters<DispatchQueues['enqueueDeliveries']>[0]) =>
+      this.queues.enqueueDeliveries(deliveries);
+    const record = createRecorder({
+      pool: db.pool,
+      disableAfterMs: options.disableAfterMs,
+      enqueue,
       logger,
-    );
+      metrics: this.metrics,
+    });
+    // A slot frees at the latest when an attempt times out.
+    const postponeMs = Math.max(MIN_POSTPONE_MS, Math.min(options.timeoutMs, 10_000));
+    const dispatch = createEventDispatch({
+      pool: db.pool,
+      subscriptions: new SubscriptionCache(db.pool, options.secretKey, logger),
+      limits,
+      record,
+      attempts,
+      postponeMs,
+      logger,
+      metrics: this.metrics,
+    });
+    this.dispatchEvent = async (eventId) => {
+      this.inProgress.add(eventId);
+      try {
+        await dispatch(eventId);
+      } finally {
+        this.inProgress.delete(eventId);
+      }
+    };
+    this.deliverDeps = {
+      pool: db.pool,
+      limits,
+      record,
+      attempts,
+      signingKeys: new SigningKeys(options.secretKey, logger),
+      enqueue,
+      postponeMs,
+      logger,
+      metrics: this.metrics,
+    };
     this.sweeper = createLoop(
       'sweep',
       options.sweepIntervalMs,
@@ -103,34 +152,23 @@ export class Dispatcher {
         const swept = await sweepOnce({
           pool: db.pool,
           graceMs: options.sweepGraceMs,
-          enqueueDeliveries: (deliveries) => this.queues.enqueueDeliveries(deliveries),
-          fanOut: (eventId) => this.fanOut(eventId),
+          enqueueDeliveries: enqueue,
+          eventQueued: (eventId) => this.queues.eventQueued(eventId),
+          dispatching: (eventId) => this.inProgress.has(eventId),
+          dispatchEvent: this.dispatchEvent,
           metrics: this.metrics,
         });
         if (swept.deliveries > 0 || swept.events > 0) {
-          logger.info(swept, 'sweep re-enqueued work the queue did not hold');
+          logger.info(swept, 'sweep took up work the queue did not hold');
         }
       },
       logger,
     );
     this.listener = createListener({
       pool: db.pool,
-      channels: [OUTBOX_CHANNEL, DELIVERIES_CHANNEL],
-      onNotification: (channel, payload) => {
-        if (channel === OUTBOX_CHANNEL) this.relay.wake();
-        else if (channel === DELIVERIES_CHANNEL) void this.deliveryRequested(payload);
-      },
-      onConnected: () => this.relay.wake(),
+      channels: [DELIVERIES_CHANNEL],
+      onNotification: (_channel, payload) => void this.deliveryRequested(payload),
       logger,
-    });
-  }
-
-  /** Fans an event out and enqueues its deliveries. */
-  private async fanOut(eventId: string): Promise<void> {
-    const due = await fanOutEvent(this.options.db.pool, eventId);
-    // Rows are committed: if this enqueue fails, the sweep enqueues them.
-    await this.queues.enqueueDeliveries(due).catch((error: unknown) => {
-      this.options.logger.warn({ err: error, eventId }, 'could not enqueue deliveries; the sweep will');
     });
   }
 
@@ -138,11 +176,7 @@ export class Dispatcher {
   private async deliveryRequested(payload: string): Promise<void> {
     if (!/^\d{1,19}$/.test(payload)) return;
     try {
-      const rows = await this.options.db.pool.query<ScheduleRow>(
-        `SELECT ${SCHEDULE_COLUMNS} FROM webhook_deliveries d WHERE d.id = $1 AND d.status IN ${OPEN_STATUSES}`,
-        [payload],
-      );
-      await this.queues.enqueueDeliveries(rows.rows.map(toEnqueue));
+      await this.queues.enqueueDeliveries(await scheduleOf(this.options.db.pool, [payload]));
     } catch (error) {
       this.options.logger.warn(
         { err: error, deliveryId: payload },
@@ -155,14 +189,17 @@ export class Dispatcher {
     if (this.started) return;
     this.started = true;
     this.queues.startWorkers({
-      fanOut: (eventId) => this.fanOut(eventId),
-      deliver: (deliveryId) => deliverOnce(this.deliverSettings, deliveryId),
+      dispatchEvent: this.dispatchEvent,
+      deliver: (deliveryId) => deliverOnce(this.deliverDeps, deliveryId),
     });
     this.listener.start();
-    this.relay.start();
     this.sweeper.start();
     this.options.logger.info(
-      { concurrency: this.options.concurrency, prefix: this.options.queuePrefix },
+      {
+        concurrency: this.options.concurrency,
+        receiverConcurrency: this.options.receiverConcurrency,
+        prefix: this.options.queuePrefix,
+      },
       'webhook dispatcher started',
     );
   }
@@ -174,14 +211,16 @@ export class Dispatcher {
   }
 
   /**
-   * Stops producing (relay, sweep, LISTEN), then closes the workers (waiting for attempts in
-   * flight unless `force`), the queues and their Redis connections. The database is the caller's.
+   * Stops the sweep and LISTEN, then closes the workers (waiting for attempts in flight unless
+   * `force`), the queues and their Redis connections, and the receiver connections. The database
+   * is the caller's.
    */
   close(options: { force?: boolean } = {}): Promise<void> {
     this.closing ??= (async () => {
-      await Promise.all([this.relay.stop(), this.sweeper.stop(), this.listener.close()]);
+      await Promise.all([this.sweeper.stop(), this.listener.close()]);
       // Attempts in flight end within their timeout; give them that and a little more.
       await this.queues.close({ ...options, timeoutMs: this.options.timeoutMs + 5000 });
+      await this.connections.close();
     })();
     return this.closing;
   }

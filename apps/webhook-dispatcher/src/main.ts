@@ -16,10 +16,12 @@ async function main(): Promise<void> {
   await checkRedis(config.REDIS_URL);
   const db = createDb(config.DATABASE_URL, {
     applicationName: 'webhook-dispatcher',
-    // One connection is held for LISTEN; the rest serve claims, bookkeeping, relay and sweep.
+    // One connection is held for LISTEN; the rest serve event reads, claims, bookkeeping and sweep.
     maxConnections: Math.min(50, Math.max(10, Math.ceil(config.DISPATCH_CONCURRENCY / 2) + 5)),
     statementTimeoutMs: config.STATEMENT_TIMEOUT_MS,
     acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
+    // Every write here is bookkeeping whose loss means sending a delivery again, never losing one.
+    synchronousCommit: false,
   });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));

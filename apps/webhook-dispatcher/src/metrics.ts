@@ -1,15 +1,19 @@
 import client from 'prom-client';
 
-export type DeliveryOutcome = 'succeeded' | 'retrying' | 'failed' | 'skipped';
+/** What an attempt (or its absence) made of a delivery; `postponed`: its receiver was at its limit. */
+export type DeliveryOutcomeLabel = 'succeeded' | 'retrying' | 'failed' | 'pending' | 'postponed' | 'skipped';
 
 export interface DispatcherMetrics {
-  /** Attempts by what became of the delivery: succeeded, will be retried, failed for good; skipped (inactive webhook). */
+  /**
+   * Deliveries by what became of them: succeeded, will be retried, failed for good; postponed
+   * (receiver at its limit) or skipped (inactive webhook) without an attempt.
+   */
   deliveries: client.Counter<'outcome'>;
   /** Duration of one attempt (DNS to the end of the bounded response read). */
   deliveryDuration: client.Histogram<'outcome'>;
-  /** Commit of an outbox event to its hand-over to BullMQ. */
-  relayLag: client.Histogram;
-  /** Events in the outbox not yet relayed, as of the last sweep. */
+  /** From an event's transaction to the start of its dispatch. */
+  eventLag: client.Histogram;
+  /** Events in the outbox not yet dispatched, as of the last sweep. */
   outboxBacklog: client.Gauge;
 }
 
@@ -18,7 +22,7 @@ export function createDispatcherMetrics(registry: client.Registry): DispatcherMe
   return {
     deliveries: new client.Counter({
       name: 'webhook_deliveries_total',
-      help: 'Webhook delivery attempts by outcome (succeeded, retrying, failed, skipped)',
+      help: 'Webhook deliveries by outcome (succeeded, retrying, failed, postponed, skipped)',
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
@@ -29,15 +33,15 @@ export function createDispatcherMetrics(registry: client.Registry): DispatcherMe
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
-    relayLag: new client.Histogram({
-      name: 'webhook_relay_lag_seconds',
-      help: 'Time from an outbox event being written to its relay to the queue',
+    eventLag: new client.Histogram({
+      name: 'webhook_event_lag_seconds',
+      help: 'Time from an event being written to the start of its dispatch',
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 300],
       registers: [registry],
     }),
     outboxBacklog: new client.Gauge({
-      name: 'webhook_outbox_unrelayed_events',
-      help: 'Outbox events not yet relayed to the queue',
+      name: 'webhook_outbox_undispatched_events',
+      help: 'Outbox events whose deliveries are not recorded yet',
       registers: [registry],
     }),
   };

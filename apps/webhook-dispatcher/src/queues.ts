@@ -1,12 +1,14 @@
 import { jobQueues, parseJobPayload } from '@recordbase/contracts/jobs';
+import type { ScheduledDelivery } from '@recordbase/db';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 
 /**
- * The only module that touches BullMQ. BullMQ is the transport, PostgreSQL the truth: every job
- * here can be recreated from the database (the relay re-relays unrelayed events, the sweep
- * re-enqueues due deliveries and un-fanned events), so losing Redis loses time, not events.
+ * The dispatcher's side of BullMQ. BullMQ is the transport, PostgreSQL the truth: every job here
+ * can be recreated from the database (the sweep dispatches undispatched events and re-enqueues
+ * due deliveries), so losing Redis loses time, not events. Events are published by records-api
+ * (apps/records-api/src/events/publisher.ts) with the same job options as `enqueueEvents`.
  *
  * Connections follow BullMQ's advice: workers on a connection with `maxRetriesPerRequest: null`
  * (they block and must wait out a reconnect), producers with `enableOfflineQueue: false` so an
@@ -14,18 +16,10 @@ import { Redis } from 'ioredis';
  * holding a transaction open). Finished jobs are kept in bounded numbers.
  */
 
-/** One due (or soon due) delivery, as read from webhook_deliveries. */
-export interface DeliveryToEnqueue {
-  deliveryId: string;
-  /** The row's `attempts` and `next_attempt_at`: together they name this one scheduled attempt. */
-  attempts: number;
-  dueAtMs: number;
-  /** Milliseconds until due (0 when due). */
-  delayMs: number;
-}
+export type DeliveryToEnqueue = ScheduledDelivery;
 
 export interface JobHandlers {
-  fanOut(eventId: string): Promise<void>;
+  dispatchEvent(eventId: string): Promise<void>;
   deliver(deliveryId: string): Promise<void>;
 }
 
@@ -35,8 +29,8 @@ export interface QueueSettings {
   logger: Logger;
   /** Deliveries processed in parallel by this process. */
   deliveryConcurrency: number;
-  /** Events fanned out in parallel by this process. */
-  fanOutConcurrency?: number;
+  /** Events dispatched in parallel by this process. */
+  eventConcurrency?: number;
   /** An enqueue that takes longer fails (and is retried from PostgreSQL). */
   enqueueTimeoutMs?: number;
 }
@@ -45,8 +39,10 @@ const KEEP_COMPLETED = { count: 1000 };
 const KEEP_FAILED = { count: 5000 };
 
 export interface DispatchQueues {
-  /** Hands events to the fan-out workers; the event id is the job id, so a re-relay is a no-op. */
+  /** Hands events to the event workers; the event id is the job id, so a second publish is a no-op. */
   enqueueEvents(eventIds: readonly string[]): Promise<void>;
+  /** Whether an event's job waits or runs. */
+  eventQueued(eventId: string): Promise<boolean>;
   /**
    * Enqueues one job per scheduled attempt, deduplicated while an earlier job for the same
    * (delivery, attempts, due time) still waits or runs; once that one finished, a new one may
@@ -127,6 +123,11 @@ export function createQueues(settings: QueueSettings): DispatchQueues {
       );
     },
 
+    async eventQueued(eventId) {
+      const state = await withTimeout(eventsQueue.getJobState(eventId), enqueueTimeoutMs, 'reading a job');
+      return state !== 'completed' && state !== 'failed' && state !== 'unknown';
+    },
+
     async enqueueDeliveries(deliveries) {
       if (deliveries.length === 0) return;
       const { jobName } = jobQueues.webhookDeliveries;
@@ -157,13 +158,20 @@ export function createQueues(settings: QueueSettings): DispatchQueues {
         removeOnComplete: KEEP_COMPLETED,
         removeOnFail: KEEP_FAILED,
       };
-      const fanOutWorker = new Worker(
+      const eventWorker = new Worker(
         jobQueues.events.queueName,
         async (job: Job) => {
           const { eventId } = parseJobPayload('events', job.data);
-          await handlers.fanOut(eventId);
+          await handlers.dispatchEvent(eventId);
         },
-        { ...common, concurrency: settings.fanOutConcurrency ?? 10 },
+        {
+          ...common,
+          concurrency: settings.eventConcurrency ?? 100,
+          // A process killed mid-dispatch leaves its jobs active; with a short lock, another
+          // process takes them up within ~15 s (the event is still undispatched in PostgreSQL).
+          lockDuration: 10_000,
+          stalledInterval: 5_000,
+        },
       );
       const deliveryWorker = new Worker(
         jobQueues.webhookDeliveries.queueName,
@@ -173,7 +181,7 @@ export function createQueues(settings: QueueSettings): DispatchQueues {
         },
         { ...common, concurrency: settings.deliveryConcurrency },
       );
-      for (const worker of [fanOutWorker, deliveryWorker]) {
+      for (const worker of [eventWorker, deliveryWorker]) {
         worker.on('error', warn('worker'));
         worker.on('failed', (job, error) => {
           logger.warn({ err: error, queue: worker.name, jobId: job?.id }, 'job failed');

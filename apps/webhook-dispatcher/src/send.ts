@@ -1,15 +1,9 @@
-import type { LookupAddress, LookupOneOptions } from 'node:dns';
 import { performance } from 'node:perf_hooks';
-import { Agent, request } from 'undici';
+import type { AttemptErrorKind } from '@recordbase/db';
+import { type Agent, request } from 'undici';
+import { newAgent, type ReceiverConnections } from './connections';
 import { parseRetryAfter } from './retry-schedule';
-import {
-  type Cidr,
-  RefusedAddressError,
-  type Resolver,
-  resolveAndVet,
-  systemResolver,
-  type VettedAddress,
-} from './ssrf';
+import { type Cidr, RefusedAddressError, type Resolver, resolveAndVet, systemResolver } from './ssrf';
 
 /**
  * One HTTP POST of one webhook attempt, with the SSRF guard: resolve, check every address, connect
@@ -17,7 +11,7 @@ import {
  * at the deadline. Knows nothing of the database or of queues.
  */
 
-export type AttemptErrorKind = 'timeout' | 'network' | 'http' | 'ssrf' | 'invalid_url' | 'internal';
+export type { AttemptErrorKind };
 
 export interface SendResult {
   ok: boolean;
@@ -42,6 +36,11 @@ export interface SendOptions {
   excerptBytes?: number;
   resolve?: Resolver;
   userAgent?: string;
+  /**
+   * Keep-alive connections and cached address checks shared by attempts; without it, each attempt
+   * checks the addresses and opens its own connection.
+   */
+  connections?: ReceiverConnections;
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
@@ -76,33 +75,6 @@ function isTimeoutError(error: unknown): boolean {
     code === 'ETIMEDOUT' ||
     (error instanceof Error && error.name === 'TimeoutError')
   );
-}
-
-/** A `lookup` for net/tls that answers only the addresses already checked. */
-function vettedLookup(addresses: readonly VettedAddress[]) {
-  return (
-    _hostname: string,
-    options: LookupOneOptions & { all?: boolean },
-    callback: (
-      error: NodeJS.ErrnoException | null,
-      address: string | LookupAddress[],
-      family?: number,
-    ) => void,
-  ) => {
-    const family = options.family === 4 || options.family === 6 ? options.family : undefined;
-    const candidates = family ? addresses.filter((entry) => entry.family === family) : [...addresses];
-    process.nextTick(() => {
-      if (candidates.length === 0) {
-        const error: NodeJS.ErrnoException = new Error('no checked address of the requested family');
-        error.code = 'ENOTFOUND';
-        callback(error, '');
-      } else if (options.all) {
-        callback(null, candidates);
-      } else {
-        callback(null, candidates[0]!.address, candidates[0]!.family);
-      }
-    });
-  };
 }
 
 export async function sendWebhook(
@@ -152,22 +124,26 @@ export async function sendWebhook(
     rejectDeadline(error);
   }, options.timeoutMs);
 
-  let agent: Agent | undefined;
+  let oneOffAgent: Agent | undefined;
   try {
+    const resolve = options.resolve ?? systemResolver;
     const addresses = await Promise.race([
-      resolveAndVet(target.hostname, options.allowedCidrs, options.resolve ?? systemResolver),
+      options.connections
+        ? options.connections.vet(target.hostname, options.allowedCidrs, resolve)
+        : resolveAndVet(target.hostname, options.allowedCidrs, resolve),
       deadline,
     ]);
-    agent = new Agent({
-      connect: {
-        timeout: options.connectTimeoutMs ?? options.timeoutMs,
-        lookup: vettedLookup(addresses) as never,
-      },
-      connections: 1,
-      pipelining: 0,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
-    });
+    const agentSettings = {
+      connectTimeoutMs: options.connectTimeoutMs ?? options.timeoutMs,
+      timeoutMs: options.timeoutMs,
+    };
+    let agent: Agent;
+    if (options.connections) {
+      agent = options.connections.agentFor(target, addresses, agentSettings);
+    } else {
+      oneOffAgent = newAgent(addresses, agentSettings, 1);
+      agent = oneOffAgent;
+    }
     const response = await request(target, {
       method: 'POST',
       headers: {
@@ -226,6 +202,6 @@ export async function sendWebhook(
     return failure('network', describeNetworkError(error));
   } finally {
     clearTimeout(timer);
-    if (agent) void agent.destroy().catch(() => {});
+    if (oneOffAgent) void oneOffAgent.destroy().catch(() => {});
   }
 }

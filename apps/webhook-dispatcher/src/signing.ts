@@ -16,16 +16,21 @@ export function signingKey(secret: string): Buffer {
   return key;
 }
 
-export function sign(secret: string, messageId: string, timestampSeconds: number, body: string): string {
-  const mac = createHmac('sha256', signingKey(secret))
-    .update(`${messageId}.${timestampSeconds}.${body}`)
-    .digest('base64');
+/** `secret` is the `whsec_` secret or its decoded key. */
+export function sign(
+  secret: string | Buffer,
+  messageId: string,
+  timestampSeconds: number,
+  body: string,
+): string {
+  const key = typeof secret === 'string' ? signingKey(secret) : secret;
+  const mac = createHmac('sha256', key).update(`${messageId}.${timestampSeconds}.${body}`).digest('base64');
   return `${WEBHOOK_SIGNATURE_VERSION},${mac}`;
 }
 
 /** The three Standard Webhooks headers of one attempt, signed at `now`. */
 export function signatureHeaders(
-  secret: string,
+  secret: string | Buffer,
   messageId: string,
   body: string,
   now: Date = new Date(),

@@ -1,7 +1,6 @@
+import { overdueDeliveries, type ScheduledDelivery } from '@recordbase/db';
 import type pg from 'pg';
 import type { DispatcherMetrics } from './metrics';
-import type { DeliveryToEnqueue } from './queues';
-import { OPEN_STATUSES, SCHEDULE_COLUMNS, type ScheduleRow, toEnqueue } from './schedule';
 
 /**
  * PostgreSQL is the truth and Redis may forget (it keeps nothing on disk here), so a periodic
@@ -9,21 +8,26 @@ import { OPEN_STATUSES, SCHEDULE_COLUMNS, type ScheduleRow, toEnqueue } from './
  *
  * - open deliveries due for longer than the grace period: enqueued again. Enqueueing is
  *   deduplicated per scheduled attempt while the earlier job still waits, and the claim lets
- *   only one job attempt a given due delivery, so a delivery that is merely late (busy
- *   workers) is not sent twice;
- * - events relayed longer than the grace period ago and not yet fanned out (their job was lost,
- *   or failed for good): fanned out here, directly. Fan-out is idempotent.
+ *   only one job attempt a given due delivery, so a delivery that is merely late is not sent twice;
+ * - events older than the grace period and still undispatched: their publish was lost (Redis
+ *   away, records-api killed between its commit and the publish) or their dispatch died with a
+ *   process. Each is dispatched here, unless its job still waits or runs in the queue or this
+ *   process is dispatching it. Dispatch skips an event already dispatched.
  */
 
 export const SWEEP_BATCH_SIZE = 1000;
-export const SWEEP_EVENT_BATCH_SIZE = 100;
+export const SWEEP_EVENT_BATCH_SIZE = 200;
+const SWEEP_EVENT_CONCURRENCY = 20;
 
 export interface SweepDeps {
-  pool: pg.Pool;
+  pool: Pick<pg.Pool, 'query'>;
   graceMs: number;
-  enqueueDeliveries(deliveries: DeliveryToEnqueue[]): Promise<void>;
-  /** Fans one event out and enqueues its deliveries. */
-  fanOut(eventId: string): Promise<void>;
+  enqueueDeliveries(deliveries: ScheduledDelivery[]): Promise<void>;
+  /** Whether the event's job still waits or runs (false when unknown: Redis away). */
+  eventQueued(eventId: string): Promise<boolean>;
+  /** Whether this process is dispatching the event right now. */
+  dispatching(eventId: string): boolean;
+  dispatchEvent(eventId: string): Promise<void>;
   metrics?: Pick<DispatcherMetrics, 'outboxBacklog'>;
 }
 
@@ -33,30 +37,31 @@ export interface SweepResult {
 }
 
 export async function sweepOnce(deps: SweepDeps): Promise<SweepResult> {
-  const overdue = await deps.pool.query<ScheduleRow>(
-    `SELECT ${SCHEDULE_COLUMNS} FROM webhook_deliveries d
-      WHERE d.status IN ${OPEN_STATUSES}
-        AND (d.next_attempt_at IS NULL OR d.next_attempt_at < now() - $1 * interval '1 millisecond')
-      ORDER BY d.next_attempt_at NULLS FIRST
-      LIMIT ${SWEEP_BATCH_SIZE}`,
-    [deps.graceMs],
-  );
-  if (overdue.rows.length > 0) await deps.enqueueDeliveries(overdue.rows.map(toEnqueue));
+  const overdue = await overdueDeliveries(deps.pool, deps.graceMs, SWEEP_BATCH_SIZE);
+  if (overdue.length > 0) await deps.enqueueDeliveries(overdue);
 
-  const unfanned = await deps.pool.query<{ id: string }>(
+  const stale = await deps.pool.query<{ id: string }>(
     `SELECT id FROM outbox_events
-      WHERE fanned_out_at IS NULL AND relayed_at < now() - $1 * interval '1 millisecond'
-      ORDER BY relayed_at
+      WHERE dispatched_at IS NULL AND created_at < now() - $1 * interval '1 millisecond'
+      ORDER BY created_at
       LIMIT ${SWEEP_EVENT_BATCH_SIZE}`,
     [deps.graceMs],
   );
-  for (const { id } of unfanned.rows) await deps.fanOut(id);
+  const lost: string[] = [];
+  for (const { id } of stale.rows) {
+    if (deps.dispatching(id)) continue;
+    const queued = await deps.eventQueued(id).catch(() => false);
+    if (!queued) lost.push(id);
+  }
+  for (let start = 0; start < lost.length; start += SWEEP_EVENT_CONCURRENCY) {
+    await Promise.all(lost.slice(start, start + SWEEP_EVENT_CONCURRENCY).map((id) => deps.dispatchEvent(id)));
+  }
 
   if (deps.metrics) {
     const backlog = await deps.pool.query<{ count: string }>(
-      'SELECT count(*) AS count FROM outbox_events WHERE relayed_at IS NULL',
+      'SELECT count(*) AS count FROM outbox_events WHERE dispatched_at IS NULL',
     );
     deps.metrics.outboxBacklog.set(Number(backlog.rows[0]?.count ?? 0));
   }
-  return { deliveries: overdue.rows.length, events: unfanned.rows.length };
+  return { deliveries: overdue.length, events: lost.length };
 }

@@ -97,8 +97,9 @@ describe('configuration', () => {
       WEBHOOK_RETRY_SCHEDULE: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
       WEBHOOK_DISABLE_AFTER: 5 * 86_400_000,
       WEBHOOK_TIMEOUT_MS: 10_000,
-      DISPATCH_CONCURRENCY: 50,
-      DISPATCH_POLL_INTERVAL_MS: 1000,
+      DISPATCH_CONCURRENCY: 100,
+      DISPATCH_RECEIVER_CONCURRENCY: 16,
+      DISPATCH_EVENT_CONCURRENCY: 100,
       DISPATCH_SWEEP_INTERVAL_MS: 5000,
       DISPATCH_SWEEP_GRACE_MS: 30_000,
       QUEUE_PREFIX: 'bull',
@@ -118,7 +119,7 @@ describe('configuration', () => {
     expect(config.WEBHOOK_RETRY_SCHEDULE).toEqual([1000, 1000]);
     expect(config.WEBHOOK_DISABLE_AFTER).toBe(30_000);
     expect(config.WEBHOOK_TIMEOUT_MS).toBe(2500);
-    expect(config.DISPATCH_CONCURRENCY).toBe(50);
+    expect(config.DISPATCH_CONCURRENCY).toBe(100);
     expect(loadConfig({ WEBHOOK_SECRET_KEY, WEBHOOK_RETRY_SCHEDULE: 'none' }).WEBHOOK_RETRY_SCHEDULE).toEqual(
       [],
     );

@@ -8,10 +8,11 @@ import { createApp } from '../src/app';
 import type { Dispatcher } from '../src/dispatcher';
 import {
   attemptRows,
+  closePublishers,
   deliveryRows,
   dropPrefix,
   insertDatabase,
-  insertEvent,
+  insertEvent as insertOutboxEvent,
   insertTable,
   insertWebhook,
   newPrefix,
@@ -33,26 +34,33 @@ import {
 let testDb: TestDatabase;
 let db: Db;
 let receiver: Receiver;
-const running: { dispatcher: Dispatcher; prefix: string }[] = [];
+/** The queue of the test: events are published there, and the dispatcher it starts consumes it. */
+let prefix: string;
+const running: Dispatcher[] = [];
 
 function start(overrides: Parameters<typeof testDispatcher>[1] = {}): Dispatcher {
-  const prefix = newPrefix();
   const dispatcher = testDispatcher(db, { queuePrefix: prefix, ...overrides });
-  running.push({ dispatcher, prefix });
+  running.push(dispatcher);
   dispatcher.start();
   return dispatcher;
 }
+
+/** An event committed and published, as records-api writes it. */
+const insertEvent = (database: Db, options: Omit<Parameters<typeof insertOutboxEvent>[1], 'publishTo'>) =>
+  insertOutboxEvent(database, { ...options, publishTo: prefix });
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
   db = createDb(testDb.url, { maxConnections: 20 });
   receiver = await startReceiver();
 });
+beforeEach(() => {
+  prefix = newPrefix();
+});
 afterEach(async () => {
-  for (const { dispatcher, prefix } of running.splice(0)) {
-    await dispatcher.close();
-    await dropPrefix(prefix);
-  }
+  for (const dispatcher of running.splice(0)) await dispatcher.close();
+  await closePublishers();
+  await dropPrefix(prefix);
   // Deliveries a test left open would otherwise be swept into the next test's receiver.
   await db.pool.query(
     "UPDATE webhook_deliveries SET status = 'failed' WHERE status IN ('pending', 'retrying')",
@@ -128,11 +136,8 @@ describe('delivery', () => {
         response_excerpt: 'ok',
       }),
     ]);
-    const event = await db.pool.query('SELECT relayed_at, fanned_out_at FROM outbox_events WHERE id = $1', [
-      eventId,
-    ]);
-    expect(event.rows[0].relayed_at).toBeInstanceOf(Date);
-    expect(event.rows[0].fanned_out_at).toBeInstanceOf(Date);
+    const event = await db.pool.query('SELECT dispatched_at FROM outbox_events WHERE id = $1', [eventId]);
+    expect(event.rows[0].dispatched_at).toBeInstanceOf(Date);
     const health = await db.pool.query('SELECT last_success_at, failing_since FROM webhooks WHERE id = $1', [
       webhook.id,
     ]);
@@ -190,7 +195,7 @@ describe('delivery', () => {
     );
   });
 
-  it('sends nothing to an inactive webhook, even one deactivated after fan-out', async () => {
+  it('sends nothing to an inactive webhook, even one deactivated after its delivery was written', async () => {
     start({ sweepGraceMs: 200 });
     const databaseId = await insertDatabase(db);
     await insertWebhook(db, { databaseId, url: receiver.url, events: ['table.created'], active: false });
@@ -201,8 +206,8 @@ describe('delivery', () => {
       data: { table: {} },
     });
     await waitFor(async () => {
-      const event = await db.pool.query('SELECT fanned_out_at FROM outbox_events WHERE id = $1', [eventId]);
-      return event.rows[0]?.fanned_out_at;
+      const event = await db.pool.query('SELECT dispatched_at FROM outbox_events WHERE id = $1', [eventId]);
+      return event.rows[0]?.dispatched_at;
     });
     expect(await deliveryRows(db, eventId)).toEqual([]);
 
@@ -307,8 +312,8 @@ describe('delivery', () => {
 
     const next = await insertEvent(db, { databaseId, tableId: 'tblz', type: 'record.created' });
     await waitFor(async () => {
-      const event = await db.pool.query('SELECT fanned_out_at FROM outbox_events WHERE id = $1', [next]);
-      return event.rows[0]?.fanned_out_at;
+      const event = await db.pool.query('SELECT dispatched_at FROM outbox_events WHERE id = $1', [next]);
+      return event.rows[0]?.dispatched_at;
     });
     await sleep(300);
     expect(forEvent(next)()).toHaveLength(0);
@@ -362,16 +367,13 @@ describe('delivery', () => {
 
 describe('durability', () => {
   it('re-enqueues, from PostgreSQL, a due delivery whose job Redis never had', async () => {
-    // The dispatcher starts only once the scene is set: started earlier, it would relay and fan
-    // out the event itself before the test marks it as handled by "another life".
+    // The dispatcher starts only once the scene is set: started earlier, it would dispatch the
+    // event itself before the test marks it as handled by "another life".
     const databaseId = await insertDatabase(db);
     const webhook = await insertWebhook(db, { databaseId, url: receiver.url, events: ['record.created'] });
-    // An event relayed and fanned out by "another life" of the dispatcher, whose jobs are gone.
+    // An event dispatched by "another life" of the dispatcher, whose retry job is gone.
     const eventId = await insertEvent(db, { databaseId, tableId: 'tblu', type: 'record.created' });
-    await db.pool.query(
-      "UPDATE outbox_events SET relayed_at = now() - interval '1 minute', fanned_out_at = now() WHERE id = $1",
-      [eventId],
-    );
+    await db.pool.query('UPDATE outbox_events SET dispatched_at = now() WHERE id = $1', [eventId]);
     await db.pool.query(
       `INSERT INTO webhook_deliveries (event_id, webhook_id, event_type, status, attempts, next_attempt_at)
        VALUES ($1, $2, 'record.created', 'retrying', 1, now() - interval '10 seconds')`,
@@ -384,17 +386,16 @@ describe('durability', () => {
     expect(request!.json.metadata.attempt).toBe(2);
   });
 
-  it('fans out, from PostgreSQL, an event relayed to a queue that then lost it', async () => {
+  it('dispatches, from PostgreSQL, an event whose publish was lost', async () => {
     const databaseId = await insertDatabase(db);
     await insertWebhook(db, { databaseId, url: receiver.url, events: ['record.created'] });
-    const eventId = await insertEvent(db, { databaseId, tableId: 'tblt', type: 'record.created' });
-    // Relayed (so the relay skips it) but never fanned out: the job was lost with Redis.
-    await db.pool.query("UPDATE outbox_events SET relayed_at = now() - interval '1 minute' WHERE id = $1", [
-      eventId,
-    ]);
+    // Committed, never published (Redis away, or the writer died after its commit).
+    const eventId = await insertOutboxEvent(db, { databaseId, tableId: 'tblt', type: 'record.created' });
     start({ sweepGraceMs: 1000 });
-    await waitFor(() => forEvent(eventId)().length > 0, { what: 'the swept fan-out' });
+    await waitFor(() => forEvent(eventId)().length > 0, { what: 'the swept dispatch' });
     expect(await deliveryRows(db, eventId)).toHaveLength(1);
+    await sleep(1500);
+    expect(forEvent(eventId)()).toHaveLength(1);
   });
 
   it('delivers at once a delivery the API asks to retry (NOTIFY on the deliveries channel)', async () => {
@@ -422,7 +423,7 @@ describe('durability', () => {
     await waitFor(async () => (await deliveryRows(db, eventId))[0]?.status === 'succeeded');
   });
 
-  it('relays events written before the dispatcher started, once, without a NOTIFY', async () => {
+  it('dispatches events published before the dispatcher started, once', async () => {
     const databaseId = await insertDatabase(db);
     await insertWebhook(db, { databaseId, url: receiver.url, events: ['record.created'] });
     const eventIds: string[] = [];
@@ -437,7 +438,7 @@ describe('durability', () => {
 });
 
 describe('subscription time', () => {
-  it('does not deliver to a webhook an event committed before it was created, however late the relay', async () => {
+  it('does not deliver to a webhook an event committed before it was created, however late the dispatch', async () => {
     const databaseId = await insertDatabase(db);
     const before = await insertEvent(db, { databaseId, tableId: 'tblq', type: 'record.created' });
     // The dispatcher is away while the event waits, and someone subscribes meanwhile.
@@ -495,8 +496,8 @@ describe('operational routes', () => {
       const text = (await api.get('/metrics').expect(200)).text;
       expect(text).toMatch(/webhook_deliveries_total\{[^}]*outcome="succeeded"[^}]*\} [1-9]/);
       expect(text).toMatch(/webhook_delivery_duration_seconds_count\{[^}]*outcome="success"[^}]*\} [1-9]/);
-      expect(text).toMatch(/webhook_relay_lag_seconds_count\{[^}]*\} [1-9]/);
-      expect(text).toContain('webhook_outbox_unrelayed_events');
+      expect(text).toMatch(/webhook_event_lag_seconds_count\{[^}]*\} [1-9]/);
+      expect(text).toContain('webhook_outbox_undispatched_events');
 
       await dispatcher.close();
       const stopped = await api.get('/readyz').expect(503);

@@ -1,10 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { jobQueues } from '@recordbase/contracts/jobs';
 import type { WebhookEventType } from '@recordbase/contracts/webhooks';
 import { appendOutboxEvent, type Db, encryptSecret } from '@recordbase/db';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Dispatcher, type DispatcherOptions } from '../src/dispatcher';
 import { parseCidrList } from '../src/ssrf';
@@ -88,6 +90,29 @@ export async function insertWebhook(
   return { id: result.rows[0]!.id, secret };
 }
 
+const publishers = new Map<string, Queue>();
+
+/** What records-api does after its commit: the event's job on the events queue under `prefix`. */
+export async function publishEvent(prefix: string, eventId: string, redisUrl = REDIS_URL): Promise<void> {
+  let queue = publishers.get(`${redisUrl} ${prefix}`);
+  if (!queue) {
+    queue = new Queue(jobQueues.events.queueName, { connection: { url: redisUrl }, prefix });
+    publishers.set(`${redisUrl} ${prefix}`, queue);
+  }
+  const { jobName, retry } = jobQueues.events;
+  await queue.add(jobName, { eventId }, { jobId: eventId, attempts: retry.attempts, backoff: retry.backoff });
+}
+
+export async function closePublishers(): Promise<void> {
+  const queues = [...publishers.values()];
+  publishers.clear();
+  await Promise.all(queues.map((queue) => queue.close()));
+}
+
+/**
+ * Appends an event to the outbox, committed, and publishes it to `publishTo` as records-api would;
+ * without `publishTo` the publish is "lost" and only the sweep finds the event.
+ */
 export async function insertEvent(
   db: Db,
   options: {
@@ -96,15 +121,19 @@ export async function insertEvent(
     type: WebhookEventType;
     data?: unknown;
     source?: 'public_api' | 'import';
+    publishTo?: string;
+    publishToRedis?: string;
   },
 ): Promise<string> {
-  return appendOutboxEvent(db.pool, {
+  const eventId = await appendOutboxEvent(db.pool, {
     databaseId: options.databaseId,
     tableId: options.tableId,
     type: options.type,
     source: options.source ?? 'public_api',
     dataJson: JSON.stringify(options.data ?? { tableId: options.tableId, recordIds: [], records: [] }),
   });
+  if (options.publishTo) await publishEvent(options.publishTo, eventId, options.publishToRedis);
+  return eventId;
 }
 
 export interface ReceivedRequest {
@@ -174,8 +203,9 @@ export function testDispatcher(db: Db, overrides: Partial<DispatcherOptions> = {
     disableAfterMs: 5 * 86_400_000,
     timeoutMs: 3000,
     concurrency: 20,
+    receiverConcurrency: 8,
+    eventConcurrency: 20,
     allowedCidrs: parseCidrList('127.0.0.1/32'),
-    pollIntervalMs: 200,
     sweepIntervalMs: 500,
     // Long by default, so a test passes through the normal path, not because the sweep rescued it.
     sweepGraceMs: 60_000,

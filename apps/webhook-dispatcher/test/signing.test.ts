@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { buildBody } from '../src/deliver';
+import { buildBody } from '../src/attempt';
 import { sign, signatureHeaders } from '../src/signing';
 import { newSecret } from './helpers';
 

@@ -32,10 +32,10 @@ export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [
  * reads the rest from PostgreSQL, so no secret or record data ever sits in Redis.
  */
 export const jobQueues = {
-  /** One job per outbox event; use the event id as BullMQ job id so a re-relayed event is not queued twice. */
+  /** One job per outbox event, published by records-api after its commit; the event id is the job id, so an event published twice is queued once. */
   events: {
     queueName: 'events',
-    jobName: 'fan-out-event',
+    jobName: 'dispatch-event',
     payloadSchema: z.strictObject({ eventId: uuidSchema }),
     retry: { attempts: 10, backoff: { type: 'exponential', delay: SECOND } },
   },

@@ -1,5 +1,4 @@
 export * from './cancellation';
-export * from './deliveries';
 export {
   createDb,
   type Db,
@@ -10,6 +9,7 @@ export {
   PrismaClient,
   type Tx,
 } from './client';
+export * from './deliveries';
 export * from './errors';
 export * from './ids';
 export * from './outbox';

@@ -33,6 +33,12 @@ export const commonEnvSchema = z.object({
   DB_ACQUIRE_TIMEOUT_MS: milliseconds(5_000),
 });
 
+/** BullMQ key prefix in Redis: records-api publishes events under it and the dispatcher consumes them. */
+export const queuePrefixSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]+$/, { error: 'must be letters, digits, _ . or -' })
+  .default('bull');
+
 /**
  * Variables of the services that take API keys. TRUST_PROXY is Express's `trust proxy` setting:
  * which hops' X-Forwarded-For to believe when telling clients apart (the default believes only a

@@ -5,14 +5,14 @@ import type { Principal } from '@recordbase/server-kit/auth';
 import { forbidden } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase } from './access';
 import { tableEvent } from './events';
-import { inSchemaTransaction, runDdl } from './schema-tx';
+import { inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toDatabaseDto } from './serialize';
 import { createTablesInTx } from './tables';
 
 const databaseWithTables = { tables: { include: tableWithFields } } as const;
 
 export async function createDatabase(
-  prisma: PrismaClient,
+  schema: SchemaDb,
   principal: Principal,
   input: CreateDatabaseRequest,
 ): Promise<Database> {
@@ -20,7 +20,7 @@ export async function createDatabase(
   if (principal.databaseIds !== null) {
     throw forbidden('This API key is limited to specific databases and cannot create new ones');
   }
-  return inSchemaTransaction(prisma, async (tx) => {
+  return inSchemaTransaction(schema, async (tx) => {
     const id = newDatabaseId();
     const database = await tx.database.create({
       data: { id, name: input.name, schemaName: schemaNameForDatabase(id) },
@@ -74,11 +74,11 @@ export async function updateDatabase(
 
 /** Removes the database's schema (every table and record in it) with its metadata. */
 export async function deleteDatabase(
-  prisma: PrismaClient,
+  schema: SchemaDb,
   principal: Principal,
   databaseId: string,
 ): Promise<void> {
-  await inSchemaTransaction(prisma, async (tx) => {
+  await inSchemaTransaction(schema, async (tx) => {
     const database = await findAccessibleDatabase(tx, principal, databaseId);
     const tables = await tx.table.findMany({ where: { databaseId: database.id }, select: { id: true } });
     await tx.tableRowCount.deleteMany({ where: { tableId: { in: tables.map((table) => table.id) } } });

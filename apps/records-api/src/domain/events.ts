@@ -2,43 +2,77 @@ import type { Field } from '@recordbase/contracts/fields';
 import type { Table } from '@recordbase/contracts/schema';
 import type { WebhookEventType } from '@recordbase/contracts/webhooks';
 import { appendOutboxEvent, appendOutboxEventInTx, type Tx } from '@recordbase/db';
+import type { EventPublisher } from '../events/publisher';
 
 /**
- * Domain events, appended to the outbox inside the transaction of the change they describe.
- * One event per API request (per type), as the contract says.
+ * Domain events, appended to the outbox inside the transaction of the change they describe, and
+ * published once that transaction commits. One event per API request (per type), as the contract
+ * says.
  */
 
 type PgClient = { query(text: string, values: unknown[]): Promise<unknown> };
 
-export function tableEvent(
+/** Ids of the events appended in each open transaction (keyed by its handle), to publish on commit. */
+const appendedIn = new WeakMap<object, string[]>();
+
+function appended(transaction: object, id: string): string {
+  appendedIn.get(transaction)?.push(id);
+  return id;
+}
+
+/**
+ * Runs `work` in the transaction `begin` opens, then publishes the events it appended: only
+ * after `begin` returned, i.e. after the commit. A rolled-back transaction publishes nothing.
+ */
+export async function publishingEvents<T, Handle extends object>(
+  events: EventPublisher,
+  begin: (work: (transaction: Handle) => Promise<T>) => Promise<T>,
+  work: (transaction: Handle) => Promise<T>,
+): Promise<T> {
+  const ids: string[] = [];
+  const result = await begin(async (transaction) => {
+    appendedIn.set(transaction, ids);
+    try {
+      return await work(transaction);
+    } finally {
+      appendedIn.delete(transaction);
+    }
+  });
+  if (ids.length > 0) events.publish(ids);
+  return result;
+}
+
+export async function tableEvent(
   tx: Tx,
   databaseId: string,
   type: 'table.created' | 'table.updated' | 'table.deleted',
   table: Table,
 ) {
-  return appendOutboxEventInTx(tx, {
+  const id = await appendOutboxEventInTx(tx, {
     databaseId,
     tableId: table.id,
     type,
     source: 'public_api',
     dataJson: JSON.stringify({ table }),
   });
+  return appended(tx, id);
 }
 
-export function fieldEvent(
+export async function fieldEvent(
   tx: Tx,
   databaseId: string,
   tableId: string,
   type: 'field.created' | 'field.updated' | 'field.deleted',
   field: Field,
 ) {
-  return appendOutboxEventInTx(tx, {
+  const id = await appendOutboxEventInTx(tx, {
     databaseId,
     tableId,
     type,
     source: 'public_api',
     dataJson: JSON.stringify({ tableId, field }),
   });
+  return appended(tx, id);
 }
 
 /** `recordsJson` is the JSON array of the records as the API returns them (for deletes, their last state). */
@@ -51,11 +85,12 @@ export async function recordEvent(
   source: 'public_api' | 'import' = 'public_api',
 ) {
   if (recordIds.length === 0) return;
-  await appendOutboxEvent(client, {
+  const id = await appendOutboxEvent(client, {
     databaseId: table.databaseId,
     tableId: table.id,
     type,
     source,
     dataJson: `{"tableId":${JSON.stringify(table.id)},"recordIds":${JSON.stringify(recordIds)},"records":${recordsJson}}`,
   });
+  appended(client, id);
 }

@@ -24,7 +24,7 @@ import { badRequest, notFound } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import { fieldEvent } from './events';
 import { defineField, toPhysicalField, validTemplate } from './field-definitions';
-import { inSchemaTransaction, runConversion, runDdl } from './schema-tx';
+import { inSchemaTransaction, runConversion, runDdl, type SchemaDb } from './schema-tx';
 import { toFieldDto } from './serialize';
 
 async function locateTable(tx: Tx, principal: Principal, databaseId: string, tableRef: string) {
@@ -56,13 +56,13 @@ async function assertFieldNameFree(tx: Tx, tableId: string, name: string, except
 }
 
 export async function createField(
-  prisma: PrismaClient,
+  schema: SchemaDb,
   principal: Principal,
   databaseId: string,
   tableRef: string,
   input: FieldInput,
 ): Promise<Field> {
-  return inSchemaTransaction(prisma, async (tx) => {
+  return inSchemaTransaction(schema, async (tx) => {
     const { database, table, physical } = await locateTable(tx, principal, databaseId, tableRef);
     await assertFieldNameFree(tx, table.id, input.name);
     const count = await tx.field.count({ where: { tableId: table.id } });
@@ -172,14 +172,14 @@ async function applyTemplateToValues(
 }
 
 export async function updateField(
-  prisma: PrismaClient,
+  schema: SchemaDb,
   principal: Principal,
   databaseId: string,
   tableRef: string,
   fieldRef: string,
   patch: UpdateFieldRequest,
 ): Promise<Field> {
-  return inSchemaTransaction(prisma, async (tx) => {
+  return inSchemaTransaction(schema, async (tx) => {
     const { table, physical } = await locateTable(tx, principal, databaseId, tableRef);
     const field = await findFieldByRef(tx, table.id, fieldRef);
     const from = field.type as FieldType;
@@ -239,13 +239,13 @@ export async function updateField(
 }
 
 export async function deleteField(
-  prisma: PrismaClient,
+  schema: SchemaDb,
   principal: Principal,
   databaseId: string,
   tableRef: string,
   fieldRef: string,
 ): Promise<void> {
-  await inSchemaTransaction(prisma, async (tx) => {
+  await inSchemaTransaction(schema, async (tx) => {
     const { table, physical } = await locateTable(tx, principal, databaseId, tableRef);
     const field = await findFieldByRef(tx, table.id, fieldRef);
     if (table.primaryFieldId === field.id) {

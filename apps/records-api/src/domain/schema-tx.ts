@@ -6,6 +6,14 @@ import {
   type Tx,
 } from '@recordbase/db';
 import { AppError, badRequest } from '@recordbase/server-kit/errors';
+import type { EventPublisher } from '../events/publisher';
+import { publishingEvents } from './events';
+
+/** Where schema changes run, and where the events they append go once committed. */
+export interface SchemaDb {
+  prisma: PrismaClient;
+  events: EventPublisher;
+}
 
 /**
  * Schema changes rewrite tables; give them room, but not forever. The statement timeout matches
@@ -23,12 +31,17 @@ const duplicateNameMessages: Record<string, string> = {
  * Runs metadata changes and their DDL in one transaction, so both commit or neither does, and
  * turns the database's refusals into 400s that say what was wrong.
  */
-export async function inSchemaTransaction<T>(prisma: PrismaClient, work: (tx: Tx) => Promise<T>): Promise<T> {
+export async function inSchemaTransaction<T>(schema: SchemaDb, work: (tx: Tx) => Promise<T>): Promise<T> {
   try {
-    return await prisma.$transaction(async (tx) => {
-      await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${SCHEMA_CHANGE_TIMEOUT_MS}`);
-      return work(tx);
-    }, SCHEMA_TX_OPTIONS);
+    return await publishingEvents(
+      schema.events,
+      (inTx: (tx: Tx) => Promise<T>) =>
+        schema.prisma.$transaction(async (tx) => {
+          await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${SCHEMA_CHANGE_TIMEOUT_MS}`);
+          return inTx(tx);
+        }, SCHEMA_TX_OPTIONS),
+      work,
+    );
   } catch (error) {
     if (error instanceof AppError) throw error;
     const info = databaseErrorOf(error);

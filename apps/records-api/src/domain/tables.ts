@@ -24,7 +24,7 @@ import {
   type FieldDefinition,
   toPhysicalField,
 } from './field-definitions';
-import { inSchemaTransaction, runDdl } from './schema-tx';
+import { inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toFieldDto, toTableDto } from './serialize';
 
 async function assertTableNameFree(tx: Tx, databaseId: string, name: string, exceptTableId?: string) {
@@ -109,12 +109,12 @@ export async function createTablesInTx(
 }
 
 export async function createTable(
-  prisma: PrismaClient,
+  schema: SchemaDb,
   principal: Principal,
   databaseId: string,
   input: TableInput,
 ): Promise<Table> {
-  return inSchemaTransaction(prisma, async (tx) => {
+  return inSchemaTransaction(schema, async (tx) => {
     const database = await findAccessibleDatabase(tx, principal, databaseId);
     const [id] = await createTablesInTx(tx, database, [input], () => 'body');
     const table = toTableDto(
@@ -153,13 +153,13 @@ export async function getTable(
 }
 
 export async function updateTable(
-  prisma: PrismaClient,
+  schema: SchemaDb,
   principal: Principal,
   databaseId: string,
   tableRef: string,
   patch: UpdateTableRequest,
 ): Promise<Table> {
-  return inSchemaTransaction(prisma, async (tx) => {
+  return inSchemaTransaction(schema, async (tx) => {
     const database = await findAccessibleDatabase(tx, principal, databaseId);
     const table = await findTableByRef(tx, database.id, tableRef);
     if (patch.primaryFieldId !== undefined) {
@@ -198,12 +198,12 @@ async function inboundLinkFields(tx: Tx, databaseId: string, tableId: string) {
 
 /** Deletes a table, its records, its link tables, and link fields of other tables that point at it. */
 export async function deleteTable(
-  prisma: PrismaClient,
+  schema: SchemaDb,
   principal: Principal,
   databaseId: string,
   tableRef: string,
 ): Promise<void> {
-  await inSchemaTransaction(prisma, async (tx) => {
+  await inSchemaTransaction(schema, async (tx) => {
     const database = await findAccessibleDatabase(tx, principal, databaseId);
     const table = await findTableByRef(tx, database.id, tableRef);
     for (const link of await inboundLinkFields(tx, database.id, table.id)) {

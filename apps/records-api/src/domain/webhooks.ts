@@ -11,7 +11,7 @@ import {
   type WebhookDeliveryError,
   type WebhookEventType,
 } from '@recordbase/contracts/webhooks';
-import { DELIVERIES_CHANNEL, databaseErrorOf, type PrismaClient, type Tx } from '@recordbase/db';
+import { databaseErrorOf, deliveryRetryRequest, type PrismaClient, type Tx } from '@recordbase/db';
 import { canAccessDatabase, type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase, findTableByRef } from './access';
@@ -296,10 +296,8 @@ export async function retryWebhookDelivery(
     if (!delivery) throw notFound(`Delivery ${deliveryRef} of webhook ${webhookRef} not found`);
     requireScopesToReceive(principal, [delivery.eventType]);
     if (!webhook.active) throw badRequest('Webhook is inactive');
-    await tx.$executeRaw`UPDATE webhook_deliveries
-      SET status = 'pending', next_attempt_at = now(), updated_at = now()
-      WHERE id = ${delivery.id}`;
-    await tx.$executeRaw`SELECT pg_notify(${DELIVERIES_CHANNEL}, ${delivery.id.toString()})`;
+    const request = deliveryRetryRequest(delivery.id.toString());
+    await tx.$executeRawUnsafe(request.text, ...request.values);
     return { id: delivery.id.toString(), status: 'pending' };
   });
 }

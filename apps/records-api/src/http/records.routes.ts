@@ -14,6 +14,7 @@ import { Router } from 'express';
 import type pg from 'pg';
 import { z } from 'zod';
 import * as records from '../domain/records/records-service';
+import type { EventPublisher } from '../events/publisher';
 
 const tableParams = z.object({ databaseId: pathSegmentSchema, tableId: pathSegmentSchema });
 const recordParams = tableParams.extend({ recordId: z.string().min(1).max(255) });
@@ -38,6 +39,8 @@ export interface RecordRoutesOptions {
   writeBodyLimit: string;
   fileTokenSecret: string;
   fileLinkTtlSeconds: number;
+  /** Where the events of committed writes are published. */
+  events: EventPublisher;
 }
 
 export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoutesOptions): Router {
@@ -52,6 +55,7 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     background: pool,
     onBackgroundError: (error) => logger.warn({ err: error }, 'building a matchOn index failed'),
     signFileLink,
+    events: options.events,
   });
 
   router.post(

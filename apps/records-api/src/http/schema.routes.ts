@@ -21,7 +21,9 @@ import {
   updateDatabase,
 } from '../domain/databases';
 import { createField, deleteField, getField, updateField } from '../domain/fields';
+import type { SchemaDb } from '../domain/schema-tx';
 import { createTable, deleteTable, getTable, listTables, updateTable } from '../domain/tables';
+import type { EventPublisher } from '../events/publisher';
 
 const baseParams = z.object({ databaseId: pathSegmentSchema });
 const tableParams = baseParams.extend({ tableId: pathSegmentSchema });
@@ -38,8 +40,9 @@ const FIELD_BODY_LIMIT = '1mb';
 const deleted = (message: string): z.infer<typeof successMessageSchema> => ({ success: true, message });
 
 /** API keys, databases, tables and fields. Handlers only parse, call the domain, and answer. */
-export function schemaRoutes(prisma: PrismaClient): Router {
+export function schemaRoutes(prisma: PrismaClient, events: EventPublisher): Router {
   const router = Router();
+  const schema: SchemaDb = { prisma, events };
 
   router.post(
     '/api-keys',
@@ -63,7 +66,7 @@ export function schemaRoutes(prisma: PrismaClient): Router {
     '/bases',
     endpoint(
       { access: schemaWrite, body: createDatabaseRequestSchema, bodyLimit: SCHEMA_BODY_LIMIT, status: 201 },
-      ({ body, principal }) => createDatabase(prisma, principal, body),
+      ({ body, principal }) => createDatabase(schema, principal, body),
     ),
   );
   router.get(
@@ -88,7 +91,7 @@ export function schemaRoutes(prisma: PrismaClient): Router {
   router.delete(
     '/bases/:databaseId',
     endpoint({ access: schemaWrite, params: baseParams }, async ({ params, principal }) => {
-      await deleteDatabase(prisma, principal, params.databaseId);
+      await deleteDatabase(schema, principal, params.databaseId);
       return deleted('Database deleted');
     }),
   );
@@ -103,7 +106,7 @@ export function schemaRoutes(prisma: PrismaClient): Router {
         bodyLimit: SCHEMA_BODY_LIMIT,
         status: 201,
       },
-      ({ params, body, principal }) => createTable(prisma, principal, params.databaseId, body),
+      ({ params, body, principal }) => createTable(schema, principal, params.databaseId, body),
     ),
   );
   router.get(
@@ -123,13 +126,13 @@ export function schemaRoutes(prisma: PrismaClient): Router {
     endpoint(
       { access: schemaWrite, params: tableParams, body: updateTableRequestSchema },
       ({ params, body, principal }) =>
-        updateTable(prisma, principal, params.databaseId, params.tableId, body),
+        updateTable(schema, principal, params.databaseId, params.tableId, body),
     ),
   );
   router.delete(
     '/bases/:databaseId/tables/:tableId',
     endpoint({ access: schemaWrite, params: tableParams }, async ({ params, principal }) => {
-      await deleteTable(prisma, principal, params.databaseId, params.tableId);
+      await deleteTable(schema, principal, params.databaseId, params.tableId);
       return deleted('Table deleted');
     }),
   );
@@ -145,7 +148,7 @@ export function schemaRoutes(prisma: PrismaClient): Router {
         status: 201,
       },
       ({ params, body, principal }) =>
-        createField(prisma, principal, params.databaseId, params.tableId, body),
+        createField(schema, principal, params.databaseId, params.tableId, body),
     ),
   );
   router.get(
@@ -164,13 +167,13 @@ export function schemaRoutes(prisma: PrismaClient): Router {
         bodyLimit: FIELD_BODY_LIMIT,
       },
       ({ params, body, principal }) =>
-        updateField(prisma, principal, params.databaseId, params.tableId, params.fieldId, body),
+        updateField(schema, principal, params.databaseId, params.tableId, params.fieldId, body),
     ),
   );
   router.delete(
     '/bases/:databaseId/tables/:tableId/fields/:fieldId',
     endpoint({ access: schemaWrite, params: fieldParams }, async ({ params, principal }) => {
-      await deleteField(prisma, principal, params.databaseId, params.tableId, params.fieldId);
+      await deleteField(schema, principal, params.databaseId, params.tableId, params.fieldId);
       return deleted('Field deleted');
     }),
   );

@@ -314,7 +314,10 @@ export async function postponeClaimedDelivery(
 }
 
 /** An open delivery of an inactive webhook is closed without an attempt. Returns whether it was. */
-export async function closeDeliveryOfInactiveWebhook(client: Queryable, deliveryId: string): Promise<boolean> {
+export async function closeDeliveryOfInactiveWebhook(
+  client: Queryable,
+  deliveryId: string,
+): Promise<boolean> {
   const result = await client.query(
     `UPDATE webhook_deliveries d
         SET status = 'failed', next_attempt_at = NULL, updated_at = now()
@@ -326,7 +329,10 @@ export async function closeDeliveryOfInactiveWebhook(client: Queryable, delivery
 }
 
 /** The schedule of open deliveries, by id. */
-export async function scheduleOf(client: Queryable, deliveryIds: readonly string[]): Promise<ScheduledDelivery[]> {
+export async function scheduleOf(
+  client: Queryable,
+  deliveryIds: readonly string[],
+): Promise<ScheduledDelivery[]> {
   const result = await client.query<ScheduleRow>(
     `SELECT ${SCHEDULE_COLUMNS} FROM webhook_deliveries d
       WHERE d.id = ANY ($1::bigint[]) AND d.status IN ${OPEN_STATUSES_SQL}`,

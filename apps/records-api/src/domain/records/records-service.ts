@@ -9,7 +9,8 @@ import { type Connections, withTransaction } from '@recordbase/db';
 import { type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
-import { recordEvent } from '../events';
+import type { EventPublisher } from '../../events/publisher';
+import { publishingEvents, recordEvent } from '../events';
 import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
 import { type FileLinkSigner, presentRecords } from './presentation';
 import { resolveReferences } from './references';
@@ -51,6 +52,20 @@ export interface RecordsDb {
   onBackgroundError?: (error: unknown) => void;
   /** Signs the links of uploaded attachments in the records answered. */
   signFileLink: FileLinkSigner;
+  /** Where the record events of a committed write go. */
+  events: EventPublisher;
+}
+
+/** A transaction on the request's connections whose events are published once it commits. */
+function inTransaction<T>(
+  { db, events }: Pick<RecordsDb, 'db' | 'events'>,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  return publishingEvents(
+    events,
+    (inTx: (client: pg.PoolClient) => Promise<T>) => withTransaction(db, inTx),
+    work,
+  );
 }
 
 export async function list(
@@ -132,7 +147,7 @@ export async function bulkWrite(
   );
   const where = (index: number) => `body.records[${index}]`;
   if (!body.matchOn) {
-    const recordsJson = await withTransaction(db, async (client) => {
+    const recordsJson = await inTransaction(records, async (client) => {
       await resolveReferences(client, table, prepared, where);
       const ids = await insertRecords(client, table, prepared);
       const json = await recordsInOrder(client, table, ids);
@@ -152,7 +167,7 @@ export async function bulkWrite(
   // In one order whatever the request's, so [a, b] and [b, a] take the same key locks.
   const fields = inCanonicalOrder(matchOnFields(table, body.matchOn));
   const keys = matchKeys(prepared, fields);
-  const recordsJson = await withTransaction(db, async (client) => {
+  const recordsJson = await inTransaction(records, async (client) => {
     await resolveReferences(client, table, prepared, where);
     await lockKeys(
       client,
@@ -200,14 +215,14 @@ export async function bulkWrite(
 }
 
 export async function createOne(
-  { db, signFileLink }: RecordsDb,
+  { db, signFileLink, events }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   input: RecordValuesInput,
 ): Promise<string> {
   const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
   const prepared = prepareRecord(table, input, 'body.record');
-  const json = await withTransaction(db, async (client) => {
+  const json = await inTransaction({ db, events }, async (client) => {
     await resolveReferences(client, table, [prepared], () => 'body.record');
     const [id] = await insertRecords(client, table, [prepared]);
     const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
@@ -236,7 +251,7 @@ export async function getOne(
 }
 
 export async function updateOne(
-  { db, signFileLink }: RecordsDb,
+  { db, signFileLink, events }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
@@ -245,7 +260,7 @@ export async function updateOne(
   const id = validRecordId(recordId);
   const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
   const prepared = prepareRecord(table, input, 'body.record');
-  const json = await withTransaction(db, async (client) => {
+  const json = await inTransaction({ db, events }, async (client) => {
     if (!(await lockExisting(client, table, [id])).has(id)) throw notFound(`Record ${recordId} not found`);
     await resolveReferences(client, table, [prepared], () => 'body.record');
     const changes = prepared.columns.size > 0 || prepared.links.size > 0;
@@ -261,8 +276,12 @@ export async function updateOne(
  * Deletes records, all or none: when any id does not exist nothing is deleted and the answer
  * names it. The record.deleted event carries the records' last state.
  */
-async function deleteExisting(db: Connections, table: TableMeta, ids: readonly string[]): Promise<void> {
-  await withTransaction(db, async (client) => {
+async function deleteExisting(
+  records: Pick<RecordsDb, 'db' | 'events'>,
+  table: TableMeta,
+  ids: readonly string[],
+): Promise<void> {
+  await inTransaction(records, async (client) => {
     const existing = await lockExisting(client, table, ids);
     const missing = ids.filter((id) => !existing.has(id));
     if (missing.length > 0) {
@@ -277,24 +296,24 @@ async function deleteExisting(db: Connections, table: TableMeta, ids: readonly s
 }
 
 export async function deleteOne(
-  { db }: RecordsDb,
+  { db, events }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
 ): Promise<void> {
   const id = validRecordId(recordId);
   const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
-  await deleteExisting(db, table, [id]);
+  await deleteExisting({ db, events }, table, [id]);
 }
 
 export async function deleteMany(
-  { db }: RecordsDb,
+  { db, events }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   body: BulkDeleteRecordsRequest,
 ): Promise<string[]> {
   const ids = [...new Set(body.ids.map(validRecordId))];
   const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
-  await deleteExisting(db, table, ids);
+  await deleteExisting({ db, events }, table, ids);
   return ids;
 }
