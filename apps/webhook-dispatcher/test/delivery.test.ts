@@ -478,6 +478,50 @@ describe('isolation', () => {
   });
 });
 
+describe('per-receiver limit', () => {
+  it('holds at most its limit of attempts to a hanging receiver and puts off the rest, while another receiver gets every event', async () => {
+    start({ receiverConcurrency: 2, timeoutMs: 4000 });
+    let open = 0;
+    let mostOpen = 0;
+    const hanging = await startReceiver('127.0.0.1', (_request, response) => {
+      open++;
+      mostOpen = Math.max(mostOpen, open);
+      response.on('close', () => open--);
+      // Never answers: each attempt runs to its timeout.
+    });
+    try {
+      const databaseId = await insertDatabase(db);
+      const stuck = await insertWebhook(db, { databaseId, url: hanging.url, events: ['record.created'] });
+      await insertWebhook(db, { databaseId, url: receiver.url, events: ['record.created'] });
+      const started = Date.now();
+      const eventIds: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        eventIds.push(await insertEvent(db, { databaseId, tableId: 'tbln', type: 'record.created' }));
+      }
+      await waitFor(() => eventIds.every((id) => forEvent(id)().length > 0), {
+        timeoutMs: 3000,
+        what: 'every event at the healthy receiver',
+      });
+      expect(Date.now() - started).toBeLessThan(3000);
+      // Two attempts in flight and two waiting for a slot; the other six are put off, durably.
+      await waitFor(
+        async () => {
+          const rows = await db.pool.query<{ status: string; attempts: number }>(
+            'SELECT status, attempts FROM webhook_deliveries WHERE webhook_id = $1',
+            [stuck.id],
+          );
+          return rows.rows.filter((row) => row.status === 'pending' && row.attempts === 0).length >= 6;
+        },
+        { timeoutMs: 3000, what: 'the put-off deliveries' },
+      );
+      expect(hanging.requests.length).toBeLessThanOrEqual(4);
+      expect(mostOpen).toBeLessThanOrEqual(2);
+    } finally {
+      await hanging.close();
+    }
+  });
+});
+
 describe('operational routes', () => {
   it('reports the workers in /readyz and the dispatcher metrics on /metrics', async () => {
     const metrics = createMetrics('webhook-dispatcher');
