@@ -454,6 +454,39 @@ describe('subscription time', () => {
   });
 });
 
+describe('subscriptions held in memory', () => {
+  it('see a webhook created, changed or deactivated after they were loaded, from the next event on', async () => {
+    start();
+    const databaseId = await insertDatabase(db);
+    const first = await insertWebhook(db, {
+      databaseId,
+      url: `${receiver.url}?first`,
+      events: ['record.created'],
+    });
+    const warm = await insertEvent(db, { databaseId, tableId: 'tblm', type: 'record.created' });
+    await waitFor(() => forEvent(warm)().length === 1, { what: 'the first delivery' });
+
+    const second = await insertWebhook(db, {
+      databaseId,
+      url: `${receiver.url}?second`,
+      events: ['record.created'],
+    });
+    await db.pool.query("UPDATE webhooks SET events = '{record.updated}' WHERE id = $1", [first.id]);
+    const next = await insertEvent(db, { databaseId, tableId: 'tblm', type: 'record.created' });
+    await waitFor(() => forEvent(next)().length === 1, { what: 'the delivery to the new webhook' });
+    await db.pool.query('UPDATE webhooks SET active = false WHERE id = $1', [second.id]);
+    const last = await insertEvent(db, { databaseId, tableId: 'tblm', type: 'record.created' });
+    await waitFor(
+      async () =>
+        (await db.pool.query('SELECT dispatched_at FROM outbox_events WHERE id = $1', [last])).rows[0]
+          ?.dispatched_at,
+    );
+    await sleep(300);
+    expect(forEvent(next)().map((request) => request.url)).toEqual(['/hook?second']);
+    expect(forEvent(last)()).toEqual([]);
+  });
+});
+
 describe('isolation', () => {
   it('does not let a slow receiver hold up deliveries to others', async () => {
     start({ timeoutMs: 5000 });
