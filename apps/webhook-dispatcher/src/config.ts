@@ -45,9 +45,9 @@ export const webhookDispatcherEnvSchema = commonEnvSchema.extend({
   /** HTTP attempts in flight at once in one process, all receivers together. */
   DISPATCH_CONCURRENCY: optional(positiveInt(100)),
   /**
-   * Attempts in flight at once to one webhook. As many more may wait for a slot; beyond that a
-   * delivery is put off (kept in PostgreSQL, tried again later), so a receiver that hangs holds
-   * at most this many slots and never delays deliveries to the others.
+   * Attempts in flight at once to one webhook. More wait for a slot, unless the receiver is stuck
+   * (all slots taken, one attempt running for over a second): then they are put off (kept in
+   * PostgreSQL, tried later), so a receiver that hangs never delays deliveries to the others.
    */
   DISPATCH_RECEIVER_CONCURRENCY: optional(positiveInt(16)),
   /** Events dispatched at once by one process (each sends its deliveries concurrently). */

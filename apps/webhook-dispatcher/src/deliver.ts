@@ -50,8 +50,8 @@ export async function deliverOnce(deps: DeliverDeps, deliveryId: string): Promis
     // Otherwise: already delivered, not yet due, or claimed by another job. Nothing to do.
     return;
   }
-  const admitted = deps.limits.admit(row.webhook_id);
-  if (admitted === null) {
+  const release = await deps.limits.admit(row.webhook_id);
+  if (release === null) {
     // Not an attempt: given back uncounted, due again once a slot may have freed.
     const next = await postponeClaimedDelivery(deps.pool, row, deps.postponeMs);
     deps.metrics.deliveries.inc({ outcome: 'postponed' });
@@ -66,7 +66,6 @@ export async function deliverOnce(deps: DeliverDeps, deliveryId: string): Promis
     return;
   }
   const eventGone = row.type === null || row.data_json === null || row.created_at === null;
-  const release = await admitted;
   let result: Awaited<ReturnType<typeof sendAttempt>>;
   try {
     result = await sendAttempt(

@@ -74,6 +74,7 @@ export class Dispatcher {
   readonly metrics: DispatcherMetrics;
   private readonly queues: DispatchQueues;
   private readonly connections: ReceiverConnections;
+  private readonly limits: ReceiverLimits;
   private readonly dispatchEvent: EventDispatch;
   private readonly deliverDeps: DeliverDeps;
   private readonly inProgress = new Set<string>();
@@ -93,11 +94,8 @@ export class Dispatcher {
       eventConcurrency: options.eventConcurrency,
     });
     this.connections = new ReceiverConnections();
-    const limits = new ReceiverLimits(
-      options.receiverConcurrency,
-      options.receiverConcurrency,
-      options.concurrency,
-    );
+    this.limits = new ReceiverLimits(options.receiverConcurrency, options.concurrency);
+    const limits = this.limits;
     const attempts: AttemptSettings = {
       timeoutMs: options.timeoutMs,
       allowedCidrs: options.allowedCidrs,
@@ -221,6 +219,7 @@ export class Dispatcher {
       // Attempts in flight end within their timeout; give them that and a little more.
       await this.queues.close({ ...options, timeoutMs: this.options.timeoutMs + 5000 });
       await this.connections.close();
+      this.limits.close();
     })();
     return this.closing;
   }

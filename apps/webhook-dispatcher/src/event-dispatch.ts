@@ -91,9 +91,8 @@ export function createEventDispatch(deps: EventDispatchDeps): EventDispatch {
       webhookId: subscription.webhookId,
       eventType: event.type,
     };
-    const admitted = deps.limits.admit(subscription.webhookId);
-    if (admitted === null) return postponedOutcome(delivery, deps.postponeMs);
-    const release = await admitted;
+    const release = await deps.limits.admit(subscription.webhookId);
+    if (release === null) return postponedOutcome(delivery, deps.postponeMs);
     let result: Awaited<ReturnType<typeof sendAttempt>>;
     try {
       result = await sendAttempt(deps.attempts, event, subscription, 1);

@@ -149,7 +149,8 @@ inserted AS (
   SELECT f.event_id, f.webhook_id, f.event_type, f.final_status, f.attempt, f.status_code,
          CASE WHEN f.final_status IN ${OPEN_STATUSES_SQL} THEN now() + f.delay_ms * interval '1 millisecond' END
     FROM final f
-   WHERE f.delivery_id IS NULL
+   -- A webhook deleted while its attempt ran takes its deliveries with it; the rest of the batch stands.
+   WHERE f.delivery_id IS NULL AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = f.webhook_id)
   -- Sent twice (a sweep racing a late job): the first record stands.
   ON CONFLICT (event_id, webhook_id) DO NOTHING
   RETURNING id, event_id, webhook_id, next_attempt_at
