@@ -24,6 +24,13 @@ function parsed<T>(parse: (text: string) => T) {
 
 const positiveInt = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
+/** A duration longer than zero (`parseDuration` alone accepts `0s`). */
+function parsePositiveDuration(text: string): number {
+  const ms = parseDuration(text);
+  if (ms <= 0) throw new Error(`"${text}" must be longer than zero`);
+  return ms;
+}
+
 /** An empty variable (`FOO=` in a compose file) means "not set": the default applies. */
 const optional = <S extends z.ZodType>(schema: S) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema);
@@ -58,6 +65,12 @@ export const webhookDispatcherEnvSchema = commonEnvSchema.extend({
   DISPATCH_SWEEP_GRACE_MS: optional(positiveInt(30_000)),
   /** BullMQ key prefix in Redis. */
   QUEUE_PREFIX: queuePrefixSchema,
+  /** Age past which delivery attempts, and closed deliveries with none left, are deleted. */
+  WEBHOOK_ATTEMPT_RETENTION: optional(parsed(parsePositiveDuration).default(30 * 86_400_000)),
+  /** Age past which a dispatched outbox event with no open delivery is deleted. */
+  OUTBOX_EVENT_RETENTION: optional(parsed(parsePositiveDuration).default(7 * 86_400_000)),
+  /** How often the retention pass runs. */
+  DISPATCH_PRUNE_INTERVAL_MS: optional(positiveInt(60_000)),
 });
 export type WebhookDispatcherConfig = z.infer<typeof webhookDispatcherEnvSchema>;
 

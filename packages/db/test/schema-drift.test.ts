@@ -40,6 +40,7 @@ const SQL_ONLY_INDEXES = new Set([
   'outbox_events_undispatched_idx',
   'outbox_events_dispatched_at_idx',
   'webhook_deliveries_due_idx',
+  'webhook_deliveries_closed_updated_at_idx',
 ]);
 const IGNORED_TABLES = new Set(['schema_migrations']);
 
