@@ -12,6 +12,7 @@ import { createDispatcherMetrics, type DispatcherMetrics } from './metrics';
 import { createQueues, type DispatchQueues } from './queues';
 import { ReceiverLimits } from './receiver-limits';
 import { createRecorder } from './recorder';
+import { pruneOnce } from './retention';
 import type { Cidr, Resolver } from './ssrf';
 import { SigningKeys, SubscriptionCache } from './subscriptions';
 import { sweepOnce } from './sweeper';
@@ -42,6 +43,10 @@ export interface DispatcherOptions {
   allowedCidrs: readonly Cidr[];
   sweepIntervalMs: number;
   sweepGraceMs: number;
+  /** Retention of attempts and closed deliveries, of delivered events, and how often it runs. */
+  attemptRetentionMs: number;
+  eventRetentionMs: number;
+  pruneIntervalMs: number;
   /** For tests. */
   resolve?: Resolver;
 }
@@ -64,8 +69,14 @@ export function dispatcherOptionsFromConfig(
     allowedCidrs: config.WEBHOOK_ALLOWED_CIDRS,
     sweepIntervalMs: config.DISPATCH_SWEEP_INTERVAL_MS,
     sweepGraceMs: config.DISPATCH_SWEEP_GRACE_MS,
+    attemptRetentionMs: config.WEBHOOK_ATTEMPT_RETENTION,
+    eventRetentionMs: config.OUTBOX_EVENT_RETENTION,
+    pruneIntervalMs: config.DISPATCH_PRUNE_INTERVAL_MS,
   };
 }
+
+/** Batches of old rows deleted per kind and per run, so one run stays short. */
+const PRUNE_BATCHES_PER_RUN = 20;
 
 /** A delivery put off because its receiver was at its limit is tried again after this. */
 const MIN_POSTPONE_MS = 1000;
@@ -79,6 +90,7 @@ export class Dispatcher {
   private readonly deliverDeps: DeliverDeps;
   private readonly inProgress = new Set<string>();
   private readonly sweeper: Loop;
+  private readonly pruner: Loop;
   private readonly listener: Listener;
   private started = false;
   private closing: Promise<void> | undefined;
@@ -162,6 +174,21 @@ export class Dispatcher {
       },
       logger,
     );
+    this.pruner = createLoop(
+      'retention',
+      options.pruneIntervalMs,
+      async () => {
+        const pruned = await pruneOnce(db.pool, {
+          attemptRetentionMs: options.attemptRetentionMs,
+          eventRetentionMs: options.eventRetentionMs,
+          maxBatches: PRUNE_BATCHES_PER_RUN,
+        });
+        if (pruned.attempts + pruned.deliveries + pruned.events > 0) {
+          logger.info(pruned, 'retention deleted old webhook history');
+        }
+      },
+      logger,
+    );
     this.listener = createListener({
       pool: db.pool,
       channels: [DELIVERIES_CHANNEL],
@@ -192,6 +219,7 @@ export class Dispatcher {
     });
     this.listener.start();
     this.sweeper.start();
+    this.pruner.start();
     this.options.logger.info(
       {
         concurrency: this.options.concurrency,
@@ -215,7 +243,7 @@ export class Dispatcher {
    */
   close(options: { force?: boolean } = {}): Promise<void> {
     this.closing ??= (async () => {
-      await Promise.all([this.sweeper.stop(), this.listener.close()]);
+      await Promise.all([this.sweeper.stop(), this.pruner.stop(), this.listener.close()]);
       // Attempts in flight end within their timeout; give them that and a little more.
       await this.queues.close({ ...options, timeoutMs: this.options.timeoutMs + 5000 });
       await this.connections.close();

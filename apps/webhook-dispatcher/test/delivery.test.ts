@@ -437,6 +437,27 @@ describe('durability', () => {
   });
 });
 
+describe('retention', () => {
+  it('deletes delivered history past its retention, as it runs', async () => {
+    start({ attemptRetentionMs: 1, eventRetentionMs: 1, pruneIntervalMs: 200 });
+    const databaseId = await insertDatabase(db);
+    await insertWebhook(db, { databaseId, url: receiver.url, events: ['record.created'] });
+    const eventId = await insertEvent(db, { databaseId, tableId: 'tblk', type: 'record.created' });
+    await waitFor(() => forEvent(eventId)().length > 0, { what: 'the delivery' });
+    await waitFor(
+      async () => {
+        const left = await db.pool.query<{ n: number }>(
+          `SELECT (SELECT count(*) FROM outbox_events WHERE id = $1)
+                + (SELECT count(*) FROM webhook_deliveries WHERE event_id = $1) AS n`,
+          [eventId],
+        );
+        return Number(left.rows[0]!.n) === 0;
+      },
+      { what: 'the pruning' },
+    );
+  });
+});
+
 describe('subscription time', () => {
   it('does not deliver to a webhook an event committed before it was created, however late the dispatch', async () => {
     const databaseId = await insertDatabase(db);

@@ -209,6 +209,9 @@ export function testDispatcher(db: Db, overrides: Partial<DispatcherOptions> = {
     sweepIntervalMs: 500,
     // Long by default, so a test passes through the normal path, not because the sweep rescued it.
     sweepGraceMs: 60_000,
+    attemptRetentionMs: 30 * 86_400_000,
+    eventRetentionMs: 7 * 86_400_000,
+    pruneIntervalMs: 60_000,
     ...overrides,
   });
 }
