@@ -186,10 +186,11 @@ describe('delivery', () => {
         .map((request) => request.url)
         .sort(),
     ).toEqual(['/hook?all', '/hook?orders']);
-    expect((await deliveryRows(db, eventId)).map((row) => row.webhook_id)).toEqual([
-      ordersHook.id,
-      everyTable.id,
-    ]);
+    const rows = await waitFor(async () => {
+      const found = await deliveryRows(db, eventId);
+      return found.length === 2 && found;
+    });
+    expect(rows.map((row) => row.webhook_id)).toEqual([ordersHook.id, everyTable.id]);
     expect([peopleHook.id, otherType.id, otherBase.id]).not.toContain(
       forEvent(eventId)()[0]?.json.metadata.webhookId,
     );
@@ -393,7 +394,10 @@ describe('durability', () => {
     const eventId = await insertOutboxEvent(db, { databaseId, tableId: 'tblt', type: 'record.created' });
     start({ sweepGraceMs: 1000 });
     await waitFor(() => forEvent(eventId)().length > 0, { what: 'the swept dispatch' });
-    expect(await deliveryRows(db, eventId)).toHaveLength(1);
+    // Recorded after the receipt (the dispatcher sends first).
+    await waitFor(async () => (await deliveryRows(db, eventId))[0]?.status === 'succeeded', {
+      what: 'the record',
+    });
     await sleep(1500);
     expect(forEvent(eventId)()).toHaveLength(1);
   });
