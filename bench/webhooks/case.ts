@@ -1,4 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { ApiClient } from '../records/api';
 import { analyze, type DeliveryFigures, deliveryKey } from './analyze';
@@ -6,7 +9,7 @@ import type { CaseSpec, WebhooksBenchConfig } from './config';
 import { type Counters, probeCounters } from './counters';
 import { type CpuUsage, probeCpu } from './cpu';
 import { deleteQueueKeys, recreateDatabase } from './database';
-import { burstLoad, type LoadResult, steadyLoad, WriteClient } from './load';
+import { burstLoad, closedLoad, type LoadResult, steadyLoad, WriteClient } from './load';
 import { type Receiver, type ReceiverStats, startReceiver } from './receiver';
 import { newQueuePrefix, newRootKey, type Service, serviceEnv, startService } from './services';
 import { type Backlog, backlog, type StageFigures, stageBreakdown } from './stages';
@@ -20,6 +23,10 @@ import { type Backlog, backlog, type StageFigures, stageBreakdown } from './stag
 
 export interface CaseResult {
   spec: CaseSpec;
+  /** 1-based run of this case (figures are medians over the runs). */
+  repeat: number;
+  /** Measured seconds of the run (steady and api cases). */
+  durationMs: number;
   /** Load settings as run. */
   load: { rate?: number; events?: number; concurrency?: number; recordsPerRequest?: number };
   figures: DeliveryFigures;
@@ -99,9 +106,19 @@ async function waitFor(check: () => boolean, timeoutMs: number, what: string) {
   }
 }
 
-export async function runCase(config: WebhooksBenchConfig, spec: CaseSpec): Promise<CaseResult> {
+export async function runCase(
+  config: WebhooksBenchConfig,
+  spec: CaseSpec,
+  repeat: number,
+  durationMs = config.durationMs,
+): Promise<CaseResult> {
   if (config.waitForOtherBench) await waitForOtherBenchmark();
   const databaseSeconds = await recreateDatabase(config.databaseUrl);
+  // In memory where there is /dev/shm: the children rewrite their counts twice a second.
+  const countDir = mkdtempSync(
+    join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'bench-webhooks-counts-'),
+  );
+  const withoutDispatcher = config.withoutDispatcher || spec.kind === 'api';
   const settings = {
     databaseUrl: config.databaseUrl,
     redisUrl: config.redisUrl,
@@ -110,6 +127,7 @@ export async function runCase(config: WebhooksBenchConfig, spec: CaseSpec): Prom
     logLevel: config.serviceLogLevel,
     tuning: config.tuning,
     execArgv: { 'records-api': config.apiExecArgv, 'webhook-dispatcher': config.dispatcherExecArgv },
+    countDir,
   };
   const env = serviceEnv(settings);
   const services: Service[] = [];
@@ -123,7 +141,7 @@ export async function runCase(config: WebhooksBenchConfig, spec: CaseSpec): Prom
   try {
     const api = await startService('records-api', settings, env);
     services.push(api);
-    const dispatcher = config.withoutDispatcher
+    const dispatcher = withoutDispatcher
       ? undefined
       : await startService('webhook-dispatcher', settings, env);
     if (dispatcher) services.push(dispatcher);
@@ -185,7 +203,10 @@ export async function runCase(config: WebhooksBenchConfig, spec: CaseSpec): Prom
     let cpu: CpuUsage | undefined;
     let counters: Counters | undefined;
     const startProbes = async () => {
-      const probes = await Promise.all([probeCpu(pool, pids), probeCounters(config.redisUrl, pool)]);
+      const probes = await Promise.all([
+        probeCpu(pool, pids),
+        probeCounters(config.redisUrl, pool, services),
+      ]);
       return async () => {
         cpu = await probes[0].stop();
         counters = await probes[1].stop();
@@ -208,8 +229,17 @@ export async function runCase(config: WebhooksBenchConfig, spec: CaseSpec): Prom
       load = await steadyLoad(client, {
         rate: spec.rate,
         warmupMs: config.warmupMs,
-        durationMs: config.durationMs,
+        durationMs,
         maxInFlight: config.maxInFlight,
+      });
+      await (await windowProbes)();
+    } else if (spec.kind === 'api') {
+      loadSettings = { concurrency: config.apiConcurrency };
+      const windowProbes = sleep(config.warmupMs).then(startProbes);
+      load = await closedLoad(client, {
+        concurrency: config.apiConcurrency,
+        warmupMs: config.warmupMs,
+        durationMs,
       });
       await (await windowProbes)();
     } else {
@@ -248,18 +278,20 @@ export async function runCase(config: WebhooksBenchConfig, spec: CaseSpec): Prom
     // Late duplicates (a retried or re-swept delivery) would arrive within moments.
     if (!drainTimedOut) await sleep(2000);
     const receiverStats = await receiver.flush();
-    const figures = analyze(spec.kind, load, receiver.receipts, webhookIds);
+    const figures = analyze(spec.kind === 'burst' ? 'burst' : 'steady', load, receiver.receipts, webhookIds);
     const stages = await stageBreakdown(pool, receiver.receipts, load.measuredFrom);
     const backlogAtEnd = await backlog(pool);
     return {
       spec,
+      repeat,
+      durationMs,
       load: loadSettings,
       figures,
       stages,
       cpu: cpu!,
       counters: counters!,
       window:
-        spec.kind === 'steady'
+        spec.kind !== 'burst'
           ? {
               deliveries: Math.round(figures.deliveriesPerSecond * cpu!.seconds),
               events: Math.round(figures.eventsPerSecond * cpu!.seconds),
@@ -283,5 +315,6 @@ export async function runCase(config: WebhooksBenchConfig, spec: CaseSpec): Prom
     await receiver.close();
     await pool.end();
     await deleteQueueKeys(config.redisUrl, settings.queuePrefix);
+    rmSync(countDir, { recursive: true, force: true });
   }
 }

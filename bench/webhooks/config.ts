@@ -1,6 +1,12 @@
 /** Settings of the webhooks benchmark, from the environment (all optional). */
 
-export type CaseKind = 'steady' | 'burst';
+/**
+ * - receiver: the baseline of the receiver alone (signed POSTs from a node client, keep-alive)
+ * - api: the baseline of the API's write ceiling, no dispatcher (closed loop of single creates)
+ * - steady: open loop at `rate` events/s with `webhooks` subscribed
+ * - burst: bulk writes as fast as possible (not in the default set)
+ */
+export type CaseKind = 'receiver' | 'api' | 'steady' | 'burst';
 
 /** One measured case: a fresh stack, `webhooks` subscriptions, and one kind of load. */
 export interface CaseSpec {
@@ -9,6 +15,18 @@ export interface CaseSpec {
   webhooks: number;
   /** Events per second of the open-loop generator (steady cases). */
   rate: number;
+  /** Saturation search steps only: the search it belongs to. */
+  saturation?: boolean;
+}
+
+/** The search for the highest steady rate the pipeline keeps up with. */
+export interface SaturationSettings {
+  webhooks: number;
+  /** Events per second tried in order (deliveries/s = rate x webhooks); the search stops at the first miss. */
+  rates: number[];
+  durationMs: number;
+  /** A step passes when the p99 commit → receipt stays under this (and nothing piles up). */
+  p99LimitMs: number;
 }
 
 export interface WebhooksBenchConfig {
@@ -16,6 +34,16 @@ export interface WebhooksBenchConfig {
   databaseUrl: string;
   redisUrl: string;
   cases: CaseSpec[];
+  /** Runs of every case (baselines and steady cases), interleaved; figures are their medians. */
+  repeats: number;
+  /** Null: no saturation search. */
+  saturation: SaturationSettings | null;
+  /** Measured seconds of a baseline (after a 1 s warm-up). */
+  baselineMs: number;
+  /** API baseline: writers of the closed loop. */
+  apiConcurrency: number;
+  /** Receiver baseline: requests in flight of the node client (its connections, keep-alive). */
+  receiverConcurrency: number;
   /** Measured seconds of a steady case, after the warm-up. */
   durationMs: number;
   /** Seconds of the same load before the measured window; their events are delivered, not timed. */
@@ -59,10 +87,13 @@ function numberFrom(name: string, fallback: number): number {
 }
 
 /**
- * `steady:1:500` (1 webhook, 500 events/s) or `burst:50` (50 webhooks, as fast as possible).
- * `steady:0:500` writes with no webhook subscribed (the API and the relay alone), for comparison.
+ * `receiver` and `api` (the baselines), `steady:1:500` (1 webhook, 500 events/s), `burst:50`
+ * (50 webhooks, as fast as possible). `steady:0:500` writes with no webhook subscribed (the API,
+ * its publish and the dispatcher reading events to nobody). `saturation:50` is read by loadConfig.
  */
 export function parseCase(text: string): CaseSpec {
+  if (text.trim() === 'receiver') return { id: 'receiver', kind: 'receiver', webhooks: 50, rate: 0 };
+  if (text.trim() === 'api') return { id: 'api-ceiling', kind: 'api', webhooks: 0, rate: 0 };
   const [kind, webhooksText, rateText] = text.trim().split(':');
   const webhooks = Number(webhooksText);
   if ((kind !== 'steady' && kind !== 'burst') || !Number.isInteger(webhooks) || webhooks < 0) {
@@ -80,14 +111,28 @@ export function parseCase(text: string): CaseSpec {
   };
 }
 
-export const DEFAULT_CASES = 'steady:0:500,steady:1:500,burst:1,steady:50:500,steady:50:40,burst:50';
+export const DEFAULT_CASES =
+  'receiver,api,steady:1:100,steady:1:500,steady:50:40,steady:50:100,saturation:50';
+export const DEFAULT_SATURATION_RATES = '5,10,20,30,40,60,80,100';
+
+function numberList(name: string, fallback: string): number[] {
+  const values = (process.env[name] || fallback).split(',').map(Number);
+  if (values.some((value) => !(value > 0))) throw new Error(`${name}: positive numbers, comma-separated`);
+  return values;
+}
 
 /** The service variables a run may tune; whatever of them is set is passed on and reported. */
 const TUNABLE = /^(DISPATCH_|WEBHOOK_(TIMEOUT_MS|RETRY_SCHEDULE|DISABLE_AFTER)$)/;
 
 export function loadConfig(): WebhooksBenchConfig {
   const casesText = process.env.BENCH_WEBHOOKS_CASES || DEFAULT_CASES;
-  const cases = casesText.split(',').filter(Boolean).map(parseCase);
+  const items = casesText.split(',').filter(Boolean);
+  const saturationItem = items.find((item) => item.startsWith('saturation'));
+  const cases = items.filter((item) => item !== saturationItem).map(parseCase);
+  const saturationWebhooks = Number(saturationItem?.split(':')[1] ?? 50);
+  if (saturationItem && !(Number.isInteger(saturationWebhooks) && saturationWebhooks > 0)) {
+    throw new Error(`BENCH_WEBHOOKS_CASES: cannot read "${saturationItem}" (saturation:<webhooks>)`);
+  }
   if (process.env.BENCH_WITHOUT_DISPATCHER === '1' && cases.some((c) => c.webhooks > 0)) {
     throw new Error('BENCH_WITHOUT_DISPATCHER=1 needs cases without webhooks (steady:0:<rate>)');
   }
@@ -103,9 +148,21 @@ export function loadConfig(): WebhooksBenchConfig {
       'postgresql://postgres@127.0.0.1:5432/recordbase_bench_webhooks',
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     cases,
-    durationMs: numberFrom('BENCH_DURATION_S', 20) * 1000,
+    repeats: Math.round(numberFrom('BENCH_REPEATS', 3)),
+    saturation: saturationItem
+      ? {
+          webhooks: saturationWebhooks,
+          rates: numberList('BENCH_SATURATION_RATES', DEFAULT_SATURATION_RATES),
+          durationMs: numberFrom('BENCH_SATURATION_DURATION_S', 10) * 1000,
+          p99LimitMs: numberFrom('BENCH_SATURATION_P99_MS', 1000),
+        }
+      : null,
+    baselineMs: numberFrom('BENCH_BASELINE_S', 8) * 1000,
+    apiConcurrency: Math.round(numberFrom('BENCH_API_CONCURRENCY', 16)),
+    receiverConcurrency: Math.round(numberFrom('BENCH_RECEIVER_CONCURRENCY', 64)),
+    durationMs: numberFrom('BENCH_DURATION_S', 10) * 1000,
     warmupMs: numberFrom('BENCH_WARMUP_S', 2) * 1000,
-    drainTimeoutMs: numberFrom('BENCH_DRAIN_TIMEOUT_S', 60) * 1000,
+    drainTimeoutMs: numberFrom('BENCH_DRAIN_TIMEOUT_S', 20) * 1000,
     burstDeliveries: Math.round(numberFrom('BENCH_BURST_DELIVERIES', 10_000)),
     burstConcurrency: Math.round(numberFrom('BENCH_BURST_CONCURRENCY', 16)),
     burstRecords: Math.round(numberFrom('BENCH_BURST_RECORDS', 10)),

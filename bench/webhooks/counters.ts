@@ -1,11 +1,14 @@
 import { Redis } from 'ioredis';
 import type pg from 'pg';
+import type { Service, ServiceCounts } from './services';
 
 /**
  * Work counters over a window, to put "per delivery" figures next to the CPU: Redis commands
  * (INFO commandstats, the whole server: BullMQ's and the API's rate limiter's) and PostgreSQL
  * transactions and rows written in the benchmark database (pg_stat_database, every client:
- * records-api's and the dispatcher's; statistics are flushed by backends about once a second).
+ * records-api's and the dispatcher's; statistics are flushed by backends about once a second),
+ * and each service's own statements and commands (count-hook.cjs), which other clients of the same
+ * servers (other benchmarks, tests) cannot inflate.
  */
 
 export interface Counters {
@@ -14,6 +17,26 @@ export interface Counters {
   redisTop: Record<string, number>;
   pgTransactions: number;
   pgRowsWritten: number;
+  /** Per service: its own statements and commands over the window. */
+  services: Partial<Record<string, ServiceCounts>>;
+}
+
+function minus(after: Record<string, number>, before: Record<string, number> = {}): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(after)
+      .map(([key, value]) => [key, value - (before[key] ?? 0)] as const)
+      .filter(([, value]) => value > 0)
+      .sort((a, b) => b[1] - a[1]),
+  );
+}
+
+function serviceCounts(services: readonly Service[]): Map<string, ServiceCounts> {
+  const counts = new Map<string, ServiceCounts>();
+  for (const service of services) {
+    const current = service.counts();
+    if (current) counts.set(service.name, current);
+  }
+  return counts;
 }
 
 interface Snapshot {
@@ -43,8 +66,13 @@ export interface CountersProbe {
   stop(): Promise<Counters>;
 }
 
-export async function probeCounters(redisUrl: string, pool: pg.Pool): Promise<CountersProbe> {
+export async function probeCounters(
+  redisUrl: string,
+  pool: pg.Pool,
+  services: readonly Service[],
+): Promise<CountersProbe> {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const servicesBefore = serviceCounts(services);
   // Statistics a backend has not flushed yet would land in the wrong window.
   await pool.query('SELECT pg_stat_clear_snapshot()');
   const before = await snapshot(redis, pool);
@@ -53,6 +81,18 @@ export async function probeCounters(redisUrl: string, pool: pg.Pool): Promise<Co
       try {
         await pool.query('SELECT pg_stat_clear_snapshot()');
         const after = await snapshot(redis, pool);
+        // The children write their totals every 500 ms: both ends are as stale, the window as long.
+        const servicesAfter = serviceCounts(services);
+        const perService: Counters['services'] = {};
+        for (const [name, counts] of servicesAfter) {
+          const before = servicesBefore.get(name);
+          perService[name] = {
+            pgStatements: counts.pgStatements - (before?.pgStatements ?? 0),
+            pg: minus(counts.pg, before?.pg),
+            redisCommands: counts.redisCommands - (before?.redisCommands ?? 0),
+            redis: minus(counts.redis, before?.redis),
+          };
+        }
         const deltas = [...after.redis].map(
           ([command, calls]) => [command, calls - (before.redis.get(command) ?? 0)] as const,
         );
@@ -65,6 +105,7 @@ export async function probeCounters(redisUrl: string, pool: pg.Pool): Promise<Co
           redisTop: Object.fromEntries(top),
           pgTransactions: after.pg.xacts - before.pg.xacts,
           pgRowsWritten: after.pg.rows - before.pg.rows,
+          services: perService,
         };
       } finally {
         redis.disconnect();

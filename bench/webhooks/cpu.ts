@@ -57,7 +57,8 @@ function snapshot(): Snapshot {
   return { at: performance.now(), ticks, machine: { busy: total - idle, total } };
 }
 
-async function backends(pool: pg.Pool): Promise<Map<number, CpuGroup>> {
+async function backends(pool: pg.Pool | undefined): Promise<Map<number, CpuGroup>> {
+  if (!pool) return new Map();
   const rows = await pool.query<{ pid: number; application_name: string }>(
     'SELECT pid, application_name FROM pg_stat_activity WHERE datname = current_database()',
   );
@@ -78,7 +79,10 @@ export interface CpuProbe {
  * (a pool connection closed when idle) still counts up to its last sample, and one that starts
  * within it counts from zero.
  */
-export async function probeCpu(pool: pg.Pool, pids: Partial<Record<CpuGroup, number>>): Promise<CpuProbe> {
+export async function probeCpu(
+  pool: pg.Pool | undefined,
+  pids: Partial<Record<CpuGroup, number>>,
+): Promise<CpuProbe> {
   const first = snapshot();
   const base = new Map<number, number>();
   for (const [pid, { ticks }] of first.ticks) base.set(pid, ticks);

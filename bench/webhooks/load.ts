@@ -177,3 +177,49 @@ export async function burstLoad(
   result.endedAt = Date.now();
   return result;
 }
+
+/**
+ * Closed loop of single-record creates: `concurrency` writers, each sending its next request when
+ * the previous one is answered, for `warmupMs` then `durationMs`. The most the API takes at that
+ * concurrency: the write ceiling, with the latency it costs.
+ */
+export async function closedLoad(
+  client: WriteClient,
+  options: { concurrency: number; warmupMs: number; durationMs: number },
+): Promise<LoadResult> {
+  const wallStart = Date.now();
+  const stopAt = wallStart + options.warmupMs + options.durationMs;
+  const result: LoadResult = {
+    writes: [],
+    errors: 0,
+    skipped: 0,
+    startedAt: wallStart,
+    measuredFrom: wallStart + options.warmupMs,
+    sendEndedAt: stopAt,
+    endedAt: 0,
+    apiLatencies: [],
+  };
+  let sequence = 0;
+  const worker = async () => {
+    while (Date.now() < stopAt) {
+      const current = sequence++;
+      const sentPerf = performance.now();
+      const sentAt = Date.now();
+      try {
+        const recordId = await client.create([recordFields(current)], false);
+        const ackAt = Date.now();
+        result.writes.push({ recordId, scheduledAt: sentAt, ackAt });
+        if (sentAt >= result.measuredFrom && ackAt <= stopAt)
+          result.apiLatencies.push(performance.now() - sentPerf);
+      } catch (error) {
+        result.errors += 1;
+        result.firstError ??= error instanceof Error ? error.message : String(error);
+        if (result.errors > 100) throw new Error(`closed loop: too many errors, first: ${result.firstError}`);
+        await sleep(10);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, () => worker()));
+  result.endedAt = Date.now();
+  return result;
+}

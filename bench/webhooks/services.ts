@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { newSecretKey } from '@recordbase/db';
@@ -19,6 +20,8 @@ export interface Service {
   port: number;
   /** What the process printed (kept for error messages). */
   output(): string;
+  /** Its own PostgreSQL statements and Redis commands so far (count-hook.cjs), when counted. */
+  counts(): ServiceCounts | undefined;
   stop(): Promise<void>;
 }
 
@@ -31,7 +34,20 @@ export interface ServiceSettings {
   /** DISPATCH_* and WEBHOOK_* variables of the run. */
   tuning: Record<string, string>;
   execArgv: Partial<Record<ServiceName, string[]>>;
+  /** Where each service writes its statement and command counts (count-hook.cjs); none: not counted. */
+  countDir?: string;
 }
+
+/** Running totals a service child writes (count-hook.cjs). */
+export interface ServiceCounts {
+  pgStatements: number;
+  /** Statements by kind: the dispatcher's batched statements by name, others by first keyword. */
+  pg: Record<string, number>;
+  redisCommands: number;
+  redis: Record<string, number>;
+}
+
+const COUNT_HOOK = join(__dirname, 'count-hook.cjs');
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -63,10 +79,27 @@ const MAX_OUTPUT = 200_000;
 
 export async function startService(name: ServiceName, settings: ServiceSettings, env: NodeJS.ProcessEnv) {
   const port = await freePort();
+  const countFile = settings.countDir ? join(settings.countDir, `${name}-${port}.json`) : undefined;
   const child = spawn(
     process.execPath,
-    [...(settings.execArgv[name] ?? []), '--import', 'tsx', join(REPO_ROOT, 'apps', name, 'src', 'main.ts')],
-    { cwd: REPO_ROOT, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] },
+    [
+      ...(countFile ? ['--require', COUNT_HOOK] : []),
+      ...(settings.execArgv[name] ?? []),
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'apps', name, 'src', 'main.ts'),
+    ],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...env,
+        PORT: String(port),
+        ...(countFile
+          ? { BENCH_COUNT_FILE: countFile, BENCH_COUNT_FROM: join(REPO_ROOT, 'apps', name) }
+          : {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   let output = '';
   const append = (chunk: Buffer) => {
@@ -80,11 +113,19 @@ export async function startService(name: ServiceName, settings: ServiceSettings,
     pid: child.pid ?? 0,
     port,
     output: () => output,
+    counts: () => {
+      if (!countFile || !existsSync(countFile)) return undefined;
+      try {
+        return JSON.parse(readFileSync(countFile, 'utf8')) as ServiceCounts;
+      } catch {
+        return undefined; // caught mid-write; the next read will do
+      }
+    },
     stop: () =>
       new Promise<void>((done) => {
         if (child.exitCode !== null || child.signalCode !== null) return done();
         // The dispatcher lets attempts in flight finish; a backlog must not hold the run up.
-        const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
         child.once('exit', () => {
           clearTimeout(kill);
           done();
@@ -103,6 +144,8 @@ export function serviceEnv(settings: ServiceSettings): NodeJS.ProcessEnv {
     REDIS_URL: settings.redisUrl,
     ROOT_API_KEY: settings.rootApiKey,
     WEBHOOK_SECRET_KEY: newSecretKey(),
+    FILE_TOKEN_SECRET: randomBytes(32).toString('base64url'),
+    // Both services use the same prefix: records-api publishes events where the dispatcher reads them.
     QUEUE_PREFIX: settings.queuePrefix,
     RATE_LIMIT_PER_SECOND: '1000000',
     RATE_LIMIT_BURST: '1000000',

@@ -3,29 +3,24 @@ import { type Percentiles, percentiles } from './analyze';
 import type { Receipt } from './receiver';
 
 /**
- * Where the time of a delivery goes, from the dispatcher's own bookkeeping in PostgreSQL
- * (millisecond timestamps) and the receipt time:
+ * Where the time of a delivery goes. The dispatcher sends first and writes afterwards: an attempt
+ * row and the event's `dispatched_at` are written together, by one batched statement, after every
+ * first attempt of the event ended, so the attempt's `created_at` is its record time, not its send
+ * time. The send start is estimated from the receipt: receipt − the attempt's `duration_ms` (the
+ * request's start to its answer) is at most the real start, so "to send" is a lower bound and
+ * "request" an upper bound of the time on the wire.
  *
- * - relay: outbox created_at → relayed_at (now() of the relay's transaction: the row was picked)
- * - fan-out: relayed_at → fanned_out_at (now() of the fan-out transaction: the job started)
- * - to send: fanned_out_at → start of the attempt's HTTP request (the attempt row's created_at,
- *   now() of the bookkeeping transaction after the request, minus its duration_ms): fan-out
- *   insert and enqueue, waiting in the delivery queue, the claim, building and signing
- * - send → receipt: start of the request (as above) → receipt (DNS/SSRF check, a new connection, the
- *   request); "receipt → recorded" shows how long the bookkeeping waited after it (a long wait
- *   there, e.g. for a pool connection, moves the estimated send start later)
+ * - to send: outbox created_at (the API's transaction) → estimated send start: the API's commit,
+ *   its publish to BullMQ, the event job's wait and claim, reading the event, matching, signing
+ * - request: the attempt's duration_ms (send start → answer; the receipt is inside it)
+ * - receipt → recorded: receipt → the attempt row's created_at (now() of the record statement:
+ *   waiting for the event's other deliveries, then for the record batch)
+ * - total (commit → receipt): receipt − outbox created_at
  *
  * Over the first attempts of the measured window's deliveries that arrived.
  */
 
-export const STAGES = [
-  'relay',
-  'fan-out',
-  'to send',
-  'send → receipt',
-  'receipt → recorded',
-  'total',
-] as const;
+export const STAGES = ['to send', 'request', 'receipt → recorded', 'total'] as const;
 export type Stage = (typeof STAGES)[number];
 
 export type StageFigures = Record<Stage, Percentiles>;
@@ -34,8 +29,6 @@ interface Row {
   event_id: string;
   webhook_id: number;
   created_ms: number;
-  relayed_ms: number;
-  fanned_ms: number;
   recorded_ms: number;
   duration_ms: number;
 }
@@ -53,8 +46,6 @@ export async function stageBreakdown(
   const rows = await pool.query<Row>(
     `SELECT e.id::text AS event_id, d.webhook_id,
             (extract(epoch FROM e.created_at) * 1000)::float8 AS created_ms,
-            (extract(epoch FROM e.relayed_at) * 1000)::float8 AS relayed_ms,
-            (extract(epoch FROM e.fanned_out_at) * 1000)::float8 AS fanned_ms,
             (extract(epoch FROM a.created_at) * 1000)::float8 AS recorded_ms,
             a.duration_ms
        FROM outbox_events e
@@ -70,11 +61,9 @@ export async function stageBreakdown(
   for (const row of rows.rows) {
     const received = receivedAt.get(`evt_${row.event_id}|${row.webhook_id}`);
     if (received === undefined) continue;
-    const sendStart = row.recorded_ms - row.duration_ms;
-    values.relay.push(row.relayed_ms - row.created_ms);
-    values['fan-out'].push(row.fanned_ms - row.relayed_ms);
-    values['to send'].push(sendStart - row.fanned_ms);
-    values['send → receipt'].push(received - sendStart);
+    const sendStart = received - row.duration_ms;
+    values['to send'].push(sendStart - row.created_ms);
+    values.request.push(row.duration_ms);
     values['receipt → recorded'].push(row.recorded_ms - received);
     values.total.push(received - row.created_ms);
   }
@@ -84,9 +73,10 @@ export async function stageBreakdown(
 /** Work still waiting in PostgreSQL (the truth the dispatcher works from) at one moment. */
 export interface Backlog {
   events: number;
-  unrelayed: number;
-  relayedNotFannedOut: number;
+  /** Events not yet marked dispatched (their first attempts not yet recorded). */
+  undispatched: number;
   deliveries: number;
+  /** Pending or retrying (a first attempt put off because its receiver was at its limit, or a retry). */
   openDeliveries: number;
   succeeded: number;
 }
@@ -94,9 +84,7 @@ export interface Backlog {
 export async function backlog(pool: pg.Pool): Promise<Backlog> {
   const result = await pool.query<Record<keyof Backlog, string>>(
     `SELECT (SELECT count(*) FROM outbox_events WHERE type = 'record.created') AS events,
-            (SELECT count(*) FROM outbox_events WHERE type = 'record.created' AND relayed_at IS NULL) AS unrelayed,
-            (SELECT count(*) FROM outbox_events
-              WHERE type = 'record.created' AND relayed_at IS NOT NULL AND fanned_out_at IS NULL) AS "relayedNotFannedOut",
+            (SELECT count(*) FROM outbox_events WHERE type = 'record.created' AND dispatched_at IS NULL) AS undispatched,
             (SELECT count(*) FROM webhook_deliveries) AS deliveries,
             (SELECT count(*) FROM webhook_deliveries WHERE status IN ('pending', 'retrying')) AS "openDeliveries",
             (SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded') AS succeeded`,
