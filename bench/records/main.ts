@@ -8,7 +8,15 @@ import type { Dataset } from './dataset';
 import { HttpRunner } from './http-runner';
 import { prepareDataset, resetWrites } from './load';
 import { type Measurement, measure, medianOf } from './measure';
-import { type ReadCase, readCases, type WriteCase, writeCases } from './queries';
+import {
+  type DeepCursor,
+  deepCursorCase,
+  deepCursorSetup,
+  type ReadCase,
+  readCases,
+  type WriteCase,
+  writeCases,
+} from './queries';
 import {
   loadResults,
   machineInfo,
@@ -61,9 +69,55 @@ async function checkSameAnswers(
   return `${apiIds.length} records, total ${api.total}`;
 }
 
-async function runReads(config: BenchConfig, server: RunningServer, apiKey: string, dataset: Dataset) {
+/** Q4c's start: the nextCursor of the page before the deep page, taken once through the API. */
+async function deepCursor(
+  server: RunningServer,
+  apiKey: string,
+  admin: pg.Pool,
+  dataset: Dataset,
+): Promise<DeepCursor> {
+  const setup = deepCursorSetup(dataset);
+  const http = new HttpRunner(server.baseUrl, apiKey, 1);
+  try {
+    const page = await http.once<{ nextCursor: string | null }>(`${tablePath(dataset)}/list`, setup.body);
+    if (!page.nextCursor) throw new Error('Q4c: the page before the deep page has no nextCursor');
+    const row = await admin.query<{ created_at: string; seq: string }>(
+      setup.lastRow.text,
+      setup.lastRow.values,
+    );
+    const last = row.rows[0];
+    if (!last) throw new Error('Q4c: no row before the deep page');
+    return { cursor: page.nextCursor, createdAt: last.created_at, seq: last.seq };
+  } finally {
+    await http.close();
+  }
+}
+
+/** Every read case selected, Q4c (which needs a cursor from the API) right after Q4. */
+async function selectedReadCases(
+  config: BenchConfig,
+  server: RunningServer,
+  apiKey: string,
+  admin: pg.Pool,
+  dataset: Dataset,
+): Promise<ReadCase[]> {
+  const cases = readCases(dataset);
+  if (selected(config, 'Q4c')) {
+    const q4c = deepCursorCase(dataset, await deepCursor(server, apiKey, admin, dataset));
+    cases.splice(cases.findIndex((c) => c.id === 'Q4') + 1, 0, q4c);
+  }
+  return cases.filter((c) => selected(config, c.id));
+}
+
+async function runReads(
+  config: BenchConfig,
+  server: RunningServer,
+  apiKey: string,
+  admin: pg.Pool,
+  dataset: Dataset,
+) {
   const results: ReadResult[] = [];
-  const cases = readCases(dataset).filter((c) => selected(config, c.id));
+  const cases = await selectedReadCases(config, server, apiKey, admin, dataset);
   for (const concurrency of config.readConcurrencies) {
     const http = new HttpRunner(server.baseUrl, apiKey, concurrency);
     const sql = new SqlRunner(config.databaseUrl, concurrency);
@@ -201,7 +255,7 @@ async function main(): Promise<void> {
     const writeRounds: Results['writes'][] = [];
     for (let round = 1; round <= config.repeats; round++) {
       if (config.repeats > 1) console.log(`--- round ${round} of ${config.repeats}`);
-      readRounds.push(await runReads(config, server, apiKey, dataset));
+      readRounds.push(await runReads(config, server, apiKey, admin, dataset));
       writeRounds.push(await runWrites(config, server, apiKey, dataset));
       const removed = await resetWrites(admin, dataset);
       console.log(`removed the ${removed} records this round wrote`);

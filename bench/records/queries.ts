@@ -19,6 +19,7 @@ import type { SqlQuery } from './sql-runner';
 export interface ListBody {
   limit: number;
   offset?: number;
+  cursor?: string;
   sort?: { field: string; direction: 'asc' | 'desc' }[];
   filter?: unknown;
 }
@@ -44,6 +45,8 @@ interface RawShape {
   limit: number;
   offset: number;
   withTotal: boolean;
+  /** What the total counts, when not `where` (a keyset condition picks the page, not the total). */
+  countWhere?: string;
 }
 
 /**
@@ -66,11 +69,59 @@ function rawList(dataset: Dataset, shape: RawShape): SqlQuery {
       SELECT ${columns.join(', ')}, ${linked}
         FROM (SELECT * FROM ${table} r WHERE ${shape.where} ORDER BY ${shape.order} LIMIT ${limit} OFFSET ${offset}) p
     ) x`;
-  const total = shape.withTotal ? `, (SELECT count(*) FROM ${table} r WHERE ${shape.where}) AS total` : '';
+  const total = shape.withTotal
+    ? `, (SELECT count(*) FROM ${table} r WHERE ${shape.countWhere ?? shape.where}) AS total`
+    : '';
   return { text: `SELECT (${records}) AS records${total}`, values };
 }
 
 const DEFAULT_ORDER = 'r.created_at ASC, r.seq ASC';
+
+/** Where Q4c starts: the row before the deep page, as the API's cursor and as raw keys. */
+export interface DeepCursor {
+  /** The `nextCursor` of the page that ends just before the deep page. */
+  cursor: string;
+  /** That page's last row: created_at (as PostgreSQL's text) and seq. */
+  createdAt: string;
+  seq: string;
+}
+
+/** The row before the deep page of Q4, by the same order: the start of Q4c. */
+export function deepCursorSetup(dataset: Dataset): { body: ListBody; lastRow: SqlQuery } {
+  const deepOffset = Math.floor(dataset.rows / 2);
+  const table = qualifiedTable(dataset.schemaName, dataset.deals.tableId);
+  return {
+    body: { limit: 500, offset: deepOffset - 500 },
+    lastRow: {
+      text: `SELECT r.created_at::text AS created_at, r.seq::text AS seq FROM ${table} r ORDER BY ${DEFAULT_ORDER} LIMIT 1 OFFSET $1`,
+      values: [deepOffset - 1],
+    },
+  };
+}
+
+/**
+ * Q4c: the page of Q4 (offset 500,000 of 1,000,000), asked for with the cursor of the page
+ * before it. Its baseline is the same keyset query by hand.
+ */
+export function deepCursorCase(dataset: Dataset, start: DeepCursor): ReadCase {
+  const shape = (withTotal: boolean) =>
+    rawList(dataset, {
+      where: '(r.created_at, r.seq) > ($1::timestamptz, $2::bigint)',
+      values: [start.createdAt, start.seq],
+      order: DEFAULT_ORDER,
+      limit: 500,
+      offset: 0,
+      withTotal,
+      countWhere: 'TRUE',
+    });
+  return {
+    id: 'Q4c',
+    title: `deep page by cursor: the page at offset ${Math.floor(dataset.rows / 2)}, limit 500, default order`,
+    body: { limit: 500, cursor: start.cursor },
+    raw: shape(false),
+    rawWithTotal: shape(true),
+  };
+}
 
 export function readCases(dataset: Dataset): ReadCase[] {
   const f = dataset.deals.fieldIds;

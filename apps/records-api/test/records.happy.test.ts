@@ -239,7 +239,7 @@ describe('list', () => {
     ]);
     expect(page.body).toMatchObject({ total: 7, hasMore: true });
     const beyond = await post('/list', { offset: 10_000 }).expect(200);
-    expect(beyond.body).toEqual({ records: [], total: before + 7, hasMore: false });
+    expect(beyond.body).toEqual({ records: [], total: before + 7, hasMore: false, nextCursor: null });
     const sorted = await post('/list', {
       filter: { field: 'Name', starts_with: 'page-' },
       sort: [{ field: 'Count', direction: 'desc' }],
@@ -250,7 +250,12 @@ describe('list', () => {
 
   it('accepts an absent body', async () => {
     const response = await h.api.post(url('/list')).set('Authorization', auth).expect(200);
-    expect(response.body).toEqual({ records: expect.any(Array), total: expect.any(Number), hasMore: false });
+    expect(response.body).toEqual({
+      records: expect.any(Array),
+      total: expect.any(Number),
+      hasMore: false,
+      nextCursor: null,
+    });
   });
 });
 

@@ -61,6 +61,6 @@ describe('total', () => {
       .set('Authorization', auth)
       .send({ offset: 1000 })
       .expect(200);
-    expect(response.body).toEqual({ records: [], total: 49, hasMore: false });
+    expect(response.body).toEqual({ records: [], total: 49, hasMore: false, nextCursor: null });
   });
 });

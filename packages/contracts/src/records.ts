@@ -538,7 +538,17 @@ export type Sort = z.output<typeof sortSchema>;
 export const DEFAULT_LIST_LIMIT = 500;
 export const MAX_LIST_LIMIT = 2000;
 
-/** The body is optional as a whole: an absent or empty body means the defaults. */
+/**
+ * A cursor holds the sort key values of a record, so a sort on long texts makes a long one; the
+ * list body's size limit bounds it in practice.
+ */
+export const MAX_CURSOR_LENGTH = 1_000_000;
+
+/**
+ * The body is optional as a whole: an absent or empty body means the defaults. `cursor`, the
+ * `nextCursor` of an earlier page of the same listing (same sort and filter), is an alternative
+ * to `offset` that costs the same at any depth.
+ */
 export const listRecordsRequestSchema = z
   .strictObject({
     limit: z
@@ -547,11 +557,25 @@ export const listRecordsRequestSchema = z
       .max(MAX_LIST_LIMIT, { error: `must be between 1 and ${MAX_LIST_LIMIT}` })
       .default(DEFAULT_LIST_LIMIT),
     offset: z.int({ error: 'must be an integer' }).min(0, { error: 'must be 0 or more' }).default(0),
+    cursor: z
+      .string({ error: 'must be a string (the nextCursor of an earlier page)' })
+      .min(1, { error: 'must not be empty' })
+      .max(MAX_CURSOR_LENGTH, { error: `must be at most ${MAX_CURSOR_LENGTH} characters` })
+      .optional(),
     sort: z
       .array(sortSchema, { error: 'must be an array of sort objects' })
       .max(MAX_SORT_ENTRIES, { error: `must hold at most ${MAX_SORT_ENTRIES} entries` })
       .optional(),
     filter: filterSchema.optional(),
+  })
+  .superRefine((request, ctx) => {
+    if (request.cursor === undefined || request.offset === 0) return;
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        'cannot be combined with body.offset: a cursor says where the page starts (send offset 0 or none with it)',
+      path: ['cursor'],
+    });
   })
   .prefault({});
 export type ListRecordsRequestInput = z.input<typeof listRecordsRequestSchema>;
@@ -559,9 +583,11 @@ export type ListRecordsRequest = z.output<typeof listRecordsRequestSchema>;
 
 export const listRecordsResponseSchema = z.object({
   records: z.array(recordSchema),
-  /** Count of all records matching the filter, ignoring limit and offset. */
+  /** Count of all records matching the filter, ignoring limit, offset and cursor. */
   total: z.int().min(0),
   hasMore: z.boolean(),
+  /** Pass as `cursor` to read the page after this one; null when there is none (hasMore false). */
+  nextCursor: z.string().nullable(),
 });
 export type ListRecordsResponse = z.infer<typeof listRecordsResponseSchema>;
 

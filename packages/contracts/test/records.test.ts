@@ -342,10 +342,25 @@ describe('list records request', () => {
     [{ offset: -1 }, 'offset'],
     [{ sort: { field: 'a' } }, 'sort'],
     [{ sort: [{ field: '' }] }, 'sort.0.field'],
+    [{ cursor: '' }, 'cursor'],
+    [{ cursor: 5 }, 'cursor'],
+    [{ cursor: 'abc', offset: 10 }, 'cursor'],
   ])('rejects %j, naming %s', (body, path) => {
     const messages = problems(listRecordsRequestSchema.safeParse(body));
     expect(messages.length).toBeGreaterThan(0);
     expect(messages[0]?.startsWith(`${path}:`)).toBe(true);
+  });
+
+  it('takes a cursor instead of an offset, or beside offset 0, and names both when combined', () => {
+    expect(listRecordsRequestSchema.parse({ cursor: 'abc' })).toEqual({
+      limit: 500,
+      offset: 0,
+      cursor: 'abc',
+    });
+    expect(listRecordsRequestSchema.parse({ cursor: 'abc', offset: 0 })).toMatchObject({ cursor: 'abc' });
+    const messages = problems(listRecordsRequestSchema.safeParse({ cursor: 'abc', offset: 500 }));
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatch(/^cursor: .*body\.offset/);
   });
 
   it('rejects unknown keys in the list body', () => {
@@ -394,8 +409,16 @@ const record = {
 describe('records in responses', () => {
   it('accepts a record and a list response', () => {
     expect(recordSchema.parse(record)).toEqual(record);
-    expect(listRecordsResponseSchema.safeParse({ records: [record], total: 1, hasMore: false }).success).toBe(
+    const answer = { records: [record], total: 1, hasMore: false, nextCursor: null };
+    expect(listRecordsResponseSchema.safeParse(answer).success).toBe(true);
+    expect(listRecordsResponseSchema.safeParse({ ...answer, hasMore: true, nextCursor: 'abc' }).success).toBe(
       true,
+    );
+  });
+
+  it('rejects a list response without nextCursor', () => {
+    expect(listRecordsResponseSchema.safeParse({ records: [], total: 0, hasMore: false }).success).toBe(
+      false,
     );
   });
 

@@ -65,7 +65,7 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
       async ({ params, body, principal, signal }) => {
         const listed = await records.list(recordsDb(signal), principal, address(params), body);
         return new RawJson(
-          `{"records":${listed.recordsJson},"total":${listed.total},"hasMore":${listed.hasMore}}`,
+          `{"records":${listed.recordsJson},"total":${listed.total},"hasMore":${listed.hasMore},"nextCursor":${JSON.stringify(listed.nextCursor)}}`,
         );
       },
     ),

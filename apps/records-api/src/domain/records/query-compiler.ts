@@ -1,5 +1,5 @@
 import { UUID_PATTERN } from '@recordbase/contracts/common';
-import { type FieldType, groupOfFieldType, type SystemFieldName } from '@recordbase/contracts/fields';
+import { type FieldType, groupOfFieldType } from '@recordbase/contracts/fields';
 import {
   type Filter,
   type FilterCondition,
@@ -7,14 +7,14 @@ import {
   filterOperatorSupportsFieldType,
   filterOperatorsByFieldTypeGroup,
   readFilterCondition,
-  type Sort,
 } from '@recordbase/contracts/records';
 import { linkTableName, qualifiedTable, quoteIdent, type SqlParams } from '@recordbase/db/physical';
 import { badRequest } from '@recordbase/server-kit/errors';
+import { systemColumnSql } from './sort-order';
 import { type FieldMeta, resolveFieldOrSystem, type TableMeta } from './table-meta';
 
 /**
- * Compiles list filters and sorts (specification 2.3, 2.4 and 4.1.2; api-contract "Records") to
+ * Compiles list filters (specification 2.4 and 4.1.2; api-contract "Records") to
  * SQL over a record table aliased `r`. Identifiers come only from the naming helpers and every
  * operand travels as a parameter with an explicit cast. docs/filters.md states the semantics for
  * API users; filter-evaluator.ts states them again, independently, in memory (the test oracle).
@@ -26,12 +26,8 @@ import { type FieldMeta, resolveFieldOrSystem, type TableMeta } from './table-me
  * - An empty `in` list matches nothing, an empty `not_in` list everything.
  */
 
-/** The system fields' columns on the record table. */
-const systemColumnSql: Record<SystemFieldName, string> = {
-  id: 'r.id',
-  createdAt: 'r.created_at',
-  updatedAt: 'r.updated_at',
-};
+/** The ORDER BY of a request's sort; sort-order.ts holds the order and the keyset conditions. */
+export { compileSort } from './sort-order';
 
 const SYSTEM_ID_OPERATORS: readonly FilterOperator[] = ['equals', 'does_not_equal', 'in', 'not_in'];
 
@@ -522,50 +518,4 @@ function needUuidList(ctx: ConditionContext): string[] {
     throw needs(ctx, 'an array of record ids (UUIDs)');
   }
   return operand;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Sorts
-// ---------------------------------------------------------------------------------------------
-
-/** Insertion order: the last key of every ORDER BY, so equal rows keep a stable order across pages. */
-const TIE_BREAKER = 'r.seq ASC';
-
-/**
- * The ORDER BY list (without the keyword). Empty values sort as the smallest: first ascending,
- * last descending. Text and select values sort by code point (`COLLATE "C"`), the same on every
- * machine and the order filter-evaluator.ts's `compareForSort` uses.
- */
-export function compileSort(sort: Sort[] | undefined, table: TableMeta): string {
-  if (sort === undefined || sort.length === 0) return `r.created_at ASC, ${TIE_BREAKER}`;
-  const keys = sort.map((entry, index) => {
-    const target = resolveFieldOrSystem(table, entry.field);
-    if (!target) throw badRequest(`sort[${index}].field: unknown field "${entry.field}"`);
-    const expression =
-      target.kind === 'system' ? systemColumnSql[target.name] : sortExpression(target.field, table);
-    return entry.direction === 'desc' ? `${expression} DESC NULLS LAST` : `${expression} ASC NULLS FIRST`;
-  });
-  return [...keys, TIE_BREAKER].join(', ');
-}
-
-function sortExpression(field: FieldMeta, table: TableMeta): string {
-  if (field.type === 'linked_record') {
-    const links = qualifiedTable(table.schemaName, linkTableName(field.id));
-    return `(SELECT count(*) FROM ${links} AS lnk WHERE lnk.record_id = r.id)`;
-  }
-  const column = `r.${quoteIdent(field.id)}`;
-  switch (field.type) {
-    case 'single_line_text':
-    case 'long_text':
-    case 'email':
-    case 'url':
-    case 'phone_number':
-    case 'single_select':
-    case 'multiple_select':
-      return `${column} COLLATE "C"`;
-    case 'attachments':
-      return `jsonb_array_length(${column})`;
-    default:
-      return column;
-  }
 }

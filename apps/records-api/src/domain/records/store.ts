@@ -8,9 +8,11 @@ import {
   SqlParams,
 } from '@recordbase/db/physical';
 import type pg from 'pg';
+import { decodeCursor, encodeCursor, listingDigest } from './cursor';
 import { matchKeyOf } from './match-indexes';
-import { compileFilter, compileSort } from './query-compiler';
+import { compileFilter } from './query-compiler';
 import { recordJsonSql } from './record-json';
+import { keysetAfterSql, keyValuesSql, orderBySql, sortKeys } from './sort-order';
 import type { FieldMeta, TableMeta } from './table-meta';
 import type { PreparedRecord } from './values';
 
@@ -33,6 +35,8 @@ export interface ListedRecords {
   recordsJson: string;
   total: number;
   hasMore: boolean;
+  /** Where the next page starts (cursor.ts), or null on the last page. */
+  nextCursor: string | null;
 }
 
 /** Past this many delta rows, a reader folds a table's count into one row. */
@@ -75,41 +79,53 @@ async function countMatching(
 }
 
 /**
- * One page: the filter, order and offset pick the rows' sequence numbers first (an index-only
- * scan where the order allows), and only the rows of the page are rendered as JSON.
+ * One page: the filter, order and offset (or the cursor's keyset condition) pick the rows'
+ * sequence numbers first (an index-only scan where the order allows), and only the rows of the
+ * page are rendered as JSON. The same statement reads the last row's sort keys for `nextCursor`.
  */
 export async function listRecords(
   client: Queryable,
   table: TableMeta,
   request: ListRecordsRequest,
 ): Promise<ListedRecords> {
+  const keys = sortKeys(request.sort, table);
+  const digest = listingDigest(table, request.filter);
   const params = new SqlParams();
-  const where = request.filter ? compileFilter(request.filter, table, params) : 'TRUE';
-  const order = compileSort(request.sort, table);
+  const conditions: string[] = [];
+  if (request.cursor !== undefined) {
+    conditions.push(keysetAfterSql(keys, decodeCursor(request.cursor, keys, digest), params));
+  }
+  if (request.filter) conditions.push(compileFilter(request.filter, table, params));
+  const where =
+    conditions.length > 0 ? conditions.map((condition) => `(${condition})`).join(' AND ') : 'TRUE';
   // One row past the page tells whether more exist without a second query.
   const pageSize = params.add(request.limit);
   const limit = params.add(request.limit + 1);
   const offset = params.add(request.offset);
   const record = recordJsonSql(table, params);
   // PostgreSQL joins the page into one text: one value to read instead of one row per record.
-  const result = await client.query<{ page: string | null; fetched: number }>(
+  const result = await client.query<{ page: string | null; fetched: number; last_keys: unknown[] | null }>(
     `SELECT string_agg(${record.text}, ',' ORDER BY page.n) FILTER (WHERE page.n <= ${pageSize}) AS page,
-            count(*)::int AS fetched
-       FROM unnest(ARRAY(SELECT r.seq FROM ${tableRef(table)} r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}))
+            count(*)::int AS fetched,
+            (array_agg(${keyValuesSql(keys)}) FILTER (WHERE page.n = ${pageSize}))[1] AS last_keys
+       FROM unnest(ARRAY(SELECT r.seq FROM ${tableRef(table)} r WHERE ${where} ORDER BY ${orderBySql(keys)} LIMIT ${limit} OFFSET ${offset}))
             WITH ORDINALITY AS page(seq, n)
        JOIN ${tableRef(table)} r ON r.seq = page.seq
        ${record.join}`,
     params.values,
   );
-  const fetched = result.rows[0]?.fetched ?? 0;
+  const row = result.rows[0];
+  const fetched = row?.fetched ?? 0;
   const hasMore = fetched > request.limit;
   const rowsOnPage = Math.min(fetched, request.limit);
-  // A partial page ends the result, so its end is the total; only a full or empty page needs a count.
+  // A partial page ends the result, so its end is the total; only a full or empty page needs a
+  // count. After a cursor, what came before is unknown: it always counts.
   const total =
-    !hasMore && (rowsOnPage > 0 || request.offset === 0)
+    request.cursor === undefined && !hasMore && (rowsOnPage > 0 || request.offset === 0)
       ? request.offset + rowsOnPage
       : await countMatching(client, table, request);
-  return { recordsJson: `[${result.rows[0]?.page ?? ''}]`, total, hasMore };
+  const nextCursor = hasMore && row?.last_keys ? encodeCursor(keys, digest, row.last_keys) : null;
+  return { recordsJson: `[${row?.page ?? ''}]`, total, hasMore, nextCursor };
 }
 
 /** Records as JSON text, in the order of `ids`; missing ids are absent from the map. */
