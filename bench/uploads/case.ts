@@ -1,5 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { waitForOtherBenchmark } from '../webhooks/case';
 import type { Target } from './config';
 import { waitForQuiet } from './cpu';
 import { closedLoop, type LoadRun } from './load';
@@ -38,6 +39,8 @@ export interface CaseSettings {
   rssIntervalMs: number;
   quietCores: number;
   quietWaitMs: number;
+  /** Wait until the records benchmark is not running (as the webhooks benchmark does). */
+  waitForOtherBench: boolean;
   payload: Payload;
   stack: Stack;
   tmpRoot: string;
@@ -53,6 +56,7 @@ export async function abortCase(): Promise<void> {
 
 export async function runCase(settings: CaseSettings): Promise<CaseRun> {
   const { target, concurrency, payload } = settings;
+  if (settings.waitForOtherBench) await waitForOtherBenchmark();
   const dir = await mkdtemp(join(settings.tmpRoot, `${target}-c${concurrency}-`));
   let prepared: PreparedTarget | undefined;
   let stopping: Promise<void> | undefined;

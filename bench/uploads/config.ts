@@ -32,6 +32,8 @@ export interface UploadsBenchConfig {
   quietCores: number;
   /** ... but no longer than this. */
   quietWaitMs: number;
+  /** Before each case, wait until the records benchmark is not running. */
+  waitForOtherBench: boolean;
   /** Where the file, the stored uploads and s3rver's files go (one directory, removed at the end). */
   tmpRoot: string;
   /** LOG_LEVEL of the services (their output is shown when a case fails). */
@@ -95,6 +97,7 @@ export function loadConfig(): UploadsBenchConfig {
     rssIntervalMs: numberFrom('BENCH_RSS_INTERVAL_MS', 20),
     quietCores: Number(process.env.BENCH_QUIET_CORES || 0.3),
     quietWaitMs: numberFrom('BENCH_QUIET_WAIT_S', 60) * 1000,
+    waitForOtherBench: process.env.BENCH_WAIT_FOR_RECORDS !== '0',
     tmpRoot: process.env.BENCH_TMPDIR || tmpdir(),
     serviceLogLevel: process.env.BENCH_SERVICE_LOG || 'warn',
     serviceExecArgv: (process.env.BENCH_UPLOAD_EXEC_ARGV ?? '').split(' ').filter(Boolean),

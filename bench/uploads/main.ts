@@ -1,3 +1,5 @@
+// First: makes sure the Prisma client exists before anything loads @recordbase/db.
+import './prisma-client';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MAX_ATTACHMENT_BYTES } from '@recordbase/contracts/uploads';
@@ -98,6 +100,7 @@ async function main(): Promise<void> {
             rssIntervalMs: config.rssIntervalMs,
             quietCores: config.quietCores,
             quietWaitMs: config.quietWaitMs,
+            waitForOtherBench: config.waitForOtherBench,
             payload,
             stack,
             tmpRoot: scratch,
