@@ -51,12 +51,12 @@ const SOURCE_DIRS = [
   'packages/server-kit/src',
 ];
 
-/** sha256 over the services' sources, and when the newest of them changed. */
-export function sourceFingerprint(): string {
+/** sha256 over the services' sources (by default the webhook path's), and when the newest of them changed. */
+export function sourceFingerprint(dirs: readonly string[] = SOURCE_DIRS): string {
   const root = join(__dirname, '..', '..');
   const hash = createHash('sha256');
   let newest = 0;
-  for (const dir of SOURCE_DIRS) {
+  for (const dir of dirs) {
     const files = readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
       .filter((entry) => entry.isFile() && !entry.parentPath.includes('generated'))
       .map((entry) => join(entry.parentPath, entry.name))
@@ -66,7 +66,7 @@ export function sourceFingerprint(): string {
       newest = Math.max(newest, statSync(file).mtimeMs);
     }
   }
-  return `sha256 ${hash.digest('hex').slice(0, 12)} of ${SOURCE_DIRS.join(', ')} (newest file changed ${new Date(newest).toISOString()})`;
+  return `sha256 ${hash.digest('hex').slice(0, 12)} of ${dirs.join(', ')} (newest file changed ${new Date(newest).toISOString()})`;
 }
 
 export async function machineInfo(databaseUrl: string, source: string): Promise<Machine> {
@@ -713,9 +713,19 @@ export function loadResults(path = process.env.BENCH_RESULTS_FILE || RESULTS_PAT
 export function writeReadmeSection(results: WebhooksResults): string {
   const findingsPath = join(__dirname, 'findings.md');
   const findings = existsSync(findingsPath) ? `\n${readFileSync(findingsPath, 'utf8').trim()}\n` : '';
-  const section = `${SECTION_INTRO}\n### Results\n\n${renderReport(results)}\n${findings}`;
+  return replaceReadmeSection(
+    'webhooks',
+    `${SECTION_INTRO}\n### Results\n\n${renderReport(results)}\n${findings}`,
+  );
+}
+
+/**
+ * Puts `section` (which starts with its own `## <name>` heading) in place of the README's section
+ * of that name, up to the next `## ` heading, or appends it; the other sections stay as they are.
+ */
+export function replaceReadmeSection(name: string, section: string): string {
   const readme = existsSync(README_PATH) ? readFileSync(README_PATH, 'utf8') : '# Benchmarks\n';
-  const start = readme.search(/^## webhooks\s*$/m);
+  const start = readme.search(new RegExp(`^## ${name}\\s*$`, 'm'));
   let updated: string;
   if (start === -1) {
     updated = `${readme.trimEnd()}\n\n${section}`;

@@ -6,13 +6,14 @@ import { join } from 'node:path';
 import { newSecretKey } from '@recordbase/db';
 
 /**
- * records-api and webhook-dispatcher as child processes, started the way `npm start` and the e2e
- * stack (e2e/test/stack.ts) start them: `node --import tsx apps/<name>/src/main.ts`, on free ports
- * of 127.0.0.1, with their real configuration from the environment.
+ * The services (records-api, webhook-dispatcher, upload-service) as child processes, started the
+ * way `npm start` and the e2e stack (e2e/test/stack.ts) start them: `node --import tsx
+ * apps/<name>/src/main.ts`, on free ports of 127.0.0.1, with their real configuration from the
+ * environment. Used by the webhooks and the uploads benchmarks.
  */
 
 export const REPO_ROOT = join(__dirname, '..', '..');
-export type ServiceName = 'records-api' | 'webhook-dispatcher';
+export type ServiceName = 'records-api' | 'webhook-dispatcher' | 'upload-service';
 
 export interface Service {
   name: ServiceName;
@@ -136,7 +137,7 @@ export async function startService(name: ServiceName, settings: ServiceSettings,
   return service;
 }
 
-/** Environment shared by both services (as e2e/test/stack.ts sets it), plus the run's tuning. */
+/** Environment shared by the services (as e2e/test/stack.ts sets it), plus the run's tuning. */
 export function serviceEnv(settings: ServiceSettings): NodeJS.ProcessEnv {
   return {
     ...process.env,
@@ -144,6 +145,7 @@ export function serviceEnv(settings: ServiceSettings): NodeJS.ProcessEnv {
     REDIS_URL: settings.redisUrl,
     ROOT_API_KEY: settings.rootApiKey,
     WEBHOOK_SECRET_KEY: newSecretKey(),
+    // records-api signs file links with it and upload-service honours them: one for the run.
     FILE_TOKEN_SECRET: randomBytes(32).toString('base64url'),
     // Both services use the same prefix: records-api publishes events where the dispatcher reads them.
     QUEUE_PREFIX: settings.queuePrefix,

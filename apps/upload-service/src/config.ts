@@ -96,6 +96,11 @@ export const uploadServiceEnvSchema = commonEnvSchema
     S3_ACCESS_KEY: z.string().min(1, { error: 'must not be empty' }).optional(),
     S3_SECRET_KEY: z.string().min(1, { error: 'must not be empty' }).optional(),
     S3_REGION: z.string().min(1, { error: 'must not be empty' }).default('us-east-1'),
+    /**
+     * 5 MiB part buffers shared by all S3 uploads in progress: they bound the memory uploads take
+     * (4 = 20 MiB); beyond that many parts at once, uploads wait for a free buffer.
+     */
+    S3_UPLOAD_BUFFERS: z.coerce.number().int().min(1).max(1024).default(4),
     CORS_ORIGINS: corsOrigins,
   })
   .superRefine((env, ctx) => {

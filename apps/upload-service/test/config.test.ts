@@ -65,6 +65,14 @@ describe('storage configuration', () => {
     expect(loadConfig({ ...required, ...s3, S3_REGION: 'eu-west-3' }).S3_REGION).toBe('eu-west-3');
   });
 
+  it('gives the S3 driver one pool of S3_UPLOAD_BUFFERS part buffers, 4 by default', () => {
+    expect((createStorage(loadConfig(s3)) as S3Storage).partPool.capacity).toBe(4);
+    const storage = createStorage(loadConfig({ ...s3, S3_UPLOAD_BUFFERS: '2' })) as S3Storage;
+    expect(storage.partPool.capacity).toBe(2);
+    expect(storage.partPool.partSize).toBe(5 * 1024 * 1024);
+    expect(() => loadConfig({ ...s3, S3_UPLOAD_BUFFERS: '0' })).toThrow(/S3_UPLOAD_BUFFERS/);
+  });
+
   it('refuses STORAGE_DRIVER=s3 without S3_BUCKET, naming S3_BUCKET', () => {
     const { S3_BUCKET: _, ...withoutBucket } = s3;
     expect(() => loadConfig(withoutBucket)).toThrow(/S3_BUCKET: is required when STORAGE_DRIVER=s3/);

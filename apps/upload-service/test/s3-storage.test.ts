@@ -1,9 +1,12 @@
 import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
-import { S3Storage } from '../src/storage';
-import { bytesOf, collect, s3Fixture } from './storage-fixtures';
+import { PartPool, S3Storage } from '../src/storage';
+import { DEFAULT_PART_SIZE } from '../src/storage/s3';
+import { bytesOf, CHUNK, collect, lazyBody, s3Fixture, sha256Of } from './storage-fixtures';
 
 type Fixture = Awaited<ReturnType<typeof s3Fixture>>;
+
+const MiB = 1024 * 1024;
 
 /** A port on which nothing listens: one just released. */
 async function closedPort(): Promise<number> {
@@ -12,6 +15,15 @@ async function closedPort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/** Resolves when `condition` holds, checking as often as the event loop allows; fails after 10 s. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 describe('S3 storage', () => {
@@ -85,5 +97,66 @@ describe('S3 storage', () => {
       /^Cannot use S3 bucket another-bucket \((AccessDenied|InvalidAccessKeyId)\)/,
     );
     expect(error.message).not.toContain(secretKey);
+  });
+});
+
+describe('S3 storage: the part pool', () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await s3Fixture();
+  });
+  afterAll(() => f.close());
+
+  it('keeps concurrent uploads within the pool, every object stored byte for byte', async () => {
+    const pool = new PartPool(DEFAULT_PART_SIZE, 2);
+    const storage = new S3Storage({ ...f.options, partPool: pool });
+    // Single-part, multipart, exact multiples and an empty body, all at once: 7 uploads, 2 buffers.
+    const sizes = [11 * MiB, 7 * MiB, DEFAULT_PART_SIZE, 2 * DEFAULT_PART_SIZE, 3 * MiB, 1, 0];
+    const bodies = sizes.map((size, index) => ({
+      key: `pooled/${index}`,
+      size,
+      body: lazyBody(`p${index}`, size),
+    }));
+    const results = await Promise.all(
+      bodies.map(({ key, body }) => storage.put(key, body.stream, 'image/png')),
+    );
+    expect(results).toEqual(sizes.map((size) => ({ size })));
+    for (const { key, size, body } of bodies)
+      expect(await sha256Of(await storage.get(key))).toEqual({ sha256: body.sha256(), size });
+    // Uploads waited for buffers rather than making more; all were given back.
+    expect(pool.stats()).toMatchObject({ created: 2, lent: 0, mostLent: 2, waiting: 0 });
+    expect(pool.stats().mostWaiting).toBeGreaterThan(0);
+    expect(await f.leftovers()).toEqual([]);
+  });
+
+  it('does not read the body of an upload waiting for a buffer', async () => {
+    const pool = new PartPool(DEFAULT_PART_SIZE, 1);
+    const storage = new S3Storage({ ...f.options, partPool: pool });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // The first upload holds the only buffer while its client is slow ...
+    const slow = lazyBody('holder', 7 * MiB, {
+      async beforeChunk(made) {
+        if (made === MiB) await released;
+      },
+    });
+    const holding = storage.put('waits/holder', slow.stream, 'application/pdf');
+    await until(() => slow.made() === MiB, 'the first upload read 1 MiB');
+    // ... so the second one waits, having read no more than the chunk it waits with.
+    const waiter = lazyBody('waiter', 3 * MiB);
+    const waiting = storage.put('waits/waiter', waiter.stream, 'application/pdf');
+    await until(() => pool.stats().waiting === 1, 'the second upload waits for a buffer');
+    for (let tick = 0; tick < 20; tick++) await new Promise((resolve) => setImmediate(resolve));
+    expect(waiter.made()).toBeLessThanOrEqual(2 * CHUNK);
+    release();
+    await expect(holding).resolves.toEqual({ size: 7 * MiB });
+    await expect(waiting).resolves.toEqual({ size: 3 * MiB });
+    expect(await sha256Of(await storage.get('waits/waiter'))).toEqual({
+      sha256: waiter.sha256(),
+      size: 3 * MiB,
+    });
+    expect(pool.stats()).toMatchObject({ created: 1, lent: 0, mostLent: 1 });
   });
 });

@@ -1,12 +1,14 @@
 import type { UploadServiceConfig } from '../config';
 import { LocalDiskStorage } from './local-disk';
 import type { StorageDriver } from './object-storage';
-import { S3Storage } from './s3';
+import { PartPool } from './part-pool';
+import { DEFAULT_PART_SIZE, S3Storage } from './s3';
 
 export { OutsideRootError } from './confined-path';
 export { assertStorageKey } from './keys';
 export { LocalDiskStorage } from './local-disk';
 export * from './object-storage';
+export { PartPool } from './part-pool';
 export { S3Storage } from './s3';
 
 export type StorageConfig = Pick<
@@ -18,6 +20,7 @@ export type StorageConfig = Pick<
   | 'S3_ACCESS_KEY'
   | 'S3_SECRET_KEY'
   | 'S3_REGION'
+  | 'S3_UPLOAD_BUFFERS'
 >;
 
 /** The driver STORAGE_DRIVER names; `main` then runs its `prepare()` once before serving. */
@@ -35,5 +38,7 @@ export function createStorage(config: StorageConfig): StorageDriver {
     accessKey: required('S3_ACCESS_KEY'),
     secretKey: required('S3_SECRET_KEY'),
     region: config.S3_REGION,
+    // One pool for the process: main makes one storage.
+    partPool: new PartPool(DEFAULT_PART_SIZE, config.S3_UPLOAD_BUFFERS),
   });
 }

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { Client } from 'minio';
 import { assertByteRange, assertStorageKey, assertStoragePrefix, isStorageKey } from './keys';
 import { type ByteRange, type StorageDriver, StorageNotFoundError } from './object-storage';
+import { PartPool } from './part-pool';
 import { partsOf } from './parts';
 
 export interface S3StorageOptions {
@@ -12,12 +13,19 @@ export interface S3StorageOptions {
   accessKey: string;
   secretKey: string;
   region: string;
-  /** Bytes buffered and sent per request; at least 5 MiB, S3's smallest part but the last. */
-  partSize?: number;
+  /**
+   * The buffers parts are assembled in, shared by every upload of this storage: their number
+   * bounds the memory of all uploads in progress, and an upload waits for a free one. Its part
+   * size (at least 5 MiB, S3's smallest part but the last) is the bytes sent per request. By
+   * default DEFAULT_PART_BUFFERS parts of DEFAULT_PART_SIZE.
+   */
+  partPool?: PartPool;
 }
 
 /** 5 MiB: S3's minimum part size, and so the least memory one upload can hold. */
 export const DEFAULT_PART_SIZE = 5 * 1024 * 1024;
+/** Parts held at once by all uploads together: 4 x 5 MiB = 20 MiB. */
+export const DEFAULT_PART_BUFFERS = 4;
 
 const code = (error: unknown): string | undefined => (error as { code?: unknown } | null)?.code as string;
 
@@ -29,22 +37,25 @@ const describe = (error: unknown): string =>
  * An S3 bucket through the `minio` client. Uploads drive the multipart protocol here rather than
  * through `putObject(stream)`: minio 8.0.7's streaming upload never settles when the body is
  * destroyed (minio-js#1479), sizes its parts at up to 5 TiB/10000 for a body of unknown length,
- * and resumes any earlier unfinished upload of the same key. Parts go one at a time, so one
- * upload holds at most one part in memory.
+ * and resumes any earlier unfinished upload of the same key. A part must be whole before it is
+ * sent (its SHA-256 signs the request over http, and its length is its Content-Length), so parts
+ * are assembled in buffers of a shared pool (`partPool`) and go one at a time: one upload holds
+ * at most one part, and all uploads together at most the pool's buffers; the rest wait.
  */
 export class S3Storage implements StorageDriver {
   readonly name = 's3' as const;
   readonly bucket: string;
   private readonly client: Client;
   private readonly region: string;
-  private readonly partSize: number;
+  /** Shared by every put of this storage; `main` makes one storage per process. */
+  readonly partPool: PartPool;
 
   constructor(options: S3StorageOptions) {
     const url = new URL(options.endpoint);
     const useSSL = url.protocol === 'https:';
     this.bucket = options.bucket;
     this.region = options.region;
-    this.partSize = options.partSize ?? DEFAULT_PART_SIZE;
+    this.partPool = options.partPool ?? new PartPool(DEFAULT_PART_SIZE, DEFAULT_PART_BUFFERS);
     this.client = new Client({
       endPoint: url.hostname,
       port: url.port ? Number(url.port) : useSSL ? 443 : 80,
@@ -55,7 +66,7 @@ export class S3Storage implements StorageDriver {
       region: options.region,
       pathStyle: true,
       // Bounds the client's own chunking too, should anything call putObject with a stream.
-      partSize: this.partSize,
+      partSize: this.partPool.partSize,
     });
   }
 
@@ -100,10 +111,16 @@ export class S3Storage implements StorageDriver {
     let uploadId: string | undefined;
     let size = 0;
     try {
-      for await (const { data, last } of partsOf(body, this.partSize)) {
+      for await (const { data, last } of partsOf(body, this.partPool)) {
         size += data.length;
         if (last && uploadId === undefined) {
-          await this.client.putObject(this.bucket, key, data, data.length, headers);
+          // The request uploadPart makes, as a plain PUT: putObject would first copy the part
+          // out of its pooled buffer (Buffer.from), an allocation per upload.
+          await this.client.makeRequestAsyncOmit(
+            { method: 'PUT', bucketName: this.bucket, objectName: key, headers },
+            data,
+            [200],
+          );
           return { size };
         }
         // A body of exactly N parts ends with an empty "last" part, which is not sent.

@@ -1,0 +1,20 @@
+// s3rver ships no types: the little of it that the benchmark uses (as in apps/upload-service/test).
+declare module 's3rver' {
+  import type { AddressInfo } from 'node:net';
+
+  interface S3rverOptions {
+    address?: string;
+    port?: number;
+    silent?: boolean;
+    directory?: string;
+    allowMismatchedSignatures?: boolean;
+  }
+
+  class S3rver {
+    constructor(options?: S3rverOptions);
+    run(): Promise<AddressInfo>;
+    close(): Promise<void>;
+  }
+
+  export = S3rver;
+}
