@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
  *
  * Connections follow BullMQ's advice: workers on a connection with `maxRetriesPerRequest: null`
  * (they block and must wait out a reconnect), producers with `enableOfflineQueue: false` so an
- * enqueue fails at once while Redis is away (the relay then leaves its rows for later instead of
+ * enqueue fails at once while Redis is away (the rows wait in PostgreSQL for the sweep instead of
  * holding a transaction open). Finished jobs are kept in bounded numbers.
  */
 
