@@ -1,11 +1,10 @@
 // `npm start`: checks PostgreSQL and Redis, applies migrations, then runs the three services in
 // the foreground until Ctrl-C or SIGTERM, which stops them all.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { newSecretKey, randomBase62 } from '@recordbase/db';
 import { migrate } from '@recordbase/db/migrate';
+import { launchService, type RunningService, stopAll } from '@recordbase/launcher';
 import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
 import { commonEnvSchema, parseEnv, portSchema } from '@recordbase/server-kit/env';
 import { z } from 'zod';
@@ -54,28 +53,6 @@ function rootApiKey(configured: string | undefined): { key: string; announce: st
   };
 }
 
-interface Service {
-  name: string;
-  port: number;
-  child?: ChildProcess;
-}
-
-async function waitUntilReady(service: Service, deadline: number): Promise<void> {
-  while (Date.now() < deadline) {
-    if (service.child?.exitCode !== null && service.child?.exitCode !== undefined) {
-      throw new Error(`${service.name} exited with code ${service.child.exitCode}`);
-    }
-    try {
-      const response = await fetch(`http://127.0.0.1:${service.port}/readyz`);
-      if (response.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((done) => setTimeout(done, 250));
-  }
-  throw new Error(`${service.name} was not ready on port ${service.port} within 60 s`);
-}
-
 async function main() {
   const env = parseEnv(stackEnvSchema);
   await checkPostgres(env.DATABASE_URL);
@@ -89,68 +66,47 @@ async function main() {
     randomBase62(48),
   );
 
-  const services: Service[] = [
-    { name: 'records-api', port: env.RECORDS_API_PORT },
-    { name: 'upload-service', port: env.UPLOAD_SERVICE_PORT },
-    { name: 'webhook-dispatcher', port: env.WEBHOOK_DISPATCHER_PORT },
-  ];
+  const serviceEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: env.DATABASE_URL,
+    REDIS_URL: env.REDIS_URL,
+    ROOT_API_KEY: key,
+    WEBHOOK_SECRET_KEY: secretKey,
+    FILE_TOKEN_SECRET: fileTokenSecret,
+    STORAGE_DIR: resolve(root, env.STORAGE_DIR),
+  };
   let stopping = false;
-  const stopAll = (code: number) => {
+  const services: RunningService[] = [];
+  const stopServices = (code: number) => {
     if (stopping) return;
     stopping = true;
-    for (const service of services) service.child?.kill('SIGTERM');
-    const force = setTimeout(() => {
-      for (const service of services) service.child?.kill('SIGKILL');
-      process.exit(code);
-    }, 15_000);
-    force.unref();
-    Promise.all(
-      services.map((service) =>
-        service.child && service.child.exitCode === null
-          ? new Promise((done) => service.child?.once('exit', done))
-          : Promise.resolve(),
-      ),
-    ).then(() => process.exit(code));
+    stopAll(services).then(() => process.exit(code));
   };
-  process.on('SIGINT', () => stopAll(0));
-  process.on('SIGTERM', () => stopAll(0));
+  process.on('SIGINT', () => stopServices(0));
+  process.on('SIGTERM', () => stopServices(0));
 
-  for (const service of services) {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(root, 'apps', service.name, 'src', 'main.ts')],
-      {
-        cwd: root,
-        env: {
-          ...process.env,
-          DATABASE_URL: env.DATABASE_URL,
-          REDIS_URL: env.REDIS_URL,
-          ROOT_API_KEY: key,
-          WEBHOOK_SECRET_KEY: secretKey,
-          FILE_TOKEN_SECRET: fileTokenSecret,
-          STORAGE_DIR: resolve(root, env.STORAGE_DIR),
-          PORT: String(service.port),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    service.child = child;
-    for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (line) =>
-        process.stdout.write(`[${service.name}] ${line}\n`),
-      );
-    }
-    child.on('exit', (code, signal) => {
+  for (const [name, port] of [
+    ['records-api', env.RECORDS_API_PORT],
+    ['upload-service', env.UPLOAD_SERVICE_PORT],
+    ['webhook-dispatcher', env.WEBHOOK_DISPATCHER_PORT],
+  ] as const) {
+    const service = launchService({
+      name,
+      port,
+      env: serviceEnv,
+      output: (line) => process.stdout.write(`[${name}] ${line}\n`),
+      // Once stopping, a service that has not exited after 15 s is killed.
+      killAfterMs: 15_000,
+    });
+    services.push(service);
+    service.exited.then(({ code, signal }) => {
       if (stopping) return;
-      console.error(
-        `[recordbase] ${service.name} stopped (${signal ?? `exit ${code}`}); stopping the others`,
-      );
-      stopAll(1);
+      console.error(`[recordbase] ${name} stopped (${signal ?? `exit ${code}`}); stopping the others`);
+      stopServices(1);
     });
   }
 
-  const deadline = Date.now() + 60_000;
-  await Promise.all(services.map((service) => waitUntilReady(service, deadline)));
+  await Promise.all(services.map((service) => service.ready));
   console.log(
     [
       '',

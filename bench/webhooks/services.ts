@@ -1,29 +1,27 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { newSecretKey } from '@recordbase/db';
+import {
+  freePort,
+  startService as launch,
+  REPO_ROOT,
+  type RunningService,
+  type ServiceName,
+} from '@recordbase/launcher';
 
 /**
- * The services (records-api, webhook-dispatcher, upload-service) as child processes, started the
- * way `npm start` and the e2e stack (e2e/test/stack.ts) start them: `node --import tsx
- * apps/<name>/src/main.ts`, on free ports of 127.0.0.1, with their real configuration from the
- * environment. Used by the webhooks and the uploads benchmarks.
+ * The services (records-api, webhook-dispatcher, upload-service) as child processes, started by
+ * @recordbase/launcher as `npm start` and the e2e stack start them, on free ports of 127.0.0.1,
+ * with their real configuration from the environment. Used by the webhooks and the uploads
+ * benchmarks.
  */
 
-export const REPO_ROOT = join(__dirname, '..', '..');
-export type ServiceName = 'records-api' | 'webhook-dispatcher' | 'upload-service';
+export type { ServiceName };
 
-export interface Service {
-  name: ServiceName;
-  pid: number;
-  port: number;
-  /** What the process printed (kept for error messages). */
-  output(): string;
+export interface Service extends RunningService {
   /** Its own PostgreSQL statements and Redis commands so far (count-hook.cjs), when counted. */
   counts(): ServiceCounts | undefined;
-  stop(): Promise<void>;
 }
 
 export interface ServiceSettings {
@@ -50,70 +48,30 @@ export interface ServiceCounts {
 
 const COUNT_HOOK = join(__dirname, 'count-hook.cjs');
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-async function waitReady(port: number, child: ChildProcess, name: string, output: () => string) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}):\n${output()}`);
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
-      if (response.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((done) => setTimeout(done, 200));
-  }
-  throw new Error(`${name} not ready on ${port}:\n${output()}`);
-}
-
+/** The last characters of a service's output kept for error messages. */
 const MAX_OUTPUT = 200_000;
 
-export async function startService(name: ServiceName, settings: ServiceSettings, env: NodeJS.ProcessEnv) {
+export async function startService(
+  name: ServiceName,
+  settings: ServiceSettings,
+  env: NodeJS.ProcessEnv,
+): Promise<Service> {
   const port = await freePort();
   const countFile = settings.countDir ? join(settings.countDir, `${name}-${port}.json`) : undefined;
-  const child = spawn(
-    process.execPath,
-    [
-      ...(countFile ? ['--require', COUNT_HOOK] : []),
-      ...(settings.execArgv[name] ?? []),
-      '--import',
-      'tsx',
-      join(REPO_ROOT, 'apps', name, 'src', 'main.ts'),
-    ],
-    {
-      cwd: REPO_ROOT,
-      env: {
-        ...env,
-        PORT: String(port),
-        ...(countFile
-          ? { BENCH_COUNT_FILE: countFile, BENCH_COUNT_FROM: join(REPO_ROOT, 'apps', name) }
-          : {}),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  const append = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-MAX_OUTPUT);
-  };
-  child.stdout?.on('data', append);
-  child.stderr?.on('data', append);
-  await waitReady(port, child, name, () => output);
-  const service: Service = {
+  const running = await launch({
     name,
-    pid: child.pid ?? 0,
     port,
-    output: () => output,
+    env: countFile
+      ? { ...env, BENCH_COUNT_FILE: countFile, BENCH_COUNT_FROM: join(REPO_ROOT, 'apps', name) }
+      : env,
+    execArgv: [...(countFile ? ['--require', COUNT_HOOK] : []), ...(settings.execArgv[name] ?? [])],
+    output: 'pipe',
+    keepOutput: MAX_OUTPUT,
+    // The dispatcher lets attempts in flight finish; a backlog must not hold the run up.
+    killAfterMs: 10_000,
+  });
+  const service: Service = {
+    ...running,
     counts: () => {
       if (!countFile || !existsSync(countFile)) return undefined;
       try {
@@ -122,17 +80,6 @@ export async function startService(name: ServiceName, settings: ServiceSettings,
         return undefined; // caught mid-write; the next read will do
       }
     },
-    stop: () =>
-      new Promise<void>((done) => {
-        if (child.exitCode !== null || child.signalCode !== null) return done();
-        // The dispatcher lets attempts in flight finish; a backlog must not hold the run up.
-        const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        child.once('exit', () => {
-          clearTimeout(kill);
-          done();
-        });
-        child.kill('SIGTERM');
-      }),
   };
   return service;
 }

@@ -1,30 +1,24 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { newSecretKey } from '@recordbase/db';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
+import {
+  freePort,
+  REPO_ROOT,
+  type RunningService,
+  type ServiceName,
+  serviceNames,
+  startService,
+  stopAll,
+} from '@recordbase/launcher';
 
 /**
- * The three services as child processes (`node --import tsx apps/<name>/src/main.ts`, what
- * `npm start` runs), on free ports, against a throwaway database. Each stack gets its own BullMQ
- * prefix, so stacks never see each other's jobs.
+ * The three services as child processes, started by @recordbase/launcher as `npm start` starts
+ * them, on free ports, against a throwaway database. Each stack gets its own BullMQ prefix, so
+ * stacks never see each other's jobs.
  */
 
-const repoRoot = join(__dirname, '..', '..');
-export const serviceNames = ['records-api', 'upload-service', 'webhook-dispatcher'] as const;
-export type ServiceName = (typeof serviceNames)[number];
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
+export { freePort, type ServiceName, serviceNames };
 
 export interface Stack {
   rootKey: string;
@@ -45,26 +39,6 @@ export interface StackOptions {
   env?: Record<string, string>;
 }
 
-async function waitReady(
-  port: number,
-  child: ChildProcess,
-  name: string,
-  output: () => string,
-): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}):\n${output()}`);
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
-      if (response.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((done) => setTimeout(done, 200));
-  }
-  throw new Error(`${name} not ready on ${port}:\n${output()}`);
-}
-
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const database = await createTestDatabase();
   const rootKey = `root_${randomBytes(24).toString('hex')}`;
@@ -80,7 +54,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ROOT_API_KEY: rootKey,
     WEBHOOK_SECRET_KEY: newSecretKey(),
     FILE_TOKEN_SECRET: randomBytes(32).toString('base64url'),
-    STORAGE_DIR: join(repoRoot, '.data', 'e2e', randomBytes(6).toString('hex')),
+    STORAGE_DIR: join(REPO_ROOT, '.data', 'e2e', randomBytes(6).toString('hex')),
     QUEUE_PREFIX: `e2e-${randomBytes(6).toString('hex')}`,
     RATE_LIMIT_PER_SECOND: '100000',
     RATE_LIMIT_BURST: '100000',
@@ -89,33 +63,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     HOST: '127.0.0.1',
     ...options.env,
   };
-  const children = new Map<ServiceName, ChildProcess>();
-  const output = new Map<ServiceName, string>();
+  const services = new Map<ServiceName, RunningService>();
 
+  // Keeps all that the process printed, for logs() and for a service that does not come up.
   const start = async (name: ServiceName) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(repoRoot, 'apps', name, 'src', 'main.ts')],
-      {
-        cwd: repoRoot,
-        env: { ...env, PORT: String(ports[name]) },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    output.set(name, '');
-    const append = (chunk: Buffer) => output.set(name, (output.get(name) ?? '') + chunk.toString());
-    child.stdout?.on('data', append);
-    child.stderr?.on('data', append);
-    children.set(name, child);
-    await waitReady(ports[name], child, name, () => output.get(name) ?? '');
+    services.set(name, await startService({ name, port: ports[name], env, output: 'pipe' }));
   };
 
   const kill = async (name: ServiceName, signal: NodeJS.Signals = 'SIGTERM') => {
-    const child = children.get(name);
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((done) => child.once('exit', done));
-    child.kill(signal);
-    await exited;
+    await services.get(name)?.stop(signal);
   };
 
   await Promise.all(serviceNames.map(start));
@@ -137,9 +93,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     start,
     kill,
     async stop() {
-      await Promise.all(serviceNames.map((name) => kill(name)));
+      await stopAll([...services.values()]);
       await database.drop();
     },
-    logs: (name) => output.get(name) ?? '',
+    logs: (name) => services.get(name)?.output() ?? '',
   };
 }

@@ -1,0 +1,161 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+/**
+ * The one way the services are started, for `npm start` (scripts/stack.ts), the e2e tests
+ * (e2e/test/stack.ts) and the benchmarks (bench/webhooks/services.ts): `node --import tsx
+ * apps/<name>/src/main.ts` from the repository root with the given environment and PORT, ready
+ * once `GET /readyz` answers 200. What each caller adds (its environment, flags, log prefixes,
+ * counters) stays with the caller.
+ */
+
+export const REPO_ROOT = join(__dirname, '..', '..', '..');
+export const serviceNames = ['records-api', 'upload-service', 'webhook-dispatcher'] as const;
+export type ServiceName = (typeof serviceNames)[number];
+
+/** A port of 127.0.0.1 that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export interface ServiceOptions<Name extends ServiceName = ServiceName> {
+  name: Name;
+  port: number;
+  /** The child's whole environment (include process.env yourself); PORT is added. */
+  env: NodeJS.ProcessEnv;
+  /** Node flags before `--import tsx`. */
+  execArgv?: string[];
+  /**
+   * 'pipe': kept for output() and error messages; 'inherit': this process's stdout and stderr;
+   * a function: called with each line, nothing kept.
+   */
+  output: 'pipe' | 'inherit' | ((line: string, stream: 'stdout' | 'stderr') => void);
+  /** With 'pipe': how many of the last characters output() keeps (default: all). */
+  keepOutput?: number;
+  /** How long /readyz may take to answer 200 (default 60 s); then the process is killed. */
+  readyTimeoutMs?: number;
+  /** stop(): SIGKILL when the process has not exited this long after the signal (default: never). */
+  killAfterMs?: number;
+}
+
+export interface RunningService<Name extends ServiceName = ServiceName> {
+  name: Name;
+  pid: number;
+  port: number;
+  /** What the process printed ('pipe'), else ''. */
+  output(): string;
+  /** Sends the signal (SIGTERM) unless the process has exited, and resolves once it has. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Resolves when the process exits. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves once /readyz answered 200; rejects with the output if the process exits or times out. */
+  ready: Promise<void>;
+}
+
+const POLL_MS = 200;
+
+const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+async function waitReady(
+  child: ChildProcess,
+  name: string,
+  port: number,
+  timeoutMs: number,
+  output: () => string,
+) {
+  const withOutput = (message: string) => (output() ? `${message}:\n${output()}` : message);
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (hasExited(child)) {
+      throw new Error(withOutput(`${name} exited with ${child.signalCode ?? `code ${child.exitCode}`}`));
+    }
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((done) => setTimeout(done, POLL_MS));
+  }
+  if (!hasExited(child)) child.kill('SIGKILL');
+  throw new Error(withOutput(`${name} was not ready on port ${port} within ${timeoutMs / 1000} s`));
+}
+
+/** Spawns the service and returns at once; `ready` tells when it answers. */
+export function launchService<Name extends ServiceName>(options: ServiceOptions<Name>): RunningService<Name> {
+  const { name, port, output } = options;
+  const child = spawn(
+    process.execPath,
+    [...(options.execArgv ?? []), '--import', 'tsx', join(REPO_ROOT, 'apps', name, 'src', 'main.ts')],
+    {
+      cwd: REPO_ROOT,
+      env: { ...options.env, PORT: String(port) },
+      stdio: ['ignore', output === 'inherit' ? 'inherit' : 'pipe', output === 'inherit' ? 'inherit' : 'pipe'],
+    },
+  );
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal })),
+  );
+  let kept = '';
+  if (output === 'pipe') {
+    const keep = options.keepOutput ?? Number.POSITIVE_INFINITY;
+    for (const stream of [child.stdout, child.stderr]) {
+      stream?.setEncoding('utf8');
+      stream?.on('data', (chunk: string) => {
+        kept = kept + chunk;
+        if (kept.length > keep) kept = kept.slice(-keep);
+      });
+    }
+  } else if (typeof output === 'function') {
+    for (const [stream, which] of [
+      [child.stdout, 'stdout'],
+      [child.stderr, 'stderr'],
+    ] as const) {
+      if (stream) createInterface({ input: stream }).on('line', (line) => output(line, which));
+    }
+  }
+  const readOutput = () => kept;
+  const ready = waitReady(child, name, port, options.readyTimeoutMs ?? 60_000, readOutput);
+  // Handled where the caller awaits it; not an unhandled rejection before then.
+  ready.catch(() => {});
+  return {
+    name,
+    pid: child.pid ?? 0,
+    port,
+    output: readOutput,
+    exited,
+    ready,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (hasExited(child)) return;
+      const kill = options.killAfterMs
+        ? setTimeout(() => child.kill('SIGKILL'), options.killAfterMs)
+        : undefined;
+      child.kill(signal);
+      await exited;
+      clearTimeout(kill);
+    },
+  };
+}
+
+/** Spawns the service and resolves once it is ready. */
+export async function startService<Name extends ServiceName>(
+  options: ServiceOptions<Name>,
+): Promise<RunningService<Name>> {
+  const service = launchService(options);
+  await service.ready;
+  return service;
+}
+
+/** Stops them all (each with its own killAfterMs), resolving once every one has exited. */
+export async function stopAll(services: readonly RunningService[], signal?: NodeJS.Signals): Promise<void> {
+  await Promise.all(services.map((service) => service.stop(signal)));
+}
