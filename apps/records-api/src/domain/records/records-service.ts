@@ -237,9 +237,14 @@ export async function bulkWrite(
       const recordsJson = needsUploads(prepared)
         ? await inTransaction(records, (client) => write(client))
         : await inStatement(records, (client) => write(client));
+      // New records hold only the attachments this request gave: without a file of the upload
+      // service among them there is no link to sign, and the text PostgreSQL rendered is the answer.
+      const signable = needsUploads(prepared) || !principal.scopes.has('records:read');
       return {
         created: true,
-        recordsJson: presentRecords(recordsJson, table, principal, records.signFileLink),
+        recordsJson: signable
+          ? presentRecords(recordsJson, table, principal, records.signFileLink)
+          : recordsJson,
       };
     }
     requireScope(
