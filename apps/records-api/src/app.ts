@@ -10,6 +10,7 @@ import { createRateLimiter, rateLimitMiddleware } from '@recordbase/server-kit/r
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { RecordsApiConfig } from './config';
+import { createTableCache } from './domain/records/table-cache';
 import type { EventPublisher } from './events/publisher';
 import { recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
@@ -73,13 +74,17 @@ export function createApp(deps: RecordsApiDeps): Express {
     ),
   );
   // Each route reads its own body, after checking the key's right to it (server-kit/http.ts).
-  api.use(schemaRoutes(db.prisma, events));
+  // Closed with the database connections, whose pool holds its LISTEN connection.
+  const tables = createTableCache({ pool: db.pool, logger });
+  db.beforeClose(() => tables.close());
+  api.use(schemaRoutes(db.prisma, events, tables.clear));
   api.use(
     recordRoutes(db.pool, logger, {
       writeBodyLimit: config.JSON_BODY_LIMIT,
       fileTokenSecret: config.FILE_TOKEN_SECRET,
       fileLinkTtlSeconds: config.FILE_LINK_TTL_SECONDS,
       events,
+      tables,
     }),
   );
   api.use(webhookRoutes(db.prisma, webhookSecretKey));

@@ -47,6 +47,8 @@ export interface HarnessOptions {
   statementTimeoutMs?: number;
   acquireTimeoutMs?: number;
   maxConnections?: number;
+  /** A second app instance on the database (and with the root key) of this harness, which closing leaves in place. */
+  sameDatabaseAs?: Harness;
 }
 
 /**
@@ -54,7 +56,14 @@ export interface HarnessOptions {
  * own Redis key prefix so rate limits of parallel test files never meet.
  */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const testDb: TestDatabase = await createTestDatabase();
+  const shared = options.sameDatabaseAs;
+  const testDb: TestDatabase = shared
+    ? {
+        name: 'shared',
+        url: (shared.db.pool.options as { connectionString: string }).connectionString,
+        drop: async () => {},
+      }
+    : await createTestDatabase();
   const db = createDb(testDb.url, {
     maxConnections: options.maxConnections ?? 5,
     ...(options.statementTimeoutMs ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
@@ -64,7 +73,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     keyPrefix: `test:${randomBytes(6).toString('hex')}:`,
     maxRetriesPerRequest: 1,
   });
-  const rootKey = `root_${randomBytes(24).toString('hex')}`;
+  const rootKey = shared?.rootKey ?? `root_${randomBytes(24).toString('hex')}`;
   const webhookSecretKey = randomBytes(32);
   const fileTokenSecret = randomBytes(32).toString('base64url');
   const queuePrefix = `test-${randomBytes(6).toString('hex')}`;

@@ -1,4 +1,5 @@
 import { type Db, DELIVERIES_CHANNEL, parseSecretKey, scheduleOf } from '@recordbase/db';
+import { createListener, type Listener } from '@recordbase/server-kit/listener';
 import type { Logger } from '@recordbase/server-kit/logger';
 import type { Metrics } from '@recordbase/server-kit/metrics';
 import type { AttemptSettings } from './attempt';
@@ -6,7 +7,6 @@ import type { WebhookDispatcherConfig } from './config';
 import { ReceiverConnections } from './connections';
 import { type DeliverDeps, deliverOnce } from './deliver';
 import { createEventDispatch, type EventDispatch } from './event-dispatch';
-import { createListener, type Listener } from './listener';
 import { createLoop, type Loop } from './loop';
 import { createDispatcherMetrics, type DispatcherMetrics } from './metrics';
 import { createQueues, type DispatchQueues } from './queues';

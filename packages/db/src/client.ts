@@ -12,6 +12,8 @@ export interface Db {
   prisma: PrismaClient;
   /** The same connections Prisma uses, for the hand-written SQL of the physical tables. */
   pool: pg.Pool;
+  /** Work to end before the connections close (a listener holding one of them). */
+  beforeClose(hook: () => Promise<void>): void;
   close(): Promise<void>;
 }
 
@@ -49,12 +51,17 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   pool.on('error', () => {});
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   let closed = false;
+  const hooks: (() => Promise<void>)[] = [];
   return {
     prisma,
     pool,
+    beforeClose(hook) {
+      hooks.push(hook);
+    },
     async close() {
       if (closed) return;
       closed = true;
+      await Promise.all(hooks.map((hook) => hook()));
       await prisma.$disconnect();
       await pool.end();
     },

@@ -17,6 +17,9 @@ export interface OutboxEventInput {
   dataJson: string;
 }
 
+/** The columns an appended event sets, in the order of `outboxInsert`'s values. */
+export const outboxInsertColumns = ['id', 'database_id', 'table_id', 'type', 'source', 'data'] as const;
+
 /**
  * The statement that appends an event to the outbox. Run it in the same transaction as the change
  * it describes: the event commits with the change, or neither does. Once committed, the writer
@@ -27,7 +30,7 @@ export function outboxInsert(event: OutboxEventInput): { text: string; values: u
   const id = randomUUID();
   return {
     id,
-    text: `INSERT INTO outbox_events (id, database_id, table_id, type, source, data)
+    text: `INSERT INTO outbox_events (${outboxInsertColumns.join(', ')})
            VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::json)`,
     values: [id, event.databaseId, event.tableId, event.type, event.source, event.dataJson],
   };

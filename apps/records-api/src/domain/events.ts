@@ -20,6 +20,11 @@ function appended(transaction: object, id: string): string {
   return id;
 }
 
+/** Events a statement of `transaction`'s appended itself (record writes append theirs in SQL). */
+export function noteAppended(transaction: object, ids: readonly string[]): void {
+  for (const id of ids) appended(transaction, id);
+}
+
 /**
  * Runs `work` in the transaction `begin` opens, then publishes the events it appended: only
  * after `begin` returned, i.e. after the commit. A rolled-back transaction publishes nothing.

@@ -8,11 +8,14 @@ import {
 import { AppError, badRequest } from '@recordbase/server-kit/errors';
 import type { EventPublisher } from '../events/publisher';
 import { publishingEvents } from './events';
+import { notifySchemaChange } from './records/table-cache';
 
 /** Where schema changes run, and where the events they append go once committed. */
 export interface SchemaDb {
   prisma: PrismaClient;
   events: EventPublisher;
+  /** Called once a change has committed, before its answer (this process's table cache). */
+  afterChange?: () => void;
 }
 
 /**
@@ -33,15 +36,20 @@ const duplicateNameMessages: Record<string, string> = {
  */
 export async function inSchemaTransaction<T>(schema: SchemaDb, work: (tx: Tx) => Promise<T>): Promise<T> {
   try {
-    return await publishingEvents(
+    const result = await publishingEvents(
       schema.events,
       (inTx: (tx: Tx) => Promise<T>) =>
         schema.prisma.$transaction(async (tx) => {
           await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${SCHEMA_CHANGE_TIMEOUT_MS}`);
+          // Delivered on commit only: every process drops the table metadata it keeps.
+          await tx.$executeRawUnsafe(notifySchemaChange);
           return inTx(tx);
         }, SCHEMA_TX_OPTIONS),
       work,
     );
+    // This process's own cache, before the answer leaves: its NOTIFY may arrive after the next request.
+    schema.afterChange?.();
+    return result;
   } catch (error) {
     if (error instanceof AppError) throw error;
     const info = databaseErrorOf(error);

@@ -14,6 +14,7 @@ import { Router } from 'express';
 import type pg from 'pg';
 import { z } from 'zod';
 import * as records from '../domain/records/records-service';
+import type { TableCache } from '../domain/records/table-cache';
 import type { EventPublisher } from '../events/publisher';
 
 const tableParams = z.object({ databaseId: pathSegmentSchema, tableId: pathSegmentSchema });
@@ -41,6 +42,8 @@ export interface RecordRoutesOptions {
   fileLinkTtlSeconds: number;
   /** Where the events of committed writes are published. */
   events: EventPublisher;
+  /** Table metadata kept between requests. */
+  tables?: TableCache;
 }
 
 export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoutesOptions): Router {
@@ -56,6 +59,7 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     onBackgroundError: (error) => logger.warn({ err: error }, 'building a matchOn index failed'),
     signFileLink,
     events: options.events,
+    ...(options.tables ? { tables: options.tables } : {}),
   });
 
   router.post(

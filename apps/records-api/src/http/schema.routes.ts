@@ -40,9 +40,9 @@ const FIELD_BODY_LIMIT = '1mb';
 const deleted = (message: string): z.infer<typeof successMessageSchema> => ({ success: true, message });
 
 /** API keys, databases, tables and fields. Handlers only parse, call the domain, and answer. */
-export function schemaRoutes(prisma: PrismaClient, events: EventPublisher): Router {
+export function schemaRoutes(prisma: PrismaClient, events: EventPublisher, afterChange?: () => void): Router {
   const router = Router();
-  const schema: SchemaDb = { prisma, events };
+  const schema: SchemaDb = { prisma, events, ...(afterChange ? { afterChange } : {}) };
 
   router.post(
     '/api-keys',

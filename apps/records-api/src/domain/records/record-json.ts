@@ -53,7 +53,12 @@ export interface RecordJsonSql {
  * keys (field ids and names, JSON-encoded here) arrive as parameters. Cheaper than building two
  * json objects, which would encode every value twice.
  */
-export function recordJsonSql(table: TableMeta, params: SqlParams): RecordJsonSql {
+export function recordJsonSql(
+  table: TableMeta,
+  params: SqlParams,
+  /** Renders a link field from elsewhere than its link table (a write's own input): given the usual SQL. */
+  linksSql?: (field: FieldMeta, fromLinkTable: string) => string,
+): RecordJsonSql {
   const pieces: string[] = [`'{"id":"'`, 'r.id::text', `'","data":{'`];
   table.fields.forEach((field, i) => {
     pieces.push(`${params.add(`${i > 0 ? ',' : ''}${JSON.stringify(field.id)}:`)}::text`, `v.v${i}`);
@@ -69,7 +74,10 @@ export function recordJsonSql(table: TableMeta, params: SqlParams): RecordJsonSq
     `to_char(r.updated_at AT TIME ZONE 'UTC', ${ISO_UTC})`,
     `'"}'`,
   );
-  const values = table.fields.map((field, i) => `${valueJsonSql(table, field)} AS v${i}`);
+  const values = table.fields.map((field, i) => {
+    const value = valueJsonSql(table, field);
+    return `${field.type === 'linked_record' && linksSql ? linksSql(field, value) : value} AS v${i}`;
+  });
   return {
     text: `array_to_string(ARRAY[${pieces.join(', ')}], '')`,
     // OFFSET 0 keeps the planner from inlining the subquery (which would duplicate the expressions).

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
 import type {
   BulkDeleteRecordsRequest,
@@ -5,19 +6,18 @@ import type {
   ListRecordsRequest,
   RecordValuesInput,
 } from '@recordbase/contracts/records';
-import { type Connections, withTransaction } from '@recordbase/db';
+import { type Connections, newRecordId, withTransaction } from '@recordbase/db';
 import { type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import type { EventPublisher } from '../../events/publisher';
-import { publishingEvents, recordEvent } from '../events';
+import { noteAppended, publishingEvents, recordEvent } from '../events';
 import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
 import { type FileLinkSigner, presentRecords } from './presentation';
-import { resolveReferences } from './references';
+import { needsUploads, resolveAttachments, resolveReferences } from './references';
 import {
   deleteRecords,
   fetchRecordsJson,
-  findMatches,
   insertRecords,
   type ListedRecords,
   listRecords,
@@ -25,9 +25,11 @@ import {
   lockKeys,
   updateRecords,
 } from './store';
-import { loadTableMeta } from './table-loader';
+import type { TableCache } from './table-cache';
+import { accessibleDatabaseId, loadTableMeta } from './table-loader';
 import type { FieldMeta, TableMeta } from './table-meta';
 import { type PreparedRecord, prepareRecord } from './values';
+import { runWrite, type WriteProblem } from './write-statement';
 
 /** The record use cases. HTTP-free: they take parsed input and return JSON text or throw AppError. */
 
@@ -54,6 +56,63 @@ export interface RecordsDb {
   signFileLink: FileLinkSigner;
   /** Where the record events of a committed write go. */
   events: EventPublisher;
+  /** Table metadata kept between requests (without it, every request loads it). */
+  tables?: TableCache;
+}
+
+/** Errors that metadata a schema change made stale would explain: unknown columns, tables or types, refused input. */
+const STALE_METADATA_SQLSTATES = new Set(['42703', '42P01', '42804', '22P02']);
+
+function mayBeStaleMetadata(error: unknown): boolean {
+  if (error instanceof AppError) return error.code === 'BAD_REQUEST';
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && STALE_METADATA_SQLSTATES.has(code);
+}
+
+/**
+ * Runs `work` with the table's metadata, from the cache when it has it. Work that fails in a way
+ * stale metadata would explain (a change whose NOTIFY has not arrived yet) runs once more with
+ * metadata loaded afresh; it wrote nothing, its transaction or statement having failed.
+ */
+async function withTable<T>(
+  tables: TableCache | undefined,
+  db: Connections,
+  principal: Principal,
+  address: TableAddress,
+  work: (table: TableMeta) => Promise<T>,
+): Promise<T> {
+  const databaseId = accessibleDatabaseId(principal, address.databaseId);
+  const load = () => loadTableMeta(db, databaseId, address.tableRef);
+  if (!tables) return work(await load());
+  const key = `${databaseId}/${address.tableRef}`;
+  const { table, cached } = await tables.get(key, load);
+  if (!cached) return work(table);
+  try {
+    return await work(table);
+  } catch (error) {
+    if (!mayBeStaleMetadata(error)) throw error;
+    tables.drop(key);
+    return work((await tables.get(key, load)).table);
+  }
+}
+
+/** One statement (a transaction by itself) on a connection of the request, publishing its events after. */
+function inStatement<T>(
+  { db, events }: Pick<RecordsDb, 'db' | 'events'>,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  return publishingEvents(
+    events,
+    async (onClient: (client: pg.PoolClient) => Promise<T>) => {
+      const client = await db.connect();
+      try {
+        return await onClient(client);
+      } finally {
+        client.release();
+      }
+    },
+    work,
+  );
 }
 
 /** A transaction on the request's connections whose events are published once it commits. */
@@ -69,14 +128,15 @@ function inTransaction<T>(
 }
 
 export async function list(
-  { db, signFileLink }: RecordsDb,
+  { db, tables, signFileLink }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   request: ListRecordsRequest,
 ): Promise<ListedRecords> {
-  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
-  const listed = await listRecords(db, table, request);
-  return { ...listed, recordsJson: presentRecords(listed.recordsJson, table, principal, signFileLink) };
+  return withTable(tables, db, principal, address, async (table) => {
+    const listed = await listRecords(db, table, request);
+    return { ...listed, recordsJson: presentRecords(listed.recordsJson, table, principal, signFileLink) };
+  });
 }
 
 /** JSON texts of the given records in the given order. */
@@ -134,142 +194,142 @@ export interface BulkResult {
   recordsJson: string;
 }
 
+/** Turns what the write statement refused into the 400 the checks in Node used to give. */
+function refuse(problem: WriteProblem, table: TableMeta, where: (index: number) => string): never {
+  if (problem.kind === 'missing-link') {
+    const field = table.fieldsById.get(problem.fieldId)!;
+    throw badRequest(
+      `${where(problem.index)}.${field.name}: no record ${problem.linkedId} in the linked table`,
+    );
+  }
+  throw badRequest(
+    `${where(problem.index)}: matches ${problem.count} existing records on matchOn; it must match at most one`,
+  );
+}
+
 export async function bulkWrite(
   records: RecordsDb,
   principal: Principal,
   address: TableAddress,
   body: BulkRecordsRequest,
 ): Promise<BulkResult> {
-  const { db } = records;
-  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
-  const prepared = body.records.map((record, index) =>
-    prepareRecord(table, record, `body.records[${index}]`),
-  );
-  const where = (index: number) => `body.records[${index}]`;
-  if (!body.matchOn) {
+  const { db, tables } = records;
+  return withTable(tables, db, principal, address, async (table) => {
+    const prepared = body.records.map((record, index) =>
+      prepareRecord(table, record, `body.records[${index}]`),
+    );
+    const where = (index: number) => `body.records[${index}]`;
+    const write = async (client: pg.PoolClient, matchOn?: FieldMeta[]) => {
+      await resolveAttachments(client, table, prepared, where);
+      const outcome = await runWrite(client, {
+        table,
+        records: prepared,
+        newIds: prepared.map(() => newRecordId()),
+        ...(matchOn ? { matchOn } : {}),
+        eventIds: { created: randomUUID(), updated: randomUUID() },
+      });
+      if (outcome.problem) refuse(outcome.problem, table, where);
+      noteAppended(client, outcome.eventIds);
+      return outcome.recordsJson;
+    };
+    if (!body.matchOn) {
+      // One statement is a transaction of its own, unless uploaded files must be locked first.
+      const recordsJson = needsUploads(prepared)
+        ? await inTransaction(records, (client) => write(client))
+        : await inStatement(records, (client) => write(client));
+      // New records hold only the attachments this request gave: without a file of the upload
+      // service among them there is no link to sign, and the text PostgreSQL rendered is the answer.
+      const signable = needsUploads(prepared) || !principal.scopes.has('records:read');
+      return {
+        created: true,
+        recordsJson: signable
+          ? presentRecords(recordsJson, table, principal, records.signFileLink)
+          : recordsJson,
+      };
+    }
+    requireScope(
+      principal,
+      'records:read',
+      'an upsert with matchOn looks records up by their values, which is reading them',
+    );
+    // In one order whatever the request's, so [a, b] and [b, a] take the same key locks.
+    const fields = inCanonicalOrder(matchOnFields(table, body.matchOn));
+    const keys = matchKeys(prepared, fields);
     const recordsJson = await inTransaction(records, async (client) => {
-      await resolveReferences(client, table, prepared, where);
-      const ids = await insertRecords(client, table, prepared);
-      const json = await recordsInOrder(client, table, ids);
-      await recordEvent(client, table, 'record.created', ids, json);
-      return json;
+      // Its own statement: the write's snapshot must begin after the locks are held.
+      await lockKeys(
+        client,
+        keys.map((key) => `${table.id}:${JSON.stringify(key)}`),
+      );
+      return write(client, fields);
     });
+    ensureMatchIndex(records.background, table, fields, records.onBackgroundError ?? (() => {}));
     return {
-      created: true,
+      created: false,
       recordsJson: presentRecords(recordsJson, table, principal, records.signFileLink),
     };
-  }
-  requireScope(
-    principal,
-    'records:read',
-    'an upsert with matchOn looks records up by their values, which is reading them',
-  );
-  // In one order whatever the request's, so [a, b] and [b, a] take the same key locks.
-  const fields = inCanonicalOrder(matchOnFields(table, body.matchOn));
-  const keys = matchKeys(prepared, fields);
-  const recordsJson = await inTransaction(records, async (client) => {
-    await resolveReferences(client, table, prepared, where);
-    await lockKeys(
-      client,
-      keys.map((key) => `${table.id}:${JSON.stringify(key)}`),
-    );
-    const matches = await findMatches(client, table, fields, keys);
-    const ids: string[] = new Array(prepared.length);
-    const updates: { id: string; record: PreparedRecord }[] = [];
-    const inserts: { index: number; record: PreparedRecord }[] = [];
-    prepared.forEach((record, index) => {
-      const found = matches.get(index) ?? [];
-      if (found.length > 1) {
-        throw badRequest(
-          `body.records[${index}]: matches ${found.length} existing records on matchOn; it must match at most one`,
-        );
-      }
-      if (found[0]) {
-        ids[index] = found[0];
-        updates.push({ id: found[0], record });
-      } else {
-        inserts.push({ index, record });
-      }
-    });
-    await updateRecords(client, table, updates);
-    const createdIds =
-      inserts.length > 0
-        ? await insertRecords(
-            client,
-            table,
-            inserts.map((insert) => insert.record),
-          )
-        : [];
-    inserts.forEach((insert, i) => {
-      ids[insert.index] = createdIds[i]!;
-    });
-    const byId = await fetchRecordsJson(client, table, ids);
-    const jsonOf = (subset: readonly string[]) => `[${subset.map((id) => byId.get(id)).join(',')}]`;
-    const updatedIds = updates.map((update) => update.id);
-    await recordEvent(client, table, 'record.created', createdIds, jsonOf(createdIds));
-    await recordEvent(client, table, 'record.updated', updatedIds, jsonOf(updatedIds));
-    return jsonOf(ids);
   });
-  ensureMatchIndex(records.background, table, fields, records.onBackgroundError ?? (() => {}));
-  return { created: false, recordsJson: presentRecords(recordsJson, table, principal, records.signFileLink) };
 }
 
 export async function createOne(
-  { db, signFileLink, events }: RecordsDb,
+  { db, tables, signFileLink, events }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   input: RecordValuesInput,
 ): Promise<string> {
-  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
-  const prepared = prepareRecord(table, input, 'body.record');
-  const json = await inTransaction({ db, events }, async (client) => {
-    await resolveReferences(client, table, [prepared], () => 'body.record');
-    const [id] = await insertRecords(client, table, [prepared]);
-    const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
-    await recordEvent(client, table, 'record.created', [id!], `[${json}]`);
-    return json;
+  return withTable(tables, db, principal, address, async (table) => {
+    const prepared = prepareRecord(table, input, 'body.record');
+    const json = await inTransaction({ db, events }, async (client) => {
+      await resolveReferences(client, table, [prepared], () => 'body.record');
+      const [id] = await insertRecords(client, table, [prepared]);
+      const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
+      await recordEvent(client, table, 'record.created', [id!], `[${json}]`);
+      return json;
+    });
+    return presentRecords(json, table, principal, signFileLink);
   });
-  return presentRecords(json, table, principal, signFileLink);
 }
 
 export async function getOne(
-  { db, signFileLink }: RecordsDb,
+  { db, tables, signFileLink }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
 ): Promise<string> {
   const id = validRecordId(recordId);
-  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
-  const client = await db.connect();
-  try {
-    const json = (await fetchRecordsJson(client, table, [id])).get(id);
-    if (!json) throw notFound(`Record ${recordId} not found`);
-    return presentRecords(json, table, principal, signFileLink);
-  } finally {
-    client.release();
-  }
+  return withTable(tables, db, principal, address, async (table) => {
+    const client = await db.connect();
+    try {
+      const json = (await fetchRecordsJson(client, table, [id])).get(id);
+      if (!json) throw notFound(`Record ${recordId} not found`);
+      return presentRecords(json, table, principal, signFileLink);
+    } finally {
+      client.release();
+    }
+  });
 }
 
 export async function updateOne(
-  { db, signFileLink, events }: RecordsDb,
+  { db, tables, signFileLink, events }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
   input: RecordValuesInput,
 ): Promise<string> {
   const id = validRecordId(recordId);
-  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
-  const prepared = prepareRecord(table, input, 'body.record');
-  const json = await inTransaction({ db, events }, async (client) => {
-    if (!(await lockExisting(client, table, [id])).has(id)) throw notFound(`Record ${recordId} not found`);
-    await resolveReferences(client, table, [prepared], () => 'body.record');
-    const changes = prepared.columns.size > 0 || prepared.links.size > 0;
-    if (changes) await updateRecords(client, table, [{ id, record: prepared }]);
-    const json = (await fetchRecordsJson(client, table, [id])).get(id)!;
-    if (changes) await recordEvent(client, table, 'record.updated', [id], `[${json}]`);
-    return json;
+  return withTable(tables, db, principal, address, async (table) => {
+    const prepared = prepareRecord(table, input, 'body.record');
+    const json = await inTransaction({ db, events }, async (client) => {
+      if (!(await lockExisting(client, table, [id])).has(id)) throw notFound(`Record ${recordId} not found`);
+      await resolveReferences(client, table, [prepared], () => 'body.record');
+      const changes = prepared.columns.size > 0 || prepared.links.size > 0;
+      if (changes) await updateRecords(client, table, [{ id, record: prepared }]);
+      const json = (await fetchRecordsJson(client, table, [id])).get(id)!;
+      if (changes) await recordEvent(client, table, 'record.updated', [id], `[${json}]`);
+      return json;
+    });
+    return presentRecords(json, table, principal, signFileLink);
   });
-  return presentRecords(json, table, principal, signFileLink);
 }
 
 /**
@@ -296,24 +356,26 @@ async function deleteExisting(
 }
 
 export async function deleteOne(
-  { db, events }: RecordsDb,
+  { db, tables, events }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
 ): Promise<void> {
   const id = validRecordId(recordId);
-  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
-  await deleteExisting({ db, events }, table, [id]);
+  return withTable(tables, db, principal, address, async (table) => {
+    await deleteExisting({ db, events }, table, [id]);
+  });
 }
 
 export async function deleteMany(
-  { db, events }: RecordsDb,
+  { db, tables, events }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   body: BulkDeleteRecordsRequest,
 ): Promise<string[]> {
   const ids = [...new Set(body.ids.map(validRecordId))];
-  const table = await loadTableMeta(db, principal, address.databaseId, address.tableRef);
-  await deleteExisting({ db, events }, table, ids);
-  return ids;
+  return withTable(tables, db, principal, address, async (table) => {
+    await deleteExisting({ db, events }, table, ids);
+    return ids;
+  });
 }

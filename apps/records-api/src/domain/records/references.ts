@@ -26,11 +26,20 @@ export function uploadKeyOf(url: string): string | null {
   }
 }
 
+/** Whether some attachment names a file of the upload service (whose row the write must lock). */
+export function needsUploads(records: readonly PreparedRecord[]): boolean {
+  return records.some((record) =>
+    [...record.attachments.values()].some((values) =>
+      values.some((value) => uploadKeyOf(value.url) !== null),
+    ),
+  );
+}
+
 /**
  * Completes attachment values: `{url}` of a file uploaded to this database gets its name, size
  * and type from the upload record; any other url must bring all three itself.
  */
-async function resolveAttachments(
+export async function resolveAttachments(
   client: Queryable,
   table: TableMeta,
   records: PreparedRecord[],

@@ -280,10 +280,8 @@ export async function lockExisting(
   return new Set(result.rows.map((row) => row.id));
 }
 
-/** One matchOn field equal to its incoming value `v.k<i>`. */
-function matchCondition(field: FieldMeta, position: number): string {
-  const column = `r.${quoteIdent(field.id)}`;
-  const value = `v.k${position}`;
+/** One matchOn field (its column as SQL) equal to an incoming value (as SQL). */
+export function matchCondition(field: FieldMeta, column: string, value: string): string {
   // Option sets match regardless of order.
   if (field.type === 'multiple_select') return `(${column} @> ${value} AND ${column} <@ ${value})`;
   const key = matchKeyOf(field);
@@ -304,7 +302,9 @@ export function matchQuery(
       `(${params.add(index)}::int, ${values.map((value, i) => `${params.add(value)}::${castFor(matchOn[i]!)}`).join(', ')})`,
   );
   const valueColumns = matchOn.map((_, i) => `k${i}`);
-  const on = matchOn.map(matchCondition).join(' AND ');
+  const on = matchOn
+    .map((field, i) => matchCondition(field, `r.${quoteIdent(field.id)}`, `v.k${i}`))
+    .join(' AND ');
   return {
     text: `SELECT v.idx, r.id::text AS id FROM ${tableRef(table)} r
        JOIN (VALUES ${rows.join(', ')}) AS v(idx, ${valueColumns.join(', ')}) ON ${on}`,

@@ -15,20 +15,28 @@ interface TableRow {
   fields: { id: string; name: string; type: FieldType; template: FieldTemplate }[] | null;
 }
 
+const databaseMissing = (databaseId: string) => notFound(`Database ${databaseId} not found`);
+
 /**
- * Everything a record request needs to know about its table, in one round trip: the hot path of
- * every record operation. Databases outside the key's scope answer 404 like missing ones.
+ * The database id of a record request, lower-cased, once the key may use it: checked on every
+ * request, from the key alone. Databases outside the key's scope answer 404 like missing ones.
+ */
+export function accessibleDatabaseId(principal: Principal, databaseId: string): string {
+  if (!UUID_PATTERN.test(databaseId)) throw databaseMissing(databaseId);
+  const id = databaseId.toLowerCase();
+  if (!canAccessDatabase(principal, id)) throw databaseMissing(databaseId);
+  return id;
+}
+
+/**
+ * Everything a record request needs to know about its table, in one round trip (`id` comes from
+ * accessibleDatabaseId).
  */
 export async function loadTableMeta(
   pool: Pick<pg.Pool, 'query'>,
-  principal: Principal,
-  databaseId: string,
+  id: string,
   tableRef: string,
 ): Promise<TableMeta> {
-  const databaseMissing = () => notFound(`Database ${databaseId} not found`);
-  if (!UUID_PATTERN.test(databaseId)) throw databaseMissing();
-  const id = databaseId.toLowerCase();
-  if (!canAccessDatabase(principal, id)) throw databaseMissing();
   const result = await pool.query<TableRow>(
     `SELECT d.id AS database_id, d.schema_name, t.id AS table_id, t.name AS table_name, t.primary_field_id,
             (SELECT json_agg(json_build_object('id', f.id, 'name', f.name, 'type', f.type, 'template', f.template)
@@ -43,7 +51,7 @@ export async function loadTableMeta(
   const row = result.rows[0];
   if (!row) {
     const database = await pool.query('SELECT 1 FROM databases WHERE id = $1', [id]);
-    throw database.rowCount === 0 ? databaseMissing() : notFound(`Table ${tableRef} not found`);
+    throw database.rowCount === 0 ? databaseMissing(id) : notFound(`Table ${tableRef} not found`);
   }
   const fields = row.fields ?? [];
   return buildTableMeta({

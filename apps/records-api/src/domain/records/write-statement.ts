@@ -1,0 +1,251 @@
+import type { FieldTemplate } from '@recordbase/contracts/fields';
+import { outboxInsertColumns } from '@recordbase/db';
+import {
+  columnSpecByType,
+  linkTableName,
+  qualifiedTable,
+  quoteIdent,
+  SqlParams,
+} from '@recordbase/db/physical';
+import type pg from 'pg';
+import { recordJsonSql } from './record-json';
+import { matchCondition } from './store';
+import type { FieldMeta, TableMeta } from './table-meta';
+import type { PreparedRecord } from './values';
+
+/**
+ * A bulk create or upsert as one statement, whatever the batch: the records travel as one JSON
+ * parameter (`json_to_recordset` types each column), the linked ids are checked, the matches
+ * found, the rows updated and inserted, the links written, the answer rendered from what
+ * `INSERT`/`UPDATE … RETURNING` gave and the record events appended to the outbox with the same
+ * text. A request PostgreSQL must refuse (a missing linked record, a key matching several
+ * records) writes nothing: every write is guarded by the statement's own checks, and the problem
+ * comes back for the caller to name.
+ */
+
+type Queryable = Pick<pg.PoolClient, 'query'>;
+
+export interface WriteInput {
+  table: TableMeta;
+  records: readonly PreparedRecord[];
+  /** A fresh id per record, used when the record is created. */
+  newIds: readonly string[];
+  /** Upsert: the fields whose equal values make a record an update (in canonical order). */
+  matchOn?: readonly FieldMeta[];
+  /** Ids of the outbox events the write may append (created, updated). */
+  eventIds: { created: string; updated: string };
+}
+
+export type WriteProblem =
+  | { kind: 'missing-link'; index: number; fieldId: string; linkedId: string }
+  | { kind: 'many-matches'; index: number; count: number };
+
+export interface WriteOutcome {
+  /** The records in input order, as a JSON array (text). */
+  recordsJson: string;
+  /** The outbox events appended, in append order. */
+  eventIds: string[];
+  problem?: WriteProblem;
+}
+
+const isColumn = (field: FieldMeta) => field.type !== 'linked_record';
+
+/** Attachments arrive as JSON text and are cast; every other column is typed by json_to_recordset. */
+function recordsetType(field: FieldMeta): string {
+  const sqlType = columnSpecByType[field.type as Exclude<FieldMeta['type'], 'linked_record'>].sqlType;
+  return sqlType === 'jsonb' ? 'text' : sqlType;
+}
+
+function columnValue(field: FieldMeta, column: string): string {
+  const spec = columnSpecByType[field.type as Exclude<FieldMeta['type'], 'linked_record'>];
+  return spec.sqlType === 'jsonb' ? `${column}::jsonb` : column;
+}
+
+export function writeStatement(input: WriteInput): { text: string; values: unknown[] } {
+  const { table, records, newIds, matchOn } = input;
+  const upsert = matchOn !== undefined;
+  const columnFields = table.fields.filter(
+    (field) => isColumn(field) && records.some((record) => record.columns.has(field.id)),
+  );
+  const linkFields = table.fields.filter(
+    (field) => !isColumn(field) && records.some((record) => record.links.has(field.id)),
+  );
+  const givenByAll = columnFields.map((field) => records.every((record) => record.columns.has(field.id)));
+  const columnIndex = new Map(columnFields.map((field, i) => [field.id, i]));
+
+  // The rows of the recordset: c<i> a column value, g<i> whether it was given (only when some
+  // record leaves it out), l<i> the linked ids of a link field (absent when not given).
+  const rows = records.map((record, n) => {
+    const row: Record<string, unknown> = { n, id: newIds[n] };
+    columnFields.forEach((field, i) => {
+      if (!record.columns.has(field.id)) return;
+      row[`c${i}`] = record.columns.get(field.id);
+      if (!givenByAll[i]) row[`g${i}`] = true;
+    });
+    linkFields.forEach((field, i) => {
+      const links = record.links.get(field.id);
+      if (links) row[`l${i}`] = links;
+    });
+    return row;
+  });
+  const params = new SqlParams();
+  const recordset = params.add(JSON.stringify(rows));
+  const definitions = [
+    'n int',
+    'id uuid',
+    ...columnFields.flatMap((field, i) => [
+      `c${i} ${recordsetType(field)}`,
+      ...(givenByAll[i] ? [] : [`g${i} boolean`]),
+    ]),
+    ...linkFields.map((_, i) => `l${i} uuid[]`),
+  ];
+  const given = (i: number) => (givenByAll[i] ? 'true' : `(w.g${i} IS TRUE)`);
+  const ref = qualifiedTable(table.schemaName, table.id);
+  const ctes: string[] = [
+    `input AS MATERIALIZED (SELECT * FROM json_to_recordset(${recordset}::json) AS x(${definitions.join(', ')}))`,
+  ];
+
+  // Linked ids that name no record of the linked table: the first in field, record, list order.
+  const missing = linkFields.map((field, i) => {
+    const linked = qualifiedTable(
+      table.schemaName,
+      (field.template as FieldTemplate<'linked_record'>).tableId,
+    );
+    return `SELECT ${i} AS f, x.n, u.o, u.linked FROM input x CROSS JOIN LATERAL unnest(x.l${i}) WITH ORDINALITY AS u(linked, o)
+             WHERE NOT EXISTS (SELECT 1 FROM ${linked} t WHERE t.id = u.linked)`;
+  });
+  ctes.push(
+    `missing AS (${missing.length > 0 ? `SELECT * FROM (${missing.join(' UNION ALL ')}) m ORDER BY f, n, o LIMIT 1` : 'SELECT NULL::int AS f, NULL::int AS n, NULL::bigint AS o, NULL::uuid AS linked WHERE false'})`,
+  );
+  if (upsert) {
+    const on = matchOn
+      .map((field) => matchCondition(field, `r.${quoteIdent(field.id)}`, `x.c${columnIndex.get(field.id)!}`))
+      .join(' AND ');
+    ctes.push(
+      `matches AS (SELECT x.n, r.id FROM ${ref} r JOIN input x ON ${on})`,
+      `many AS (SELECT n, count(*)::int AS c FROM matches GROUP BY n HAVING count(*) > 1 ORDER BY n LIMIT 1)`,
+    );
+  } else {
+    ctes.push('many AS (SELECT NULL::int AS n, NULL::int AS c WHERE false)');
+  }
+  ctes.push(
+    `target AS (SELECT x.*, ${upsert ? 'COALESCE(m.id, x.id)' : 'x.id'} AS rid, ${upsert ? 'm.id IS NOT NULL' : 'false'} AS matched
+       FROM input x ${upsert ? 'LEFT JOIN matches m ON m.n = x.n' : ''}
+      WHERE NOT EXISTS (SELECT 1 FROM missing) AND NOT EXISTS (SELECT 1 FROM many))`,
+  );
+  const insertColumns = ['id', ...columnFields.map((field) => quoteIdent(field.id))];
+  const insertValues = [
+    'w.rid',
+    ...columnFields.map((field, i) => {
+      const value = columnValue(field, `w.c${i}`);
+      const fallback =
+        columnSpecByType[field.type as Exclude<FieldMeta['type'], 'linked_record'>].notNullDefault;
+      return givenByAll[i] || !fallback ? value : `COALESCE(${value}, ${fallback})`;
+    }),
+  ];
+  ctes.push(
+    `ins AS (INSERT INTO ${ref} (${insertColumns.join(', ')})
+       SELECT ${insertValues.join(', ')} FROM target w WHERE NOT w.matched ORDER BY w.n RETURNING *)`,
+  );
+  if (upsert) {
+    const assignments = [
+      'updated_at = now()',
+      ...columnFields.map((field, i) => {
+        const column = quoteIdent(field.id);
+        const value = columnValue(field, `w.c${i}`);
+        return givenByAll[i]
+          ? `${column} = ${value}`
+          : `${column} = CASE WHEN ${given(i)} THEN ${value} ELSE r.${column} END`;
+      }),
+    ];
+    ctes.push(
+      `upd AS (UPDATE ${ref} AS r SET ${assignments.join(', ')} FROM target w WHERE w.matched AND r.id = w.rid RETURNING r.*)`,
+    );
+  }
+  linkFields.forEach((field, i) => {
+    const link = qualifiedTable(table.schemaName, linkTableName(field.id));
+    if (upsert) {
+      // Links of updated records that the new list drops; the kept ones are upserted below (no
+      // row is both deleted and inserted, which one statement could not do).
+      ctes.push(
+        `unlink${i} AS (DELETE FROM ${link} l USING target w
+           WHERE w.matched AND w.l${i} IS NOT NULL AND l.record_id = w.rid AND l.linked_id <> ALL (w.l${i}))`,
+      );
+    }
+    ctes.push(
+      `link${i} AS (INSERT INTO ${link} (record_id, linked_id, position)
+         SELECT w.rid, u.linked, (u.o - 1)::int FROM target w CROSS JOIN LATERAL unnest(w.l${i}) WITH ORDINALITY AS u(linked, o)
+         ${upsert ? 'ON CONFLICT (record_id, linked_id) DO UPDATE SET position = EXCLUDED.position' : ''})`,
+    );
+  });
+  // The links a record gave are rendered from the input (the statement cannot read its own link
+  // rows); the others from the link table, as any read would.
+  const linkIndex = new Map(linkFields.map((field, i) => [field.id, i]));
+  const record = recordJsonSql(table, params, (field, fromTable) => {
+    const i = linkIndex.get(field.id);
+    if (i === undefined) return fromTable;
+    return `CASE WHEN w.l${i} IS NULL THEN ${fromTable}
+                 ELSE COALESCE((SELECT json_agg(u.linked ORDER BY u.o) FROM unnest(w.l${i}) WITH ORDINALITY AS u(linked, o))::text, '[]') END`;
+  });
+  const written = upsert ? '(SELECT * FROM upd UNION ALL SELECT * FROM ins)' : 'ins';
+  ctes.push(
+    `rendered AS (SELECT w.n, w.matched, r.id::text AS id, ${record.text} AS j
+       FROM ${written} r JOIN target w ON w.rid = r.id ${record.join})`,
+  );
+  // The record events carry the records as answered: one per type, only when it has records.
+  const eventData = (matched: boolean) =>
+    `SELECT ${params.add(matched ? input.eventIds.updated : input.eventIds.created)}::uuid AS id, ${params.add(`record.${matched ? 'updated' : 'created'}`)}::text AS type, ${matched ? 2 : 1} AS k,
+            ${params.add(`{"tableId":${JSON.stringify(table.id)},"recordIds":[`)}::text
+              || string_agg('"' || id || '"', ',' ORDER BY n) || '],"records":['
+              || string_agg(j, ',' ORDER BY n) || ']}' AS data
+       FROM rendered WHERE matched = ${matched} HAVING count(*) > 0`;
+  const outbox = outboxInsertColumns;
+  ctes.push(
+    `events AS (INSERT INTO outbox_events (${outbox.join(', ')})
+       SELECT e.id, ${params.add(table.databaseId)}::uuid, ${params.add(table.id)}::text, e.type, 'public_api', e.data::json
+         FROM (${eventData(false)} UNION ALL ${eventData(true)}) e ORDER BY e.k
+       RETURNING id::text, type)`,
+  );
+  return {
+    text: `WITH ${ctes.join(',\n')}
+      SELECT (SELECT '[' || string_agg(j, ',' ORDER BY n) || ']' FROM rendered) AS answer,
+             (SELECT array_agg(id ORDER BY type) FROM events) AS event_ids,
+             (SELECT row_to_json(m) FROM missing m) AS missing,
+             (SELECT row_to_json(x) FROM many x) AS many`,
+    values: params.values,
+  };
+}
+
+export async function runWrite(client: Queryable, input: WriteInput): Promise<WriteOutcome> {
+  const statement = writeStatement(input);
+  const result = await client.query<{
+    answer: string | null;
+    event_ids: string[] | null;
+    missing: { f: number; n: number; linked: string } | null;
+    many: { n: number; c: number } | null;
+  }>(statement.text, statement.values);
+  const row = result.rows[0]!;
+  if (row.missing) {
+    const linkFields = input.table.fields.filter(
+      (field) => !isColumn(field) && input.records.some((record) => record.links.has(field.id)),
+    );
+    return {
+      recordsJson: '[]',
+      eventIds: [],
+      problem: {
+        kind: 'missing-link',
+        index: row.missing.n,
+        fieldId: linkFields[row.missing.f]!.id,
+        linkedId: row.missing.linked,
+      },
+    };
+  }
+  if (row.many) {
+    return {
+      recordsJson: '[]',
+      eventIds: [],
+      problem: { kind: 'many-matches', index: row.many.n, count: row.many.c },
+    };
+  }
+  return { recordsJson: row.answer ?? '[]', eventIds: row.event_ids ?? [] };
+}
