@@ -53,7 +53,9 @@ export class SubscriptionCache {
 
   /** Reloads unless the cache already reflects `version` (or a later one). */
   async ensure(version: bigint): Promise<void> {
-    while (this.version < version) {
+    // A load already running may predate the version asked for: then one more, and no more (the
+    // version only grows, so a load started now reads at least `version`).
+    for (let loads = 0; this.version < version && loads < 2; loads++) {
       this.loading ??= this.load().finally(() => {
         this.loading = undefined;
       });
