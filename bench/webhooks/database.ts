@@ -1,5 +1,5 @@
 import { migrate } from '@recordbase/db/migrate';
-import { Redis } from 'ioredis';
+import { deleteKeysUnder } from '@recordbase/server-kit/redis-keys';
 import pg from 'pg';
 
 /**
@@ -44,18 +44,4 @@ export async function recreateDatabase(databaseUrl: string): Promise<number> {
 }
 
 /** Deletes every Redis key under `prefix:` (BullMQ's queues of one case). */
-export async function deleteQueueKeys(redisUrl: string, prefix: string): Promise<number> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  let deleted = 0;
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) deleted += await redis.unlink(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-  return deleted;
-}
+export const deleteQueueKeys = deleteKeysUnder;

@@ -2,26 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { createDb, type Db } from '@recordbase/db';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
 import { createLogger } from '@recordbase/server-kit/logger';
+import { deleteKeysUnder } from '@recordbase/server-kit/redis-keys';
 import { Redis } from 'ioredis';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { createApp } from '../src/app';
 import { createEventPublisher } from '../src/events/publisher';
-
-/** Removes the events queue a harness published to (no dispatcher consumes it in these tests). */
-async function dropQueueKeys(prefix: string): Promise<void> {
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
 
 export interface Harness {
   api: TestAgent;
@@ -111,7 +97,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     queuePrefix,
     async close() {
       await events.close();
-      await dropQueueKeys(queuePrefix);
+      // No dispatcher consumes the events these tests publish: their queue goes with the harness.
+      await deleteKeysUnder(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', queuePrefix);
       redis.disconnect();
       await db.close();
       await testDb.drop();

@@ -6,8 +6,8 @@ import type { WebhookEventType } from '@recordbase/contracts/webhooks';
 import { appendOutboxEvent, type Db, encryptSecret } from '@recordbase/db';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
+import { deleteKeysUnder } from '@recordbase/server-kit/redis-keys';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { Dispatcher, type DispatcherOptions } from '../src/dispatcher';
 import { parseCidrList } from '../src/ssrf';
 
@@ -218,17 +218,7 @@ export function testDispatcher(db: Db, overrides: Partial<DispatcherOptions> = {
 
 /** Removes every Redis key under a BullMQ prefix. */
 export async function dropPrefix(prefix: string, redisUrl = REDIS_URL): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
+  await deleteKeysUnder(redisUrl, prefix);
 }
 
 export async function deliveryRows(db: Db, eventId: string) {
