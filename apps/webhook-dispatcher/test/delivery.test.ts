@@ -551,7 +551,6 @@ describe('per-receiver limit', () => {
       const databaseId = await insertDatabase(db);
       const stuck = await insertWebhook(db, { databaseId, url: hanging.url, events: ['record.created'] });
       await insertWebhook(db, { databaseId, url: receiver.url, events: ['record.created'] });
-      const started = Date.now();
       const eventIds: string[] = [];
       for (let i = 0; i < 10; i++) {
         eventIds.push(await insertEvent(db, { databaseId, tableId: 'tbln', type: 'record.created' }));
@@ -560,8 +559,7 @@ describe('per-receiver limit', () => {
         timeoutMs: 3000,
         what: 'every event at the healthy receiver',
       });
-      expect(Date.now() - started).toBeLessThan(3000);
-      // Two attempts in flight and two waiting for a slot; the other six are put off, durably.
+      // Two attempts in flight; once the receiver counts as stuck, the rest are put off, durably.
       await waitFor(
         async () => {
           const rows = await db.pool.query<{ status: string; attempts: number }>(
