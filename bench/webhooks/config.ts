@@ -112,7 +112,7 @@ export function parseCase(text: string): CaseSpec {
 }
 
 export const DEFAULT_CASES =
-  'receiver,api,steady:1:100,steady:1:500,steady:50:40,steady:50:100,saturation:50';
+  'receiver,api,steady:1:100,steady:1:500,steady:50:40,steady:50:100,steady:50:500,saturation:50';
 export const DEFAULT_SATURATION_RATES = '5,10,20,30,40,60,80,100';
 
 function numberList(name: string, fallback: string): number[] {

@@ -617,7 +617,7 @@ of the README is rewritten; a partial run (\`BENCH_WEBHOOKS_CASES\` set) writes
 
 | Variable | Default | Meaning |
 |---|---|---|
-| BENCH_WEBHOOKS_CASES | \`receiver,api,steady:1:100,steady:1:500,steady:50:40,steady:50:100,saturation:50\` | cases: \`receiver\` and \`api\` (the baselines), \`steady:<webhooks>:<events/s>\`, \`burst:<webhooks>\`, \`saturation:<webhooks>\` (the search); setting it leaves this README alone |
+| BENCH_WEBHOOKS_CASES | \`receiver,api,steady:1:100,steady:1:500,steady:50:40,steady:50:100,steady:50:500,saturation:50\` | cases: \`receiver\` and \`api\` (the baselines), \`steady:<webhooks>:<events/s>\`, \`burst:<webhooks>\`, \`saturation:<webhooks>\` (the search); setting it leaves this README alone |
 | BENCH_REPEATS | 3 | runs of every case (baselines and steady cases), interleaved; the figures are their medians |
 | BENCH_DURATION_S | 10 | measured seconds of a steady case |
 | BENCH_WARMUP_S | 2 | seconds of the same load before it (delivered and counted, not timed) |
