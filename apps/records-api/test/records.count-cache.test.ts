@@ -90,13 +90,17 @@ describe('the kept total of a filter', () => {
     // A change the triggers do not see leaves the version as it was: the kept total shows.
     await h.db.pool.query(`ALTER TABLE ${dealsTable()} DISABLE TRIGGER count_updates`);
     try {
-      await h.db.pool.query(`UPDATE ${dealsTable()} SET "${deals.fieldIds.Amount}" = 0 WHERE "${deals.fieldIds.Amount}" = 29`);
+      await h.db.pool.query(
+        `UPDATE ${dealsTable()} SET "${deals.fieldIds.Amount}" = 0 WHERE "${deals.fieldIds.Amount}" = 29`,
+      );
     } finally {
       await h.db.pool.query(`ALTER TABLE ${dealsTable()} ENABLE TRIGGER count_updates`);
     }
     expect(await total(filter)).toBe(10);
     // The same change made visibly moves the version: the count is exact again.
-    await h.db.pool.query(`UPDATE ${dealsTable()} SET "${deals.fieldIds.Amount}" = 0 WHERE "${deals.fieldIds.Amount}" = 28`);
+    await h.db.pool.query(
+      `UPDATE ${dealsTable()} SET "${deals.fieldIds.Amount}" = 0 WHERE "${deals.fieldIds.Amount}" = 28`,
+    );
     expect(await total(filter)).toBe(8);
   });
 
@@ -121,7 +125,10 @@ describe('the kept total of a filter', () => {
       .send({ matchOn: [deals.fieldIds.Name], records: [{ Name: 'new', Stage: 'A' }] })
       .expect(200);
     expect(await total(filter)).toBe(16);
-    await h.api.delete(url('Deals', `/${created.body.id}`)).set('Authorization', auth).expect(200);
+    await h.api
+      .delete(url('Deals', `/${created.body.id}`))
+      .set('Authorization', auth)
+      .expect(200);
     expect(await total(filter)).toBe(15);
   });
 
@@ -129,7 +136,10 @@ describe('the kept total of a filter', () => {
     const linked = { field: 'Company', is_not_empty: true };
     expect(await total(linked)).toBe(10);
     const before = await writeVersion();
-    await h.api.delete(url('Companies', `/${companyIds[0]}`)).set('Authorization', auth).expect(200);
+    await h.api
+      .delete(url('Companies', `/${companyIds[0]}`))
+      .set('Authorization', auth)
+      .expect(200);
     expect(await writeVersion()).toBeGreaterThan(before);
     expect(await total(linked)).toBe(0);
   });
