@@ -7,6 +7,7 @@ import {
   qualifiedTable,
   quoteIdent,
   quoteLiteral,
+  readIndexPrefix,
   schemaNameForDatabase,
   systemColumns,
 } from './naming';
@@ -171,7 +172,7 @@ export function changeFieldType(
   const target = columnSpecByType[to];
   const statements = [
     `SET LOCAL TIME ZONE 'UTC'`,
-    ...dropMatchIndexesOfColumn(table, field.id),
+    ...dropServiceIndexesOfColumn(table, field.id),
     `ALTER TABLE ${ref} ALTER COLUMN ${column} DROP DEFAULT, ALTER COLUMN ${column} DROP NOT NULL`,
     `ALTER TABLE ${ref} ALTER COLUMN ${column} TYPE ${target.sqlType} USING ${expression}`,
     advanceWriteVersion(table),
@@ -185,11 +186,12 @@ export function changeFieldType(
 }
 
 /**
- * ALTER COLUMN TYPE would rebuild the column's match indexes for the new type: a number's raw
- * btree becomes a raw btree on text, which long values overflow, and a text hash cannot apply to
- * a number at all. They are dropped instead; the next upsert builds the index the new type needs.
+ * ALTER COLUMN TYPE would rebuild the indexes the service built on the column for the new type:
+ * a number's raw btree becomes a raw btree on text, which long values overflow, and a text hash or
+ * trigram index cannot apply to a number at all. They are dropped instead; the next upsert or
+ * listing that needs one builds the index the new type needs.
  */
-export function dropMatchIndexesOfColumn(table: PhysicalTable, fieldId: string): string[] {
+export function dropServiceIndexesOfColumn(table: PhysicalTable, fieldId: string): string[] {
   const indexesOnColumn = `SELECT format('DROP INDEX %I.%I', n.nspname, c.relname)
       FROM pg_depend d
       JOIN pg_class c ON c.oid = d.objid
@@ -198,7 +200,9 @@ export function dropMatchIndexesOfColumn(table: PhysicalTable, fieldId: string):
      WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
        AND d.refobjid = ${quoteLiteral(qualifiedTable(table.schemaName, table.id))}::regclass
        AND a.attname = ${quoteLiteral(fieldId)}
-       AND c.relkind = 'i' AND starts_with(c.relname, ${quoteLiteral(matchIndexPrefix(table.id))})`;
+       AND c.relkind = 'i'
+       AND (starts_with(c.relname, ${quoteLiteral(matchIndexPrefix(table.id))})
+            OR starts_with(c.relname, ${quoteLiteral(readIndexPrefix(table.id))}))`;
   return [
     `DO $$ DECLARE drop_index text; BEGIN
        FOR drop_index IN ${indexesOnColumn} LOOP EXECUTE drop_index; END LOOP;

@@ -14,6 +14,7 @@ import type { EventPublisher } from '../../events/publisher';
 import { noteAppended, publishingEvents, recordEvent } from '../events';
 import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
 import { type FileLinkSigner, presentRecords } from './presentation';
+import { DEFAULT_READ_INDEX_MIN_ROWS, ensureReadIndexes } from './read-indexes';
 import { needsUploads, resolveAttachments, resolveReferences } from './references';
 import {
   deleteRecords,
@@ -58,6 +59,8 @@ export interface RecordsDb {
   events: EventPublisher;
   /** Table metadata kept between requests (without it, every request loads it). */
   tables?: TableCache;
+  /** Tables with at least this many records get indexes on what their listings filter and sort. */
+  readIndexMinRows?: number;
 }
 
 /** Errors that metadata a schema change made stale would explain: unknown columns, tables or types, refused input. */
@@ -128,13 +131,22 @@ function inTransaction<T>(
 }
 
 export async function list(
-  { db, tables, signFileLink }: RecordsDb,
+  records: RecordsDb,
   principal: Principal,
   address: TableAddress,
   request: ListRecordsRequest,
 ): Promise<ListedRecords> {
+  const { db, tables, signFileLink } = records;
   return withTable(tables, db, principal, address, async (table) => {
     const listed = await listRecords(db, table, request);
+    ensureReadIndexes(
+      records.background,
+      table,
+      request,
+      listed.tableRows,
+      records.readIndexMinRows ?? DEFAULT_READ_INDEX_MIN_ROWS,
+      records.onBackgroundError ?? (() => {}),
+    );
     return { ...listed, recordsJson: presentRecords(listed.recordsJson, table, principal, signFileLink) };
   });
 }

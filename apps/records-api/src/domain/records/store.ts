@@ -38,6 +38,8 @@ export interface ListedRecords {
   hasMore: boolean;
   /** Where the next page starts (cursor.ts), or null on the last page. */
   nextCursor: string | null;
+  /** Records in the whole table as of the page, when known without a count. */
+  tableRows: number | null;
 }
 
 /** Past this many delta rows, a reader folds a table's count into one row. */
@@ -147,7 +149,8 @@ export async function listRecords(
   const rowsOnPage = Math.min(fetched, request.limit);
   const total = await pageTotal(client, table, request, { hasMore, rowsOnPage, counts: row });
   const nextCursor = hasMore && row?.last_keys ? encodeCursor(keys, digest, row.last_keys) : null;
-  return { recordsJson: `[${row?.page ?? ''}]`, total, hasMore, nextCursor };
+  const tableRows = row?.row_count != null ? Number(row.row_count) : null;
+  return { recordsJson: `[${row?.page ?? ''}]`, total, hasMore, nextCursor, tableRows };
 }
 
 async function pageTotal(
