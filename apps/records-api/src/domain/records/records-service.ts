@@ -7,7 +7,7 @@ import type {
   RecordValuesInput,
 } from '@recordbase/contracts/records';
 import { type Connections, newRecordId, withTransaction } from '@recordbase/db';
-import { type Principal, requireScope } from '@recordbase/server-kit/auth';
+import { accessibleDatabaseId, type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import type { EventPublisher } from '../../events/publisher';
@@ -27,7 +27,7 @@ import {
   updateRecords,
 } from './store';
 import type { TableCache } from './table-cache';
-import { accessibleDatabaseId, loadTableMeta } from './table-loader';
+import { loadTableMeta } from './table-loader';
 import type { FieldMeta, TableMeta } from './table-meta';
 import { type PreparedRecord, prepareRecord } from './values';
 import { runWrite, type WriteProblem } from './write-statement';
