@@ -283,6 +283,7 @@ export async function runIssue11(context: SuiteContext): Promise<Issue11Results>
       server,
       apiKey,
       recordsPath: `/bases/${people.databaseId}/tables/${people.tableId}/records`,
+      table: { name: people.table, pool: admin },
     };
     const writes = peopleWriteCases(people, admin, randomBytes(4).toString('hex'), config.writeConcurrency);
     const roundWrites: WriteResult[] = [];

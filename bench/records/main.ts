@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { migrate } from '@recordbase/db/migrate';
+import { qualifiedTable } from '@recordbase/db/physical';
 import pg from 'pg';
 import { ApiClient } from './api';
 import { type BenchConfig, loadBenchConfig, selected } from './config';
@@ -84,7 +85,13 @@ async function runDeals(context: SuiteContext): Promise<Results> {
   const { config, server, apiKey, admin, api } = context;
   const dataset = await prepareDataset(admin, api, config.rows, config.companies);
   const cases = await selectedReadCases(config, server, apiKey, admin, dataset);
-  const target = { config, server, apiKey, recordsPath: tablePath(dataset) };
+  const target = {
+    config,
+    server,
+    apiKey,
+    recordsPath: tablePath(dataset),
+    table: { name: qualifiedTable(dataset.schemaName, dataset.deals.tableId), pool: admin },
+  };
   const readRounds: ReadResult[][] = [];
   const writeRounds: WriteResult[][] = [];
   for (let round = 1; round <= config.repeats; round++) {

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { BenchConfig } from './config';
 import { selected } from './config';
 import { probeForeignCpu } from './cpu';
@@ -30,6 +31,37 @@ export interface Target {
   apiKey: string;
   /** `/bases/…/tables/…/records` of the table under test. */
   recordsPath: string;
+  /** Its physical table, and a pool to look at it: reads wait for index builds on it (see below). */
+  table?: { name: string; pool: pg.Pool };
+}
+
+/**
+ * The API may build indexes in the background when a field is first filtered or sorted (or
+ * matched on). A read case is timed once none is being built on the table or left invalid, so it
+ * measures the steady state rather than the build; the build's length is printed.
+ */
+export async function indexBuildsSettled(pool: pg.Pool, table: string, limitMs = 180_000): Promise<void> {
+  const started = performance.now();
+  const pending = async () => {
+    const result = await pool.query<{ pending: number }>(
+      `SELECT ((SELECT count(*) FROM pg_stat_progress_create_index WHERE relid = to_regclass($1))
+             + (SELECT count(*) FROM pg_index WHERE indrelid = to_regclass($1) AND NOT indisvalid))::int AS pending`,
+      [table],
+    );
+    return result.rows[0]?.pending ?? 0;
+  };
+  // A build asked for by the request just answered may take a moment to start.
+  let quiet = 0;
+  while (quiet < 2) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    quiet = (await pending()) === 0 ? quiet + 1 : 0;
+    if (performance.now() - started > limitMs) {
+      console.warn(`  index builds on ${table} still running after ${limitMs / 1000} s; measuring anyway`);
+      return;
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  if (seconds > 1) console.log(`  waited ${seconds.toFixed(1)} s for index builds on the table`);
 }
 
 /** The API and the raw SQL must answer the same records and total before they are timed. */
@@ -64,6 +96,7 @@ export async function runReads(target: Target, cases: ReadCase[]): Promise<ReadR
       for (const query of cases) {
         const checked = await checkSameAnswers(http, sql, recordsPath, query);
         console.log(`${query.id} c=${concurrency}: ${query.title} [${checked}]`);
+        if (target.table) await indexBuildsSettled(target.table.pool, target.table.name);
         const options = {
           concurrency,
           durationMs: config.durationMs,
