@@ -123,6 +123,9 @@ async function buildUnderLock(client: pg.PoolClient, table: TableMeta, plan: Ind
   await client.query(
     `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${quoteIdent(plan.name)} ON ${tableRef} ${plan.definition}`,
   );
+  // An index on an expression (a matchOn hash) has no statistics until the table is analyzed:
+  // meanwhile the planner guesses, and may prefer a full scan to the index just built.
+  await client.query(`ANALYZE ${tableRef}`);
   return 'ready';
 }
 
