@@ -50,9 +50,20 @@ function orderedKeyOf(type: FieldType): ((column: string) => string) | undefined
   return undefined;
 }
 
-function orderIndex(table: TableMeta, key: string, direction: Direction, fieldTypes: string): IndexPlan {
-  // The order of sort-order.ts: empty values first ascending, last descending; seq breaks ties.
-  const order = direction === 'asc' ? 'ASC NULLS FIRST' : 'DESC NULLS LAST';
+function orderIndex(
+  table: TableMeta,
+  key: string,
+  direction: Direction,
+  fieldTypes: string,
+  neverEmpty = false,
+): IndexPlan {
+  // The order of sort-order.ts: empty values first ascending, last descending, and no NULLS
+  // clause for the system fields, which are never empty; seq breaks ties.
+  const order = neverEmpty
+    ? direction.toUpperCase()
+    : direction === 'asc'
+      ? 'ASC NULLS FIRST'
+      : 'DESC NULLS LAST';
   const definition = `(${key} ${order}, seq)`;
   return plan(table, definition, fieldTypes);
 }
@@ -97,7 +108,8 @@ function sortIndex(table: TableMeta, ref: string, direction: Direction): IndexPl
   if (target.kind === 'system') {
     // Ascending createdAt is the default order, which every table has an index for.
     if (target.name === 'id' || (target.name === 'createdAt' && direction === 'asc')) return undefined;
-    return orderIndex(table, target.name === 'createdAt' ? 'created_at' : 'updated_at', direction, 'system');
+    const column = target.name === 'createdAt' ? 'created_at' : 'updated_at';
+    return orderIndex(table, column, direction, 'system', true);
   }
   const key = orderedKeyOf(target.field.type);
   return key ? orderIndex(table, key(quoteIdent(target.field.id)), direction, target.field.type) : undefined;
