@@ -1,4 +1,4 @@
-import { TABLE_ID_PATTERN, UUID_PATTERN } from '@recordbase/contracts/common';
+import { TABLE_ID_PATTERN } from '@recordbase/contracts/common';
 import type { Tx } from '@recordbase/db';
 import { accessibleDatabaseId, databaseNotFound, type Principal } from '@recordbase/server-kit/auth';
 import { notFound } from '@recordbase/server-kit/errors';

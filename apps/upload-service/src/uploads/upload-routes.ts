@@ -1,4 +1,3 @@
-import { UUID_PATTERN } from '@recordbase/contracts/common';
 import {
   attachmentUploadHeaders,
   MAX_ATTACHMENT_BYTES,
@@ -13,7 +12,7 @@ import {
   principalOf,
   requireScope,
 } from '@recordbase/server-kit/auth';
-import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
+import { AppError, badRequest } from '@recordbase/server-kit/errors';
 import { type Request, type RequestHandler, Router } from 'express';
 import multer, { MulterError } from 'multer';
 import { findAttachmentTarget, recordStoredFile } from '../files/file-records';
