@@ -1,11 +1,18 @@
 import { type Db, parseSecretKey } from '@recordbase/db';
-import { authMiddleware, createAuthenticator, principalOf } from '@recordbase/server-kit/auth';
+import {
+  API_KEYS_CHANNEL,
+  authMiddleware,
+  createAuthenticator,
+  type KnownApiKey,
+  principalOf,
+} from '@recordbase/server-kit/auth';
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, unknownRoute } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
+import { createNotifiedCache } from '@recordbase/server-kit/notified-cache';
 import { createRateLimiter, rateLimitMiddleware } from '@recordbase/server-kit/rate-limit';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
@@ -15,6 +22,9 @@ import type { EventPublisher } from './events/publisher';
 import { recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
 import { webhookRoutes } from './http/webhooks.routes';
+
+/** API keys kept per process, oldest forgotten first. */
+const MAX_KEPT_API_KEYS = 10_000;
 
 export interface RecordsApiDeps {
   db: Db;
@@ -60,9 +70,18 @@ export function createApp(deps: RecordsApiDeps): Express {
 
   const rateLimit = { perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST };
   const api = express.Router();
+  // Known keys are kept until a revocation's NOTIFY; closed with the database connections.
+  const apiKeys = createNotifiedCache<KnownApiKey | null>({
+    pool: db.pool,
+    channel: API_KEYS_CHANNEL,
+    logger,
+    maxEntries: MAX_KEPT_API_KEYS,
+    keep: (key) => key !== null,
+  });
+  db.beforeClose(() => apiKeys.close());
   api.use(
     authMiddleware(
-      createAuthenticator({ prisma: db.prisma, rootApiKey: config.ROOT_API_KEY }),
+      createAuthenticator({ prisma: db.prisma, rootApiKey: config.ROOT_API_KEY, keys: apiKeys }),
       createAuthThrottle({ burst: config.AUTH_FAILURE_BURST, perMinute: config.AUTH_FAILURES_PER_MINUTE }),
     ),
   );
@@ -78,7 +97,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   // Closed with the database connections, whose pool holds its LISTEN connection.
   const tables = createTableCache({ pool: db.pool, logger });
   db.beforeClose(() => tables.close());
-  api.use(schemaRoutes(db.prisma, events, tables.clear));
+  api.use(schemaRoutes(db.prisma, events, tables.clear, apiKeys.clear));
   api.use(
     recordRoutes(db.pool, logger, {
       writeBodyLimit: config.JSON_BODY_LIMIT,

@@ -64,6 +64,28 @@ describe('API keys', () => {
     await h.api.get('/api/v1/bases').set('Authorization', h.bearer(created.key)).expect(401);
   });
 
+  it('serves a known key from memory, and stops accepting it on another instance once revoked', async () => {
+    const other = await startHarness({ sameDatabaseAs: h });
+    try {
+      const created = await createKey({ name: 'elsewhere', scopes: ['schema:read'] });
+      await other.api.get('/api/v1/bases').set('Authorization', other.bearer(created.key)).expect(200);
+      // Kept: a change behind the service's back (no NOTIFY) is not seen...
+      await h.db.pool.query(`UPDATE api_keys SET scopes = '{}' WHERE id = $1`, [created.id]);
+      await other.api.get('/api/v1/bases').set('Authorization', other.bearer(created.key)).expect(200);
+      // ...but a revocation through the API, on the first instance, reaches the other one.
+      await h.api.delete(`/api/v1/api-keys/${created.id}`).set('Authorization', root).expect(200);
+      const deadline = Date.now() + 5_000;
+      let status = 200;
+      while (status === 200 && Date.now() < deadline) {
+        status = (await other.api.get('/api/v1/bases').set('Authorization', other.bearer(created.key)))
+          .status;
+      }
+      expect(status).toBe(401);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('answers 404 for revoking an unknown key', async () => {
     await h.api
       .delete('/api/v1/api-keys/00000000-0000-4000-8000-000000000000')

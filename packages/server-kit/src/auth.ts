@@ -5,6 +5,7 @@ import { hashApiKey, isWellFormedApiKey, type PrismaClient } from '@recordbase/d
 import type { RequestHandler, Response } from 'express';
 import type { AuthThrottle } from './auth-throttle';
 import { AppError, forbidden, notFound, unauthorized } from './errors';
+import type { NotifiedCache } from './notified-cache';
 
 export interface Principal {
   /** null for the operator's ROOT_API_KEY. */
@@ -38,15 +39,32 @@ function sha256(text: string): Buffer {
 
 export type Authenticate = (authorization: string | undefined) => Promise<Principal>;
 
+/** Channel every revocation NOTIFYs from its transaction: each process drops the keys it keeps. */
+export const API_KEYS_CHANNEL = 'recordbase_api_keys';
+
+/** What authentication keeps of a key, by the key's SHA-256. */
+export interface KnownApiKey extends ApiKeyRow {
+  lastUsedAt: Date | null;
+}
+
 /**
- * Resolves a bearer key to a principal on every request, with no cache, so a revoked key stops
- * working at once. Keys are looked up by their SHA-256; the plain key is never stored.
+ * Resolves a bearer key to a principal. Keys are looked up by their SHA-256; the plain key is
+ * never stored. With `keys` (a cache dropped by every revocation's NOTIFY, see notified-cache.ts)
+ * a known key costs no lookup; without it every request reads the key. Either way a revoked key
+ * stops working once the revocation commits: at once on the process that revoked it, and on the
+ * others as soon as the notification reaches them. Unknown keys are never kept.
  */
 export function createAuthenticator(deps: {
   prisma: PrismaClient;
   rootApiKey: string | undefined;
+  keys?: NotifiedCache<KnownApiKey | null>;
 }): Authenticate {
   const rootDigest = deps.rootApiKey ? sha256(deps.rootApiKey) : null;
+  const lookup = (hash: string): Promise<KnownApiKey | null> =>
+    deps.prisma.apiKey.findUnique({
+      where: { hash },
+      select: { id: true, scopes: true, allDatabases: true, databaseIds: true, lastUsedAt: true },
+    });
   return async (authorization) => {
     const token = bearerToken(authorization);
     if (!token || token.length > 256) throw unauthorized();
@@ -54,11 +72,16 @@ export function createAuthenticator(deps: {
       return { keyId: null, scopes: new Set(allScopes), databaseIds: null };
     }
     if (!isWellFormedApiKey(token)) throw unauthorized();
-    const key = await deps.prisma.apiKey.findUnique({ where: { hash: hashApiKey(token) } });
+    const hash = hashApiKey(token);
+    const key = deps.keys ? (await deps.keys.get(hash, () => lookup(hash))).value : await lookup(hash);
     if (!key) throw unauthorized();
     if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      // Kept keys remember it too, so the bookkeeping stays once a minute per process.
+      key.lastUsedAt = new Date();
       // Bookkeeping only: a failure here must not fail the request.
-      deps.prisma.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: new Date() } }).catch(() => {});
+      deps.prisma.apiKey
+        .update({ where: { id: key.id }, data: { lastUsedAt: key.lastUsedAt } })
+        .catch(() => {});
     }
     return principalOfKey(key);
   };

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKey, CreateApiKeyRequest, CreatedApiKey } from '@recordbase/contracts/api-keys';
 import { apiKeyDisplayPrefix, hashApiKey, newApiKeySecret, type PrismaClient } from '@recordbase/db';
+import { API_KEYS_CHANNEL } from '@recordbase/server-kit/auth';
 import { badRequest, notFound } from '@recordbase/server-kit/errors';
+import { notifyStatement } from '@recordbase/server-kit/notified-cache';
 import { toApiKeyDto } from './serialize';
 
 /** API keys are the operator's business: the routes admit only the root key. */
@@ -36,8 +38,20 @@ export async function listApiKeys(prisma: PrismaClient): Promise<ApiKey[]> {
   return rows.map(toApiKeyDto);
 }
 
-/** Deleting the row revokes the key: authentication reads it on every request, uncached. */
-export async function revokeApiKey(prisma: PrismaClient, id: string): Promise<void> {
-  const result = await prisma.apiKey.deleteMany({ where: { id } });
+/**
+ * Deleting the row revokes the key. Every process that keeps keys drops them on the commit's
+ * NOTIFY; this one drops its own (`afterRevoke`) before answering, since the notification may
+ * arrive after its next request.
+ */
+export async function revokeApiKey(
+  prisma: PrismaClient,
+  id: string,
+  afterRevoke?: () => void,
+): Promise<void> {
+  const [result] = await prisma.$transaction([
+    prisma.apiKey.deleteMany({ where: { id } }),
+    prisma.$executeRawUnsafe(notifyStatement(API_KEYS_CHANNEL)),
+  ]);
+  afterRevoke?.();
   if (result.count === 0) throw notFound(`API key ${id} not found`);
 }

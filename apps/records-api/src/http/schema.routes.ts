@@ -39,8 +39,16 @@ const FIELD_BODY_LIMIT = '1mb';
 
 const deleted = (message: string): z.infer<typeof successMessageSchema> => ({ success: true, message });
 
-/** API keys, databases, tables and fields. Handlers only parse, call the domain, and answer. */
-export function schemaRoutes(prisma: PrismaClient, events: EventPublisher, afterChange?: () => void): Router {
+/**
+ * API keys, databases, tables and fields. Handlers only parse, call the domain, and answer.
+ * `afterChange` and `afterKeyRevoked` drop what this process keeps of the schema and of keys.
+ */
+export function schemaRoutes(
+  prisma: PrismaClient,
+  events: EventPublisher,
+  afterChange?: () => void,
+  afterKeyRevoked?: () => void,
+): Router {
   const router = Router();
   const schema: SchemaDb = { prisma, events, ...(afterChange ? { afterChange } : {}) };
 
@@ -57,7 +65,7 @@ export function schemaRoutes(prisma: PrismaClient, events: EventPublisher, after
   router.delete(
     '/api-keys/:apiKeyId',
     endpoint({ access: rootOnly, params: apiKeyParams }, async ({ params }) => {
-      await revokeApiKey(prisma, params.apiKeyId);
+      await revokeApiKey(prisma, params.apiKeyId, afterKeyRevoked);
       return deleted('API key revoked');
     }),
   );

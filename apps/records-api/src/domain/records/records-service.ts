@@ -88,14 +88,14 @@ async function withTable<T>(
   const load = () => loadTableMeta(db, databaseId, address.tableRef);
   if (!tables) return work(await load());
   const key = `${databaseId}/${address.tableRef}`;
-  const { table, cached } = await tables.get(key, load);
+  const { value: table, cached } = await tables.get(key, load);
   if (!cached) return work(table);
   try {
     return await work(table);
   } catch (error) {
     if (!mayBeStaleMetadata(error)) throw error;
     tables.drop(key);
-    return work((await tables.get(key, load)).table);
+    return work((await tables.get(key, load)).value);
   }
 }
 

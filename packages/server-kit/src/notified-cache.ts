@@ -1,0 +1,78 @@
+import pg from 'pg';
+import { createListener, type Listener } from './listener';
+import type { Logger } from './logger';
+
+/**
+ * Values kept per process and trusted only while the process LISTENs on a channel that every
+ * change NOTIFYs from its own transaction (so on commit only): a notification drops everything,
+ * a (re)connect drops everything (what was missed meanwhile is unknown), and while the listening
+ * connection is down nothing is served from memory. The process making a change also calls
+ * `clear` before answering, since its own notification may arrive after its next request.
+ */
+export interface NotifiedCache<V> {
+  /** The kept value of `key`, else what `load` answers (kept unless a change came meanwhile). */
+  get(key: string, load: () => Promise<V>): Promise<{ value: V; cached: boolean }>;
+  /** Drops one entry (it was found stale). */
+  drop(key: string): void;
+  /** Drops everything (a change committed). */
+  clear(): void;
+  close(): Promise<void>;
+}
+
+export function createNotifiedCache<V>(options: {
+  /** Gives the connection settings; the LISTEN connection is a pool of one of its own. */
+  pool: pg.Pool;
+  channel: string;
+  logger: Logger;
+  /** Entries kept, oldest forgotten first. */
+  maxEntries: number;
+  /** Whether a loaded value may be kept (a lookup that found nothing should not, for one). */
+  keep?: (value: V) => boolean;
+}): NotifiedCache<V> {
+  const entries = new Map<string, V>();
+  /** Moves on every drop: a load that began before it must not store what it read. */
+  let generation = 0;
+  const clear = () => {
+    generation += 1;
+    entries.clear();
+  };
+  // Outside the request pool, whose size stays what was configured.
+  const { max: _max, ...settings } = options.pool.options;
+  const listenPool = new pg.Pool({ ...settings, max: 1 });
+  listenPool.on('error', () => {});
+  const listener: Listener = createListener({
+    pool: listenPool,
+    channels: [options.channel],
+    onNotification: clear,
+    onConnected: clear,
+    logger: options.logger,
+  });
+  listener.start();
+  return {
+    async get(key, load) {
+      const hit = entries.get(key);
+      if (hit !== undefined && listener.connected()) return { value: hit, cached: true };
+      const before = generation;
+      const value = await load();
+      if (before === generation && listener.connected() && (options.keep?.(value) ?? true)) {
+        entries.delete(key);
+        entries.set(key, value);
+        if (entries.size > options.maxEntries) entries.delete(entries.keys().next().value!);
+      }
+      return { value, cached: false };
+    },
+    drop(key) {
+      generation += 1;
+      entries.delete(key);
+    },
+    clear,
+    async close() {
+      clear();
+      await listener.close();
+      await listenPool.end();
+    },
+  };
+}
+
+/** The statement a change runs in its transaction to drop every process's entries on commit. */
+export const notifyStatement = (channel: string) => `SELECT pg_notify('${channel}', '')`;
