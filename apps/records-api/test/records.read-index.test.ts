@@ -1,3 +1,4 @@
+import { indexBuilderName } from '../src/domain/records/background-indexes';
 import { matchIndexBuildsSettled } from '../src/domain/records/match-indexes';
 import { MAX_READ_INDEXES_PER_TABLE } from '../src/domain/records/read-indexes';
 import { createBase, type Harness, schemaNameOf, startHarness } from './harness';
@@ -160,6 +161,42 @@ describe('indexes on filtered and sorted fields', () => {
       .expect(201);
   });
 });
+
+describe('a schema change', () => {
+  it('cancels the background index builds of its database rather than wait for them', async () => {
+    await tableWith('Renamed', 5);
+    const builder = await h.db.pool.connect();
+    try {
+      // A build stands in: a session named as a builder of this schema, busy for 60 s.
+      await builder.query(`SET application_name = '${indexBuilderName(schema)}'`);
+      const outcome = builder.query('SELECT pg_sleep(60)').then(
+        () => 'finished',
+        (error: { code?: string }) => error.code,
+      );
+      await waitUntil(async () => {
+        const running = await h.db.pool.query(
+          `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'`,
+          [indexBuilderName(schema)],
+        );
+        return running.rowCount === 1;
+      });
+      await h.api
+        .patch(`/api/v1/bases/${baseId}/tables/Renamed/fields/Amount`)
+        .set('Authorization', auth)
+        .send({ name: 'Total' })
+        .expect(200);
+      expect(await outcome).toBe('57014');
+    } finally {
+      builder.release(true);
+    }
+  });
+});
+
+async function waitUntil(probe: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 100 && !(await probe()); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 async function fieldIds(tableId: string): Promise<Record<string, string>> {
   const result = await h.db.pool.query<{ id: string; name: string }>(

@@ -5,7 +5,7 @@ import type { Principal } from '@recordbase/server-kit/auth';
 import { forbidden } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase } from './access';
 import { tableEvent } from './events';
-import { inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
+import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toDatabaseDto } from './serialize';
 import { createTablesInTx } from './tables';
 
@@ -79,7 +79,7 @@ export async function deleteDatabase(
   databaseId: string,
 ): Promise<void> {
   await inSchemaTransaction(schema, async (tx) => {
-    const database = await findAccessibleDatabase(tx, principal, databaseId);
+    const database = await databaseForChange(tx, principal, databaseId);
     const tables = await tx.table.findMany({ where: { databaseId: database.id }, select: { id: true } });
     await tx.tableRowCount.deleteMany({ where: { tableId: { in: tables.map((table) => table.id) } } });
     await runDdl(tx, dropDatabaseSchema(database.schemaName));

@@ -24,11 +24,11 @@ import { badRequest, notFound } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import { fieldEvent } from './events';
 import { defineField, toPhysicalField, validTemplate } from './field-definitions';
-import { inSchemaTransaction, runConversion, runDdl, type SchemaDb } from './schema-tx';
+import { databaseForChange, inSchemaTransaction, runConversion, runDdl, type SchemaDb } from './schema-tx';
 import { toFieldDto } from './serialize';
 
 async function locateTable(tx: Tx, principal: Principal, databaseId: string, tableRef: string) {
-  const database = await findAccessibleDatabase(tx, principal, databaseId);
+  const database = await databaseForChange(tx, principal, databaseId);
   const table = await findTableByRef(tx, database.id, tableRef);
   const physical: PhysicalTable = { schemaName: database.schemaName, id: table.id, name: table.name };
   return { database, table, physical };

@@ -5,9 +5,12 @@ import {
   type PrismaClient,
   type Tx,
 } from '@recordbase/db';
+import type { Principal } from '@recordbase/server-kit/auth';
 import { AppError, badRequest } from '@recordbase/server-kit/errors';
 import type { EventPublisher } from '../events/publisher';
+import { type DatabaseRef, findAccessibleDatabase } from './access';
 import { publishingEvents } from './events';
+import { indexBuilderName } from './records/background-indexes';
 import { notifySchemaChange } from './records/table-cache';
 
 /** Where schema changes run, and where the events they append go once committed. */
@@ -58,6 +61,24 @@ export async function inSchemaTransaction<T>(schema: SchemaDb, work: (tx: Tx) =>
     }
     throw error;
   }
+}
+
+/**
+ * The database a schema change works on, once the key may change it. The background index builds
+ * of its schema (background-indexes.ts) are cancelled before the change takes its tables' locks,
+ * so neither waits for the other; a build is asked for again by a later request.
+ */
+export async function databaseForChange(
+  tx: Tx,
+  principal: Principal,
+  databaseId: string,
+): Promise<DatabaseRef> {
+  const database = await findAccessibleDatabase(tx, principal, databaseId);
+  await tx.$queryRawUnsafe(
+    'SELECT count(pg_cancel_backend(pid))::int AS cancelled FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()',
+    indexBuilderName(database.schemaName),
+  );
+  return database;
 }
 
 export async function runDdl(tx: Tx, statements: readonly string[]): Promise<void> {

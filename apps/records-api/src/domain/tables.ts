@@ -24,7 +24,7 @@ import {
   type FieldDefinition,
   toPhysicalField,
 } from './field-definitions';
-import { inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
+import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toFieldDto, toTableDto } from './serialize';
 
 async function assertTableNameFree(tx: Tx, databaseId: string, name: string, exceptTableId?: string) {
@@ -115,7 +115,7 @@ export async function createTable(
   input: TableInput,
 ): Promise<Table> {
   return inSchemaTransaction(schema, async (tx) => {
-    const database = await findAccessibleDatabase(tx, principal, databaseId);
+    const database = await databaseForChange(tx, principal, databaseId);
     const [id] = await createTablesInTx(tx, database, [input], () => 'body');
     const table = toTableDto(
       await tx.table.findUniqueOrThrow({ where: { id: id! }, include: tableWithFields }),
@@ -160,7 +160,7 @@ export async function updateTable(
   patch: UpdateTableRequest,
 ): Promise<Table> {
   return inSchemaTransaction(schema, async (tx) => {
-    const database = await findAccessibleDatabase(tx, principal, databaseId);
+    const database = await databaseForChange(tx, principal, databaseId);
     const table = await findTableByRef(tx, database.id, tableRef);
     if (patch.primaryFieldId !== undefined) {
       const field = await tx.field.findFirst({ where: { id: patch.primaryFieldId, tableId: table.id } });
@@ -204,7 +204,7 @@ export async function deleteTable(
   tableRef: string,
 ): Promise<void> {
   await inSchemaTransaction(schema, async (tx) => {
-    const database = await findAccessibleDatabase(tx, principal, databaseId);
+    const database = await databaseForChange(tx, principal, databaseId);
     const table = await findTableByRef(tx, database.id, tableRef);
     for (const link of await inboundLinkFields(tx, database.id, table.id)) {
       const owner = { schemaName: database.schemaName, id: link.tableId, name: link.table.name };

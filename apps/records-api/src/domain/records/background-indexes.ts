@@ -73,15 +73,31 @@ export async function indexBuildsSettled(): Promise<void> {
   await Promise.all(building.values());
 }
 
+/**
+ * The application_name of a connection while it builds an index in a database's schema. A schema
+ * change cancels these builds first (schema-tx.ts): a build waits for older transactions to end,
+ * the change's ALTER waits for the build's lock, and PostgreSQL would break that deadlock by
+ * failing either one, the user's change included.
+ */
+export function indexBuilderName(schemaName: string): string {
+  return `recordbase-index-build:${schemaName}`;
+}
+
+const QUERY_CANCELED = '57014';
+
 async function buildIndex(pool: pg.Pool, table: TableMeta, plan: IndexPlan): Promise<Outcome> {
   const client = await pool.connect();
   try {
+    await client.query(`SET application_name = '${indexBuilderName(table.schemaName)}'`);
     const outcome = await underTableBuildLock(client, table, () => buildUnderLock(client, table, plan));
+    await client.query('RESET application_name');
     client.release();
     return outcome;
   } catch (error) {
     // Closing the connection also ends its session lock, whatever state the error left.
     client.release(true);
+    // Cancelled by a schema change: a later request asks again (and drops the invalid leftover).
+    if ((error as { code?: string }).code === QUERY_CANCELED) return 'busy';
     throw error;
   }
 }
