@@ -8,6 +8,7 @@ import type { FieldTypeModule } from './types';
 export const attachments: FieldTypeModule<'attachments'> = {
   type: 'attachments',
   column: { sqlType: 'jsonb', notNullDefault: "'[]'::jsonb" },
+  primary: false,
   prepared: 'attachments',
   coerce: (value) => value ?? [],
   json: ({ column }) => `${column}::text`,

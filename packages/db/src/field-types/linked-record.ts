@@ -40,6 +40,7 @@ function matchLinkedRecords(linkedIds: string[], operator: FilterOperator, opera
 
 export const linkedRecord: FieldTypeModule<'linked_record'> = {
   type: 'linked_record',
+  primary: false,
   prepared: 'links',
   // Ids in the lower case PostgreSQL answers with, each once.
   coerce: (value) => [...new Set(((value as string[] | null) ?? []).map((id) => id.toLowerCase()))],

@@ -78,6 +78,13 @@ export const multipleSelect: FieldTypeModule<'multiple_select'> = {
     }
     return null;
   },
+  storedValuesSql: (table, column, limit) =>
+    `SELECT DISTINCT unnest(${column}) AS value FROM ${table} LIMIT ${limit}`,
+  // Removed options are taken out of every selection.
+  fitToTemplate: (table, column, template) => ({
+    text: `UPDATE ${table} SET ${column} = ARRAY(SELECT v FROM unnest(${column}) AS v WHERE v = ANY($1::text[])) WHERE NOT ${column} <@ $1::text[]`,
+    values: [(template as FieldTemplate<'multiple_select'>).options.map((o) => o.name)],
+  }),
   oracle: {
     matches: (value, operator, operand) => matchMultipleSelect(asArray<string>(value), operator, operand),
     sortKey: (value) => asArray<string>(value),

@@ -59,6 +59,7 @@ interface NumericVariant {
   matchKey: MatchKey;
   coerce: FieldTypeModule['coerce'];
   convertFrom: FieldTypeModule['convertFrom'];
+  fitToTemplate?: FieldTypeModule['fitToTemplate'];
 }
 
 const double: NumericVariant = {
@@ -73,7 +74,7 @@ export function numeric<T extends FieldType>(
   type: T,
   variant: Partial<NumericVariant> = {},
 ): FieldTypeModule<T> {
-  const { column, keyKind, matchKey, coerce, convertFrom } = { ...double, ...variant };
+  const { column, keyKind, matchKey, coerce, convertFrom, fitToTemplate } = { ...double, ...variant };
   return {
     type,
     column,
@@ -85,6 +86,7 @@ export function numeric<T extends FieldType>(
     match: { key: matchKey },
     readings: numericReadings,
     convertFrom,
+    ...(fitToTemplate ? { fitToTemplate } : {}),
     oracle: {
       matches: (value, operator, operand) => matchNumber(asNumberOrNull(value), operator, operand),
       sortKey: asNumberOrNull,

@@ -62,6 +62,13 @@ export const singleSelect: FieldTypeModule<'single_select'> = {
     }
     return null;
   },
+  storedValuesSql: (table, column, limit) =>
+    `SELECT DISTINCT ${column} AS value FROM ${table} WHERE ${column} IS NOT NULL LIMIT ${limit}`,
+  // Values of removed options are cleared.
+  fitToTemplate: (table, column, template) => ({
+    text: `UPDATE ${table} SET ${column} = NULL WHERE ${column} <> ALL($1::text[])`,
+    values: [(template as FieldTemplate<'single_select'>).options.map((o) => o.name)],
+  }),
   oracle: {
     matches: (value, operator, operand) => matchSingleSelect(asStringOrNull(value), operator, operand),
     sortKey: asStringOrNull,

@@ -12,6 +12,8 @@ export interface FieldTypeModule<T extends FieldType = FieldType> {
   type: T;
   /** Its column on the record table, or absent when it has none (links live in a junction table). */
   column?: ColumnSpec;
+  /** Whether it can be a table's primary field, which names each record (absent: it can). */
+  primary?: false;
   /** Where a record body's value goes once coerced (see the records service's PreparedRecord). */
   prepared: 'columns' | 'links' | 'attachments';
   /**
@@ -31,6 +33,13 @@ export interface FieldTypeModule<T extends FieldType = FieldType> {
   readings(column: string): Readings;
   /** Its values built from another type's readings, or null when that type does not convert. */
   convertFrom(from: Readings, context: ConversionContext): string | null;
+  /**
+   * For types whose template lists the values allowed (selects): the distinct values stored, as
+   * `SELECT ... AS value`, which become options when a field converts to it.
+   */
+  storedValuesSql?(table: string, column: string, limit: number): string;
+  /** The statement that brings stored values within a changed template, when the template limits them. */
+  fitToTemplate?(table: string, column: string, template: unknown): Statement;
   /** The same semantics in memory, stated plainly: the oracle the SQL is tested against. */
   oracle: OracleSpec;
 }
@@ -114,8 +123,13 @@ export interface Readings {
 }
 
 export interface ConversionContext {
-  /** Template of the field after the change (rating needs its max). */
-  ratingMax?: number;
+  /** Template of the field after the change (a rating needs its max). */
+  template?: unknown;
+}
+
+export interface Statement {
+  text: string;
+  values: unknown[];
 }
 
 /** What a value sorts by in the oracle. `null` is an empty value and the smallest of all. */
