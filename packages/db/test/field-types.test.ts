@@ -37,7 +37,8 @@ const fromText: FieldType[] = [
   'checkbox',
 ];
 const fromNumber: FieldType[] = [...textTypes, ...numberTypes, 'single_select', 'checkbox'];
-const convertibleTo: Record<FieldType, FieldType[]> = {
+/** The types that existed then; a type added since pins its own conversions in its tests. */
+const convertibleTo: Partial<Record<FieldType, FieldType[]>> = {
   single_line_text: fromText,
   long_text: fromText,
   email: fromText,
@@ -58,8 +59,9 @@ const convertibleTo: Record<FieldType, FieldType[]> = {
 };
 
 describe('type conversions', () => {
-  it.each(fieldTypes)('convert %s to the same types as before the registry', (from) => {
-    const targets = fieldTypes.filter((to) => to !== from && canConvert(from, to));
-    expect(targets).toEqual(fieldTypes.filter((to) => to !== from && convertibleTo[from].includes(to)));
+  const pinned = Object.keys(convertibleTo) as FieldType[];
+  it.each(pinned)('convert %s to the same types as before the registry', (from) => {
+    const targets = pinned.filter((to) => to !== from && canConvert(from, to));
+    expect(targets).toEqual(pinned.filter((to) => to !== from && convertibleTo[from]!.includes(to)));
   });
 });
