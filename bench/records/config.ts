@@ -1,6 +1,14 @@
 /** Settings of the records benchmark, from the environment (all optional). */
 
+/** `deals`: the 1,000,000-row Deals cases; `issue11`: issue 11's workloads on 100,000 People. */
+export const SUITES = ['issue11', 'deals'] as const;
+export type Suite = (typeof SUITES)[number];
+
 export interface BenchConfig {
+  /** What runs (BENCH_SUITE), in this order. */
+  suites: Suite[];
+  /** Records loaded into People (issue11). */
+  peopleRows: number;
   /** The dedicated benchmark database (created and migrated when missing). */
   databaseUrl: string;
   redisUrl: string;
@@ -20,7 +28,7 @@ export interface BenchConfig {
   inProcess: boolean;
   /** Case ids to run (Q1, Q2, ...); all when empty. */
   only: string[];
-  /** Rewrite bench/README.md with the results. */
+  /** Rewrite bench/README.md with the results (and keep them in results*.json). */
   writeReadme: boolean;
 }
 
@@ -38,7 +46,17 @@ export function loadBenchConfig(): BenchConfig {
     .map((id) => id.trim().toUpperCase())
     .filter(Boolean);
   const rows = Math.round(numberFrom('BENCH_ROWS', 1_000_000));
+  const peopleRows = Math.round(numberFrom('BENCH_PEOPLE_ROWS', 100_000));
+  const suiteNames = (process.env.BENCH_SUITE || SUITES.join(','))
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean);
+  const unknown = suiteNames.filter((name) => !(SUITES as readonly string[]).includes(name));
+  if (unknown.length > 0 || suiteNames.length === 0)
+    throw new Error(`BENCH_SUITE must list ${SUITES.join(' and/or ')}, got ${process.env.BENCH_SUITE}`);
   return {
+    suites: SUITES.filter((suite) => suiteNames.includes(suite)),
+    peopleRows,
     databaseUrl: process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/recordbase_bench',
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     rows,
@@ -51,7 +69,11 @@ export function loadBenchConfig(): BenchConfig {
     serverPoolSize: Math.round(numberFrom('BENCH_SERVER_POOL', 20)),
     inProcess: process.env.BENCH_IN_PROCESS === '1',
     only,
-    writeReadme: process.env.BENCH_WRITE_README !== '0' && only.length === 0 && rows === 1_000_000,
+    writeReadme:
+      process.env.BENCH_WRITE_README !== '0' &&
+      only.length === 0 &&
+      rows === 1_000_000 &&
+      peopleRows === 100_000,
   };
 }
 

@@ -67,7 +67,7 @@ export const NOTE_WORDS = [
   'demo',
 ] as const;
 
-const select = (options: readonly string[]) => ({ options: options.map((name) => ({ name })) });
+export const select = (options: readonly string[]) => ({ options: options.map((name) => ({ name })) });
 
 export const COMPANIES_FIELDS = [
   { name: 'Name', type: 'single_line_text' },

@@ -38,57 +38,64 @@ interface LoadState {
   steps: [string, number][];
 }
 
-interface FieldDto {
+export interface FieldDto {
   id: string;
   name: string;
   type: string;
 }
-interface TableDto {
+export interface TableDto {
   id: string;
   name: string;
   fields: FieldDto[];
 }
-interface DatabaseDto {
+export interface DatabaseDto {
   id: string;
   tables: TableDto[];
 }
 
-const sqlArray = (values: readonly string[]) =>
+export const sqlArray = (values: readonly string[]) =>
   `ARRAY[${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(', ')}]`;
 /** A uniformly random element of a SQL array literal. */
-const pick = (values: readonly string[]) =>
+export const pick = (values: readonly string[]) =>
   `(${sqlArray(values)})[1 + floor(random() * ${values.length})::int]`;
 
-async function readState(pool: pg.Pool): Promise<LoadState | null> {
+/** Load state of a suite, kept in bench.state of the benchmark database under `name`. */
+export async function readState<T>(pool: pg.Pool, name: string): Promise<T | null> {
   await pool.query('CREATE SCHEMA IF NOT EXISTS bench');
   await pool.query(
     'CREATE TABLE IF NOT EXISTS bench.state (name text PRIMARY KEY, value jsonb NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())',
   );
-  const result = await pool.query<{ value: LoadState }>(
-    `SELECT value FROM bench.state WHERE name = 'records'`,
-  );
+  const result = await pool.query<{ value: T }>(`SELECT value FROM bench.state WHERE name = $1`, [name]);
   return result.rows[0]?.value ?? null;
 }
 
-async function writeState(pool: pg.Pool, state: LoadState): Promise<void> {
+export async function writeState(pool: pg.Pool, name: string, state: unknown): Promise<void> {
   await pool.query(
-    `INSERT INTO bench.state (name, value) VALUES ('records', $1)
+    `INSERT INTO bench.state (name, value) VALUES ($1, $2)
      ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
-    [JSON.stringify(state)],
+    [name, JSON.stringify(state)],
   );
+}
+
+/** The ids of a table's fields by name; every field asked for must be there with its type. */
+export function fieldIdsOf<Name extends string>(
+  table: TableDto,
+  fields: readonly { name: Name; type: string }[],
+): Record<Name, string> {
+  return Object.fromEntries(
+    fields.map((field) => {
+      const found = table.fields.find((f) => f.name === field.name && f.type === field.type);
+      if (!found) throw new Error(`${table.name} lacks the ${field.type} field ${field.name}`);
+      return [field.name, found.id];
+    }),
+  ) as Record<Name, string>;
 }
 
 function datasetOf(database: DatabaseDto, companyIds: string[], state: LoadState, reused: boolean): Dataset {
   const companies = database.tables.find((table) => table.name === 'Companies');
   const deals = database.tables.find((table) => table.name === 'Deals');
   if (!companies || !deals) throw new Error('benchmark database lacks the Companies or Deals table');
-  const fieldIds = Object.fromEntries(
-    DEALS_FIELDS.map((field) => {
-      const found = deals.fields.find((f) => f.name === field.name && f.type === field.type);
-      if (!found) throw new Error(`Deals lacks the ${field.type} field ${field.name}`);
-      return [field.name, found.id];
-    }),
-  ) as Record<DealsFieldName, string>;
+  const fieldIds = fieldIdsOf<DealsFieldName>(deals, DEALS_FIELDS);
   return {
     databaseId: database.id,
     schemaName: `base_${database.id.replace(/-/g, '')}`,
@@ -119,13 +126,17 @@ export async function resetWrites(pool: pg.Pool, dataset: Dataset): Promise<numb
   await pool.query(
     `VACUUM (ANALYZE) ${qualifiedTable(dataset.schemaName, linkTableName(dataset.deals.fieldIds.Company))}`,
   );
-  // Nothing dispatches the events the writes queued here; they would only grow.
+  await deleteEvents(pool, dataset.databaseId);
+  return deleted.rowCount ?? 0;
+}
+
+/** Nothing dispatches the events the benchmark's writes queue; they would only grow. */
+export async function deleteEvents(pool: pg.Pool, databaseId: string): Promise<void> {
   const outbox = await pool.query<{ exists: boolean }>(
     `SELECT to_regclass('public.outbox_events') IS NOT NULL AS exists`,
   );
   if (outbox.rows[0]?.exists)
-    await pool.query('DELETE FROM outbox_events WHERE database_id = $1', [dataset.databaseId]);
-  return deleted.rowCount ?? 0;
+    await pool.query('DELETE FROM outbox_events WHERE database_id = $1', [databaseId]);
 }
 
 async function tryReuse(
@@ -185,10 +196,8 @@ function dealsInsertSql(dataset: Dataset): string {
     Files: `CASE WHEN random() < 0.1 THEN jsonb_build_array(jsonb_build_object('url', 'https://cdn.example.com/contracts/' || s.g || '.pdf', 'fileName', 'contract-' || s.g || '.pdf', 'size', 10000 + floor(random() * 900000)::int, 'mimeType', 'application/pdf')) ELSE '[]'::jsonb END`,
     Ref: `'D-' || lpad(s.g::text, 7, '0')`,
   };
-  // A version 7 UUID of the creation time, as newRecordId makes them.
-  const uuidV7 = `(lpad(to_hex(floor(extract(epoch FROM s.ts) * 1000)::bigint), 12, '0') || '7' || substr(s.h, 1, 3) || (ARRAY['8', '9', 'a', 'b'])[1 + floor(random() * 4)::int] || substr(s.h, 4, 15))::uuid`;
   const select = [
-    uuidV7,
+    uuidV7('s.ts', 's.h'),
     's.ts',
     's.ts',
     ...DEALS_FIELDS.filter((d) => d.type !== 'linked_record').map(
@@ -206,7 +215,22 @@ function dealsInsertSql(dataset: Dataset): string {
     ) AS s`;
 }
 
-async function timed<T>(steps: [string, number][], step: string, work: () => Promise<T>): Promise<T> {
+/** Runs a generating INSERT (`$1`: rows) after setseed on the same connection: the same data every load. */
+export async function seededInsert(pool: pg.Pool, seed: number, sql: string, rows: number): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT setseed($1)', [seed]);
+    await client.query(sql, [rows]);
+  } finally {
+    client.release();
+  }
+}
+
+/** A version 7 UUID of the creation time `ts`, as newRecordId makes them; `hex` is random hex text. */
+export const uuidV7 = (ts: string, hex: string) =>
+  `(lpad(to_hex(floor(extract(epoch FROM ${ts}) * 1000)::bigint), 12, '0') || '7' || substr(${hex}, 1, 3) || (ARRAY['8', '9', 'a', 'b'])[1 + floor(random() * 4)::int] || substr(${hex}, 4, 15))::uuid`;
+
+export async function timed<T>(steps: [string, number][], step: string, work: () => Promise<T>): Promise<T> {
   const started = performance.now();
   const result = await work();
   const seconds = (performance.now() - started) / 1000;
@@ -252,13 +276,9 @@ async function load(pool: pg.Pool, api: ApiClient, old: LoadState | null, rows: 
     }
   });
   dataset.companies.ids = await companyIdsOf(pool, dataset.schemaName, dataset.companies.tableId);
-  const client = await pool.connect();
-  try {
-    await client.query('SELECT setseed(0.42)');
-    await timed(steps, `insert ${rows} Deals (SQL)`, () => client.query(dealsInsertSql(dataset), [rows]));
-  } finally {
-    client.release();
-  }
+  await timed(steps, `insert ${rows} Deals (SQL)`, () =>
+    seededInsert(pool, 0.42, dealsInsertSql(dataset), rows),
+  );
   const deals = qualifiedTable(dataset.schemaName, dataset.deals.tableId);
   const links = qualifiedTable(dataset.schemaName, linkTableName(dataset.deals.fieldIds.Company));
   await timed(steps, 'insert Company links, 90% of Deals (SQL)', () =>
@@ -282,7 +302,7 @@ async function load(pool: pg.Pool, api: ApiClient, old: LoadState | null, rows: 
   state.loadSeconds = (performance.now() - started) / 1000;
   dataset.loadedMaxSeq = state.loadedMaxSeq;
   dataset.load = { reused: false, seconds: state.loadSeconds, steps };
-  await writeState(pool, state);
+  await writeState(pool, 'records', state);
   return dataset;
 }
 
@@ -292,7 +312,7 @@ export async function prepareDataset(
   rows: number,
   companies: number,
 ): Promise<Dataset> {
-  const state = await readState(pool);
+  const state = await readState<LoadState>(pool, 'records');
   const reused = await tryReuse(pool, api, state, rows, companies);
   if (reused) {
     console.log(`  reusing the loaded database ${reused.databaseId} (${rows} Deals)`);

@@ -9,6 +9,7 @@ import {
   STATUS_OPTIONS,
   TAG_OPTIONS,
 } from './dataset';
+import type { HttpRunner } from './http-runner';
 import type { SqlQuery } from './sql-runner';
 
 /**
@@ -38,7 +39,7 @@ const Q2_AMOUNT = 50_000;
 const Q2_STATUSES = ['Qualified', 'Proposal'];
 const NON_SELECTIVE_WORD = 'software';
 
-interface RawShape {
+export interface RawShape {
   where: string;
   values: unknown[];
   order: string;
@@ -49,33 +50,48 @@ interface RawShape {
   countWhere?: string;
 }
 
+/** What a raw page is read from: the table (aliased `r`, then `p`) and the JSON keys of a record. */
+export interface RawSource {
+  table: string;
+  /** Columns of the table, rendered as they are. */
+  columns: string[];
+  /** More SQL expressions over the page row `p`, each with its `AS` (such as linked ids). */
+  extra?: string[];
+}
+
 /**
- * Selects the page on the bare table first, then renders each record of the page as JSON with
- * its linked ids: what one would write by hand. Keys are field ids (the API also repeats each
- * value under the field name).
+ * Selects the page on the bare table first, then renders each record of the page as JSON: what
+ * one would write by hand.
  */
-function rawList(dataset: Dataset, shape: RawShape): SqlQuery {
-  const table = qualifiedTable(dataset.schemaName, dataset.deals.tableId);
-  const companyField = dataset.deals.fieldIds.Company;
-  const links = qualifiedTable(dataset.schemaName, linkTableName(companyField));
+export function rawList(source: RawSource, shape: RawShape): SqlQuery {
   const values = [...shape.values, shape.limit, shape.offset];
   const limit = `$${shape.values.length + 1}`;
   const offset = `$${shape.values.length + 2}`;
-  const columns = ['id', 'created_at', 'updated_at', ...dataset.deals.columnFieldIds].map(
-    (c) => `p.${quoteIdent(c)}`,
-  );
-  const linked = `COALESCE((SELECT json_agg(l.linked_id ORDER BY l.position) FROM ${links} l WHERE l.record_id = p.id), '[]'::json) AS ${quoteIdent(companyField)}`;
+  const columns = [...source.columns.map((c) => `p.${quoteIdent(c)}`), ...(source.extra ?? [])];
   const records = `SELECT COALESCE(json_agg(row_to_json(x)), '[]'::json)::text FROM (
-      SELECT ${columns.join(', ')}, ${linked}
-        FROM (SELECT * FROM ${table} r WHERE ${shape.where} ORDER BY ${shape.order} LIMIT ${limit} OFFSET ${offset}) p
+      SELECT ${columns.join(', ')}
+        FROM (SELECT * FROM ${source.table} r WHERE ${shape.where} ORDER BY ${shape.order} LIMIT ${limit} OFFSET ${offset}) p
     ) x`;
   const total = shape.withTotal
-    ? `, (SELECT count(*) FROM ${table} r WHERE ${shape.countWhere ?? shape.where}) AS total`
+    ? `, (SELECT count(*) FROM ${source.table} r WHERE ${shape.countWhere ?? shape.where}) AS total`
     : '';
   return { text: `SELECT (${records}) AS records${total}`, values };
 }
 
-const DEFAULT_ORDER = 'r.created_at ASC, r.seq ASC';
+/** Deals' raw page: keys are field ids (the API also repeats each value under the field name), with the linked ids. */
+function dealsSource(dataset: Dataset): RawSource {
+  const companyField = dataset.deals.fieldIds.Company;
+  const links = qualifiedTable(dataset.schemaName, linkTableName(companyField));
+  return {
+    table: qualifiedTable(dataset.schemaName, dataset.deals.tableId),
+    columns: ['id', 'created_at', 'updated_at', ...dataset.deals.columnFieldIds],
+    extra: [
+      `COALESCE((SELECT json_agg(l.linked_id ORDER BY l.position) FROM ${links} l WHERE l.record_id = p.id), '[]'::json) AS ${quoteIdent(companyField)}`,
+    ],
+  };
+}
+
+export const DEFAULT_ORDER = 'r.created_at ASC, r.seq ASC';
 
 /** Where Q4c starts: the row before the deep page, as the API's cursor and as raw keys. */
 export interface DeepCursor {
@@ -105,7 +121,7 @@ export function deepCursorSetup(dataset: Dataset): { body: ListBody; lastRow: Sq
  */
 export function deepCursorCase(dataset: Dataset, start: DeepCursor): ReadCase {
   const shape = (withTotal: boolean) =>
-    rawList(dataset, {
+    rawList(dealsSource(dataset), {
       where: '(r.created_at, r.seq) > ($1::timestamptz, $2::bigint)',
       values: [start.createdAt, start.seq],
       order: DEFAULT_ORDER,
@@ -139,11 +155,18 @@ export function readCases(dataset: Dataset): ReadCase[] {
       id,
       title,
       body: { filter: { field: 'Name', contains: word }, limit: 100 },
-      raw: rawList(dataset, shape),
+      raw: rawList(dealsSource(dataset), shape),
     };
   };
   const plain = (limit: number, offset: number, withTotal: boolean) =>
-    rawList(dataset, { where: 'TRUE', values: [], order: DEFAULT_ORDER, limit, offset, withTotal });
+    rawList(dealsSource(dataset), {
+      where: 'TRUE',
+      values: [],
+      order: DEFAULT_ORDER,
+      limit,
+      offset,
+      withTotal,
+    });
   const deepOffset = Math.floor(dataset.rows / 2);
   return [
     {
@@ -167,7 +190,7 @@ export function readCases(dataset: Dataset): ReadCase[] {
         limit: 100,
         offset: 1000,
       },
-      raw: rawList(dataset, {
+      raw: rawList(dealsSource(dataset), {
         where: `(${col(f.Amount)} > $1::double precision AND ${col(f.Status)} = ANY($2::text[]))`,
         values: [Q2_AMOUNT, Q2_STATUSES],
         order: `${col(f.Amount)} DESC NULLS LAST, r.seq ASC`,
@@ -208,6 +231,14 @@ export function random(seed: number): () => number {
   };
 }
 
+/** The same write as raw SQL: one statement per request, on a table of the raw baseline. */
+export interface RawWrite {
+  /** Where the report shows it: `raw` (the table with its read indexes) or `rawBare` (without). */
+  key: 'raw' | 'rawBare';
+  label: string;
+  statement(worker: number, sequence: number): SqlQuery;
+}
+
 export interface WriteCase {
   id: string;
   title: string;
@@ -215,9 +246,12 @@ export interface WriteCase {
   recordsPerRequest: number;
   /** The JSON body of one request. */
   body(worker: number, sequence: number): string;
+  /** Run before the API is measured (outside the timing). */
+  prepare?(http: HttpRunner): Promise<void>;
+  raw?: RawWrite[];
 }
 
-const RECORDS_PER_REQUEST = 100;
+export const RECORDS_PER_REQUEST = 100;
 
 export function writeCases(dataset: Dataset, runId: string): WriteCase[] {
   const next = random(7);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import type { BenchConfig } from './config';
 import type { Dataset } from './dataset';
+import type { Issue11Results } from './issue11';
 import type { Measurement } from './measure';
 import type { ListBody } from './queries';
 
@@ -22,7 +23,13 @@ export interface WriteResult {
   id: string;
   title: string;
   concurrency: number;
+  /** When a suite runs its writes more than once (issue11: before and after the reads). */
+  phase?: string;
   api: Measurement;
+  /** The same rows written in raw SQL, on the raw table with its read indexes. */
+  raw?: Measurement;
+  /** The same on a raw table without the read indexes. */
+  rawBare?: Measurement;
 }
 
 export interface Machine {
@@ -188,10 +195,9 @@ export function verdicts(results: Results): Verdict[] {
   return verdicts;
 }
 
-function targetsTable(results: Results): string {
+function targetsTable(list: Verdict[]): string {
   const lines = ['| Target | Measured | Met |', '|---|---|---|'];
-  for (const v of verdicts(results))
-    lines.push(`| ${v.target} | ${v.measured} | ${v.met ? 'yes' : '**no**'} |`);
+  for (const v of list) lines.push(`| ${v.target} | ${v.measured} | ${v.met ? 'yes' : '**no**'} |`);
   return lines.join('\n');
 }
 
@@ -202,7 +208,16 @@ function loadSummary(dataset: Results['data']): string {
     : `Load: ${dataset.load.seconds.toFixed(1)} s (${steps}).`;
 }
 
+type RunInfo = Pick<Results, 'machine' | 'startedAt' | 'serverMode' | 'config'>;
+
 export function machineSummary(results: Results): string {
+  return [
+    runSummary(results),
+    `- ${results.data.rows.toLocaleString('en-US')} Deals, ${results.data.companies.toLocaleString('en-US')} Companies; ${results.config.durationMs / 1000} s per case after ${results.config.warmupMs / 1000} s warm-up; ${results.config.repeats} repeat(s)${results.config.repeats > 1 ? ', medians shown' : ''}`,
+  ].join('\n');
+}
+
+function runSummary(results: RunInfo): string {
   const m = results.machine;
   return [
     `- Date: ${results.startedAt}`,
@@ -211,7 +226,6 @@ export function machineSummary(results: Results): string {
     `- ${m.postgres}`,
     `- Code measured: ${m.source}`,
     `- PostgreSQL settings (defaults, untuned): ${m.postgresSettings}`,
-    `- ${results.data.rows.toLocaleString('en-US')} Deals, ${results.data.companies.toLocaleString('en-US')} Companies; ${results.config.durationMs / 1000} s per case after ${results.config.warmupMs / 1000} s warm-up; ${results.config.repeats} repeat(s)${results.config.repeats > 1 ? ', medians shown' : ''}`,
   ].join('\n');
 }
 
@@ -238,7 +252,127 @@ export function renderReport(results: Results): string {
     '',
     '### Targets',
     '',
-    targetsTable(results),
+    targetsTable(verdicts(results)),
+  ].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 11's workloads (People)
+// ---------------------------------------------------------------------------------------------
+
+const byConcurrency = (reads: ReadResult[], id: string, value: (r: ReadResult) => string) =>
+  [...new Set(reads.map((r) => r.concurrency))]
+    .map((c) => reads.find((r) => r.id === id && r.concurrency === c))
+    .map((r) => (r ? value(r) : 'n/a'))
+    .join(' / ');
+
+/** The issue's table: requests/s at each concurrency (c=1 / c=16 by default), then the writes' records/s. */
+function issue11Table(reads: ReadResult[], writes: WriteResult[]): string {
+  const concurrencies = [...new Set(reads.map((r) => r.concurrency))].join(' / ');
+  const lines = [
+    `| Workload (req/s at c = ${concurrencies}) | API | Raw page only (JSON) | Raw page + exact count | API / raw page |`,
+    '|---|--:|--:|--:|--:|',
+  ];
+  for (const id of [...new Set(reads.map((r) => r.id))]) {
+    const first = reads.find((r) => r.id === id)!;
+    lines.push(
+      `| ${id} ${first.title} | ${byConcurrency(reads, id, (r) => rps(r.api.requestsPerSecond) + errorsOf(r.api))} | ${byConcurrency(reads, id, (r) => rps(r.raw.requestsPerSecond) + errorsOf(r.raw))} | ${byConcurrency(reads, id, (r) => (r.rawWithTotal ? rps(r.rawWithTotal.requestsPerSecond) : 'n/a'))} | ${byConcurrency(reads, id, (r) => ratio(r.api, r.raw).toFixed(2))} |`,
+    );
+  }
+  for (const w of bulkFirst(writes)) {
+    const statement = w.id === 'bulk' ? '`INSERT` of 100' : '`ON CONFLICT`';
+    lines.push(
+      `| ${w.title}, concurrency ${w.concurrency} (${w.phase}) | ${n0(w.api.itemsPerSecond)} rec/s${errorsOf(w.api)} | ${w.raw ? `${n0(w.raw.itemsPerSecond)} rows/s (${statement})` : 'n/a'} | | ${w.raw ? (w.api.itemsPerSecond / w.raw.itemsPerSecond).toFixed(2) : 'n/a'} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Bulk create before upsert, as the issue lists them (the suite runs upsert first). */
+const bulkFirst = (writes: WriteResult[]) =>
+  [...writes].sort((a, b) => (a.id === b.id ? 0 : a.id === 'bulk' ? -1 : 1));
+
+function issue11WritesTable(writes: WriteResult[]): string {
+  const lines = [
+    '| Workload | Run | API records/s | API p50 ms | Raw rows/s (read indexes) | API / raw | Raw rows/s (no read indexes) | API / raw (no read indexes) | Other load API / raw |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  const perSecond = (m: Measurement | undefined) => (m ? n0(m.itemsPerSecond) + errorsOf(m) : 'n/a');
+  const over = (api: Measurement, raw: Measurement | undefined) =>
+    raw ? (api.itemsPerSecond / raw.itemsPerSecond).toFixed(2) : 'n/a';
+  for (const w of bulkFirst(writes)) {
+    lines.push(
+      `| ${w.title}, c=${w.concurrency} | ${w.phase ?? ''} | ${perSecond(w.api)} | ${n1(w.api.p50Ms)} | ${perSecond(w.raw)} | ${over(w.api, w.raw)} | ${perSecond(w.rawBare)} | ${over(w.api, w.rawBare)} | ${cores(w.api)} / ${w.raw ? cores(w.raw) : 'n/a'} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function issue11Verdicts(results: Issue11Results): Verdict[] {
+  const list: Verdict[] = [];
+  for (const r of results.reads) {
+    const value = ratio(r.api, r.raw);
+    list.push({
+      target: `${r.id} at concurrency ${r.concurrency}: API >= 0.5 x raw page only`,
+      measured: `${value.toFixed(2)} x (${rps(r.api.requestsPerSecond)} vs ${rps(r.raw.requestsPerSecond)} req/s)`,
+      met: value >= 0.5 && r.api.errors === 0,
+    });
+  }
+  for (const w of results.writes) {
+    const target = w.id === 'bulk' ? 20_000 : 10_000;
+    list.push({
+      target: `${w.id} (${w.phase}): >= ${n0(target)} records/s`,
+      measured: `${n0(w.api.itemsPerSecond)} records/s`,
+      met: w.api.itemsPerSecond >= target && w.api.errors === 0,
+    });
+  }
+  return list;
+}
+
+function indexList(indexes: Issue11Results['indexes']): string {
+  const list = (defs: string[]) => defs.map((d) => `\`${d}\``).join('; ');
+  return [
+    ...Object.entries(indexes.api).map(
+      ([phase, defs]) => `- People (API) at the end of the writes ${phase}: ${list(defs)}`,
+    ),
+    `- Raw, read indexes: ${list(indexes.raw)}`,
+    `- Raw, no read indexes: ${list(indexes.rawBare)}`,
+  ].join('\n');
+}
+
+export function renderIssue11Report(results: Issue11Results): string {
+  const steps = results.data.load.steps
+    .map(([step, seconds]) => `${step} ${seconds.toFixed(1)} s`)
+    .join('; ');
+  return [
+    runSummary(results),
+    `- ${results.data.rows.toLocaleString('en-US')} People; ${results.config.durationMs / 1000} s per case after ${results.config.warmupMs / 1000} s warm-up; ${results.config.repeats} round(s)${results.config.repeats > 1 ? ', medians shown' : ''}`,
+    '',
+    `Load (each round, the last shown): ${results.data.load.seconds.toFixed(1)} s (${steps}).`,
+    '',
+    "#### As the issue's table",
+    '',
+    issue11Table(results.reads, results.writes),
+    '',
+    'Latencies, API against the raw page only:',
+    '',
+    readsTable(results.reads),
+    '',
+    'Raw page plus the exact count:',
+    '',
+    totalsTable(results.reads),
+    '',
+    '#### Writes',
+    '',
+    issue11WritesTable(results.writes),
+    '',
+    'Indexes when the writes ran:',
+    '',
+    indexList(results.indexes),
+    '',
+    '#### Targets',
+    '',
+    targetsTable(issue11Verdicts(results)),
   ].join('\n');
 }
 
@@ -247,33 +381,50 @@ const README_INTRO = `# Benchmarks
 ## records
 
 Throughput and latency of the records API (\`POST …/records/list\` and \`POST …/records/bulk\`,
-specification 4.1 and 4.2) on a table of 1,000,000 records, against the same queries sent as raw
-SQL to the same PostgreSQL database in the same run.
+specification 4.1 and 4.2) against the same queries sent as raw SQL to the same PostgreSQL
+database in the same run, in two suites:
+
+- **issue11**: issue 11's workloads on a table of 100,000 People (name, email, amount, status,
+  tags, due, active), beside an equivalent plain table with btree and trigram indexes: Q1-Q3 with
+  the raw page alone and with its exact count, bulk create and upsert by email against raw
+  \`INSERT\` and \`INSERT … ON CONFLICT\`, the writes both before and after the reads
+  ([below](#issue-11s-workloads-bench_suiteissue11)).
+- **deals**: the cases Q1-Q6 on a table of 1,000,000 Deals with a field of every type.
 
 ### How to run
 
 \`\`\`sh
 pnpm install
-npm run bench:records        # from the repository root (pnpm run bench:records works too)
+npm run bench:records                          # both suites, issue11 first (from the repository root)
+BENCH_SUITE=issue11 npm run bench:records      # only issue 11's workloads (100,000 People)
+BENCH_SUITE=deals npm run bench:records        # only the 1,000,000 Deals cases
+# a short check that everything runs (figures meaningless), README left alone:
+BENCH_SUITE=issue11 BENCH_DURATION_S=2 BENCH_WARMUP_S=1 BENCH_REPEATS=1 BENCH_WRITE_README=0 npm run bench:records
 \`\`\`
+
+Issue 11's figures are medians of rounds: for them run with \`BENCH_REPEATS=3\` (or more) on a quiet
+machine.
 
 Needs PostgreSQL (\`postgres\` user, trust auth) at 127.0.0.1:5432 and Redis at 127.0.0.1:6379.
 The first run creates and migrates the database \`recordbase_bench\` and loads it (about a
 minute); later runs reuse the loaded data when its row count matches, after deleting what the
-previous run wrote. A full run keeps its figures in \`records/results.json\`;
+previous run wrote. A full run keeps its figures in \`records/results.json\` (deals) and
+\`records/results-issue11.json\` (issue11);
 \`pnpm --filter @recordbase/bench run records:report\` renders this README again from them (after
 editing \`records/findings.md\`, which is appended below the results). Settings (environment
 variables, all optional):
 
 | Variable | Default | Meaning |
 |---|---|---|
+| BENCH_SUITE | issue11,deals | suites to run, in this order: \`issue11\` (100,000 People), \`deals\` (1,000,000 Deals) |
 | BENCH_DURATION_S | 10 | measured seconds per case |
 | BENCH_WARMUP_S | 2 | warm-up seconds per case (discarded) |
-| BENCH_REPEATS | 1 | rounds of every case; the report shows medians |
+| BENCH_REPEATS | 1 | rounds of every case; the report shows medians (issue11 loads People afresh for each round) |
 | BENCH_CONCURRENCY | 1,16 | concurrencies of the read cases |
-| BENCH_WRITE_CONCURRENCY | 4 | concurrency of Q5 and Q6 |
+| BENCH_WRITE_CONCURRENCY | 4 | concurrency of the writes (Q5 and Q6; issue11's bulk and upsert) |
 | BENCH_ROWS | 1000000 | Deals records (any other value leaves this README alone) |
-| BENCH_ONLY | all | cases to run, such as \`Q1,Q4\` (leaves this README alone) |
+| BENCH_PEOPLE_ROWS | 100000 | People records of issue11 (any other value leaves this README alone) |
+| BENCH_ONLY | all | cases to run in either suite, such as \`Q1,Q4\` or \`Q2,upsert\` (leaves this README alone) |
 | BENCH_SERVER_POOL | 20 | records-api's PostgreSQL pool (as in \`apps/records-api/src/main.ts\`) |
 | BENCH_IN_PROCESS | 0 | 1 runs records-api in the benchmark process instead of a child process |
 | BENCH_SERVER_EXEC_ARGV | none | extra node flags of the records-api child, such as \`--cpu-prof --cpu-prof-dir=/tmp/prof\` |
@@ -312,7 +463,8 @@ variables, all optional):
    write by hand. Before timing a case, the benchmark checks that the API and the raw SQL
    return the same record ids in the same order and the same total. As the brief asks, the
    Q1 and Q4 baselines have no count; a second table shows them with the \`count(*)\` the API
-   runs for every full page. Q4c's baseline is the keyset query by hand,
+   runs for every full page. As in issue11, a case is timed once no index of Deals is being built.
+   Q4c's baseline is the keyset query by hand,
    \`WHERE (created_at, seq) > (…)\` with the keys of the row before the page.
 5. After the cases, the records written by Q5 and Q6 are deleted (upserts of existing keys only
    touched Quantity, Rating, Notes and Won) and the table vacuumed, so runs repeat.
@@ -335,30 +487,87 @@ their total, as the API does whenever a page is full.
 
 Targets (from the issue): Q1 to Q3 at no less than half of raw SQL's throughput; Q5 at 20,000
 records/s or more; Q4 p50 under 100 ms; Q4c (the same deep page by cursor) p50 under 20 ms.
+
+### Issue 11's workloads (BENCH_SUITE=issue11)
+
+Issue 11 measures these workloads on 100,000 rows beside raw PostgreSQL on an equivalent indexed
+table; this suite runs them as the issue lists them.
+
+1. **Data, each round afresh.** Through the API a database \`records-bench-issue11\` with a table
+   \`People\`: name (single_line_text), email (email), amount (number), status (single_select:
+   Lead, Qualified, Proposal, Won, Lost), tags (multiple_select: six options), due (date), active
+   (checkbox). 100,000 rows generated in one \`INSERT … SELECT … FROM generate_series\` into its
+   physical table (as for Deals: UUIDv7 ids of created_at, 15 s apart): name is \`<first> <last>\`
+   from 30 x 30 real names, with ~3% of last names holding \`abc\` (Abcarian, Grabczyk,
+   Dabcovich) so that \`contains 'abc'\` matches ~3,000 rows; email \`person.<n>@people.example.com\`
+   (unique); amount uniform over 0..1,000 (2% empty); status uniform (5% empty); 0-2 tags; due
+   over two years (20% empty); active 60% true. The previous round's database is deleted first.
+2. **Raw baseline.** The same rows (same ids, seq, created_at) copied into
+   \`bench_issue11.people\`, a plain table with a column per field, its primary key, a unique
+   index on email (for \`ON CONFLICT\`) and the read indexes: \`(created_at, seq)\` (default order),
+   \`(amount DESC NULLS LAST, seq)\` (Q2's filter and sort), \`(status)\`, and a \`pg_trgm\` GIN index
+   on name (\`CREATE EXTENSION IF NOT EXISTS pg_trgm\`); and into \`bench_issue11.people_bare\`, the
+   same without the read indexes (primary key and unique email only), for the write cost of those
+   indexes. Then \`VACUUM (ANALYZE)\` of all three tables.
+3. **A round:** the writes (upsert, then bulk create), the reads (Q1-Q3 at each concurrency), the
+   writes again. After each write phase the rows it added are deleted from the three tables and
+   they are vacuumed, so every read sees the 100,000 rows. The writes run twice because the API may
+   build indexes when a field is first filtered or sorted: the second run pays for them. The report
+   lists the indexes of People at the end of each write phase. Upsert runs first so that its
+   matchOn index on email (which the API builds in the background on the first upsert; the run
+   waits until it is valid before measuring) is there for both write cases of both phases. Nothing
+   analyzes People between that build and the first phase's upsert (as in use, until autovacuum
+   does), while the clean-up after each phase runs \`VACUUM (ANALYZE)\`: the two phases' upserts
+   can differ by the statistics of the new index, not only by the indexes the reads left.
+4. **Reads** are checked first (same ids in the same order, same total as \`count(*)\`); the run
+   then waits until no index of People is being built or left invalid (what the API builds in the
+   background when a field is first filtered or sorted is measured built; the wait is printed);
+   then they are timed
+   through the API, as the raw page alone (\`json_agg(row_to_json(…))\` of the page selected on the
+   bare table, the same WHERE, ORDER BY with the \`seq\` tie-breaker, LIMIT and OFFSET) and as the
+   raw page plus \`count(*)\` of its filter (what the API's exact \`total\` costs). The ratio is API /
+   raw page only.
+5. **Writes** at concurrency 4, through the API and as one raw statement per request of 100 rows
+   with typed parameters, on the indexed raw table and on the bare one.
+
+| Case | Request | Raw SQL |
+|---|---|---|
+| Q1 | \`{"limit": 100}\` — first page, default order | the page; the page + \`count(*)\` |
+| Q2 | \`{"filter": {"and": [{"field": "amount", "greater_than": 500}, {"field": "status", "in": ["Qualified", "Proposal"]}]}, "sort": [{"field": "amount", "direction": "desc"}], "limit": 100, "offset": 1000}\` (~19% of rows match) | \`WHERE amount > 500 AND status = ANY(…) ORDER BY amount DESC NULLS LAST, seq LIMIT 100 OFFSET 1000\`; + \`count(*)\` |
+| Q3 | \`{"filter": {"field": "name", "contains": "abc"}, "limit": 100}\` (~3%) | \`WHERE name ILIKE '%abc%' ORDER BY created_at, seq LIMIT 100\`; + \`count(*)\` |
+| upsert | \`POST …/records/bulk\` with \`matchOn: [<email field id>]\`, 100 records (email, tags, due, active): 50 emails of loaded rows (updated; each worker its own share of rows, so no two requests lock the same row) and 50 new (created) | \`INSERT … VALUES (100 rows) ON CONFLICT (email) DO UPDATE SET tags, due, active, updated_at\` |
+| bulk | \`POST …/records/bulk\` with 100 new records, every field set | \`INSERT … VALUES (100 rows)\` |
+
+Targets (from the issue): Q1-Q3 API at no less than 0.5 x the raw page only, with exact totals;
+bulk create at 20,000 records/s or more; upsert by matchOn at 10,000 records/s or more.
 `;
 
 export const RESULTS_PATH = join(__dirname, 'results.json');
+export const ISSUE11_RESULTS_PATH = join(__dirname, 'results-issue11.json');
 
-/** Keeps the figures of the last full run, so the README can be rendered again (--report-only). */
-export function saveResults(results: Results): void {
-  writeFileSync(RESULTS_PATH, `${JSON.stringify(results, null, 2)}\n`);
+/** Keeps the figures of a suite's last full run, so the README can be rendered again (--report-only). */
+export function saveResults(path: string, results: Results | Issue11Results): void {
+  writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
 }
 
-export function loadResults(): Results {
-  return JSON.parse(readFileSync(RESULTS_PATH, 'utf8')) as Results;
+function loadResultsFrom<T>(path: string): T | null {
+  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as T) : null;
 }
 
-/** Writes bench/README.md: how to run, the cases, the figures of this run, and the findings. */
-export function writeReadme(results: Results): string {
+/** Writes bench/README.md: how to run, the cases, the figures of each suite's last full run, and the findings. */
+export function writeReadme(): string {
   const path = join(__dirname, '..', 'README.md');
+  const deals = loadResultsFrom<Results>(RESULTS_PATH);
+  const issue11 = loadResultsFrom<Issue11Results>(ISSUE11_RESULTS_PATH);
   const findingsPath = join(__dirname, 'findings.md');
   const findings = existsSync(findingsPath) ? `\n${readFileSync(findingsPath, 'utf8').trim()}\n` : '';
   // Other benchmarks keep their own "## " sections after this one; only the records part is rewritten.
   const existing = existsSync(path) ? readFileSync(path, 'utf8') : '';
   const otherSections = existing.match(/\n## (?!records\b)[\s\S]*$/)?.[0] ?? '';
+  const notRun = '(No full run of this suite yet.)';
   writeFileSync(
     path,
-    `${README_INTRO}\n### Results\n\n${renderReport(results)}\n${findings}${otherSections}`,
+    `${README_INTRO}\n### Results\n\n${deals ? renderReport(deals) : notRun}\n\n### Results of issue 11's workloads (100,000 People)\n\n${issue11 ? renderIssue11Report(issue11) : notRun}\n${findings}${otherSections}`,
   );
   return path;
 }

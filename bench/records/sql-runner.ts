@@ -32,6 +32,17 @@ export class SqlRunner {
     };
   }
 
+  /** A write: `build` makes each statement; it counts `items` rows written per statement. */
+  write(build: (worker: number, sequence: number) => SqlQuery, items: number): Op {
+    return async (worker, sequence) => {
+      const query = build(worker, sequence);
+      const result = await this.pool.query(query.text, query.values);
+      if (result.rowCount !== items)
+        throw new Error(`raw write touched ${result.rowCount} rows, not ${items}`);
+      return { bytes: 0, items };
+    };
+  }
+
   async once(query: SqlQuery): Promise<{ records: unknown[]; total: number | null }> {
     const result = await this.pool.query<{ records: string; total?: string }>(query.text, query.values);
     const row = result.rows[0]!;

@@ -34,7 +34,8 @@ export interface RecordsApiDeps {
     | 'AUTH_FAILURES_PER_MINUTE'
     | 'FILE_TOKEN_SECRET'
     | 'FILE_LINK_TTL_SECONDS'
-  >;
+  > &
+    Partial<Pick<RecordsApiConfig, 'READ_INDEX_MIN_ROWS'>>;
 }
 
 export function createApp(deps: RecordsApiDeps): Express {
@@ -85,6 +86,7 @@ export function createApp(deps: RecordsApiDeps): Express {
       fileLinkTtlSeconds: config.FILE_LINK_TTL_SECONDS,
       events,
       tables,
+      ...(config.READ_INDEX_MIN_ROWS !== undefined ? { readIndexMinRows: config.READ_INDEX_MIN_ROWS } : {}),
     }),
   );
   api.use(webhookRoutes(db.prisma, webhookSecretKey));

@@ -8,6 +8,7 @@ import {
   webhookSecretKeySchema,
 } from '@recordbase/server-kit/env';
 import { z } from 'zod';
+import { DEFAULT_READ_INDEX_MIN_ROWS } from './domain/records/read-indexes';
 
 export const recordsApiEnvSchema = commonEnvSchema
   .extend(publicApiEnvSchema.shape)
@@ -22,6 +23,8 @@ export const recordsApiEnvSchema = commonEnvSchema
     JSON_BODY_LIMIT: z.string().default('10mb'),
     WEBHOOK_SECRET_KEY: webhookSecretKeySchema,
     QUEUE_PREFIX: queuePrefixSchema,
+    /** Tables with at least this many records get indexes on what their listings filter and sort. */
+    READ_INDEX_MIN_ROWS: z.coerce.number().int().min(0).default(DEFAULT_READ_INDEX_MIN_ROWS),
   });
 export type RecordsApiConfig = z.infer<typeof recordsApiEnvSchema>;
 

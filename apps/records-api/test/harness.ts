@@ -33,6 +33,8 @@ export interface HarnessOptions {
   statementTimeoutMs?: number;
   acquireTimeoutMs?: number;
   maxConnections?: number;
+  /** READ_INDEX_MIN_ROWS: tables this large get indexes on what is filtered and sorted. */
+  readIndexMinRows?: number;
   /** A second app instance on the database (and with the root key) of this harness, which closing leaves in place. */
   sameDatabaseAs?: Harness;
 }
@@ -84,6 +86,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       AUTH_FAILURES_PER_MINUTE: 60,
       FILE_TOKEN_SECRET: fileTokenSecret,
       FILE_LINK_TTL_SECONDS: 3600,
+      ...(options.readIndexMinRows !== undefined ? { READ_INDEX_MIN_ROWS: options.readIndexMinRows } : {}),
     },
   });
   return {

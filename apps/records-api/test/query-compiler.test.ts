@@ -551,12 +551,19 @@ describe('compileSort', () => {
       'Owners',
       `(SELECT count(*) FROM "${table.schemaName}"."${idOf('linked_record')}_links" AS lnk WHERE lnk.record_id = r.id)`,
     ],
-    ['id', 'r.id'],
-    ['createdAt', 'r.created_at'],
-    ['updatedAt', 'r.updated_at'],
   ])('%s', (field, expression) => {
     expect(sort([field, 'asc'])).toBe(`${expression} ASC NULLS FIRST, r.seq ASC`);
     expect(sort([field, 'desc'])).toBe(`${expression} DESC NULLS LAST, r.seq ASC`);
+  });
+
+  // Never empty: no NULLS clause, so the order is the one of the table's (created_at, seq) index.
+  it.each<[string, string]>([
+    ['id', 'r.id'],
+    ['createdAt', 'r.created_at'],
+    ['updatedAt', 'r.updated_at'],
+  ])('system field %s', (field, expression) => {
+    expect(sort([field, 'asc'])).toBe(`${expression} ASC, r.seq ASC`);
+    expect(sort([field, 'desc'])).toBe(`${expression} DESC, r.seq ASC`);
   });
 
   it('finds fields by id', () => {

@@ -3,6 +3,15 @@ import type { Filter, Sort, TableRecord } from '@recordbase/contracts/records';
 import fc from 'fast-check';
 import { compareForSort, matchesFilter } from '../src/domain/records/filter-evaluator';
 import { buildTableMeta, type TableMeta } from '../src/domain/records/table-meta';
+import {
+  COMPARISON_OPERATORS,
+  emptinessCondition,
+  filterTree,
+  listCondition,
+  SELECT_OPERATORS,
+  scalarCondition,
+  TEXT_OPERATORS,
+} from './filter-arbitraries';
 import { createBase, type Harness, startHarness } from './harness';
 
 /**
@@ -90,36 +99,13 @@ const fieldRef = (name: string) => {
 };
 
 function conditionArbitrary(): fc.Arbitrary<Filter> {
-  const empties = (name: string) =>
-    fc
-      .record({ field: fieldRef(name), op: fc.constantFrom('is_empty', 'is_not_empty') })
-      .map(({ field, op }) => ({ field, [op]: true }) as Filter);
+  const empties = (name: string) => emptinessCondition(fieldRef(name));
   const scalarOps = (name: string, ops: string[], value: fc.Arbitrary<unknown>) =>
-    fc
-      .record({ field: fieldRef(name), op: fc.constantFrom(...ops), value })
-      .map(({ field, op, value: v }) => ({ field, [op]: v }) as Filter);
-  const listOps = (name: string, value: fc.Arbitrary<unknown>) =>
-    fc
-      .record({
-        field: fieldRef(name),
-        op: fc.constantFrom('in', 'not_in'),
-        value: fc.array(value, { maxLength: 3 }),
-      })
-      .map(({ field, op, value: v }) => ({ field, [op]: v }) as Filter);
-  const comparisons = [
-    'equals',
-    'does_not_equal',
-    'greater_than',
-    'greater_than_or_equal_to',
-    'less_than',
-    'less_than_or_equal_to',
-  ];
+    scalarCondition(fieldRef(name), ops, value);
+  const listOps = (name: string, value: fc.Arbitrary<unknown>) => listCondition(fieldRef(name), value);
+  const comparisons = COMPARISON_OPERATORS;
   return fc.oneof(
-    scalarOps(
-      'Name',
-      ['equals', 'does_not_equal', 'contains', 'does_not_contain', 'starts_with', 'ends_with'],
-      fc.constantFrom(...words.filter(Boolean), 'a', 'B', '%', '_'),
-    ),
+    scalarOps('Name', TEXT_OPERATORS, fc.constantFrom(...words.filter(Boolean), 'a', 'B', '%', '_')),
     listOps('Name', fc.constantFrom(...words.filter(Boolean))),
     empties('Name'),
     scalarOps('Count', comparisons, fc.constantFrom(...numbers, 1.25)),
@@ -130,14 +116,10 @@ function conditionArbitrary(): fc.Arbitrary<Filter> {
     empties('Due'),
     scalarOps('At', comparisons, fc.constantFrom(...dateTimes, ...dates)),
     empties('At'),
-    scalarOps(
-      'Stage',
-      ['equals', 'does_not_equal', 'contains', 'does_not_contain'],
-      fc.constantFrom(...options, 'a', 'Z'),
-    ),
+    scalarOps('Stage', SELECT_OPERATORS, fc.constantFrom(...options, 'a', 'Z')),
     listOps('Stage', fc.constantFrom(...options, 'Z')),
     empties('Stage'),
-    scalarOps('Tags', ['equals', 'does_not_equal', 'contains', 'does_not_contain'], fc.constantFrom(...tags)),
+    scalarOps('Tags', SELECT_OPERATORS, fc.constantFrom(...tags)),
     listOps('Tags', fc.constantFrom(...tags)),
     empties('Tags'),
     scalarOps('Done', ['equals', 'does_not_equal'], fc.boolean()),
@@ -150,15 +132,7 @@ function conditionArbitrary(): fc.Arbitrary<Filter> {
 }
 
 /** Built once the table exists, since conditions use its field ids. */
-const filterArbitrary = (): fc.Arbitrary<Filter> =>
-  fc.letrec<{ filter: Filter }>((tie) => ({
-    filter: fc.oneof(
-      { depthSize: 'small', withCrossShrink: true },
-      conditionArbitrary(),
-      fc.record({ and: fc.array(tie('filter'), { minLength: 1, maxLength: 3 }) }) as fc.Arbitrary<Filter>,
-      fc.record({ or: fc.array(tie('filter'), { minLength: 1, maxLength: 3 }) }) as fc.Arbitrary<Filter>,
-    ),
-  })).filter;
+const filterArbitrary = (): fc.Arbitrary<Filter> => filterTree(conditionArbitrary());
 
 const sortArbitrary: fc.Arbitrary<Sort[]> = fc.array(
   fc.record({

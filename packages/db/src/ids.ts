@@ -17,9 +17,25 @@ export const newDatabaseId = (): string => randomUUID();
 export const newTableId = (): string => `tbl${randomBase62(14)}`;
 export const newFieldId = (): string => `fld${randomBase62(14)}`;
 
+/** Random bytes drawn in batches: a bulk write makes hundreds of ids, one system call each otherwise. */
+const RANDOM_BATCH_BYTES = 16 * 256;
+let randomBatch = Buffer.alloc(0);
+let randomOffset = 0;
+
+function random16(): Buffer {
+  if (randomOffset + 16 > randomBatch.length) {
+    randomBatch = randomBytes(RANDOM_BATCH_BYTES);
+    randomOffset = 0;
+  }
+  // A copy: the caller overwrites some of its bytes, and no two ids may share any.
+  const bytes = Buffer.from(randomBatch.subarray(randomOffset, randomOffset + 16));
+  randomOffset += 16;
+  return bytes;
+}
+
 /** UUID v7: time-ordered, so new rows land at the right edge of the primary-key index. */
 export function newRecordId(now: number = Date.now()): string {
-  const bytes = randomBytes(16);
+  const bytes = random16();
   bytes.writeUIntBE(now, 0, 6);
   bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x70;
   bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;

@@ -138,6 +138,24 @@ export function canAccessDatabase(principal: Principal, databaseId: string): boo
 }
 
 /**
+ * The access check of every request that names a database: its id, lower-cased, once the key may
+ * use it, decided from the key alone. Databases outside the key's scope answer the same 404 as
+ * missing ones, so a key cannot learn which databases exist outside its scope.
+ */
+export function accessibleDatabaseId(principal: Principal, databaseId: string): string {
+  const missing = () => databaseNotFound(databaseId);
+  if (!UUID_PATTERN.test(databaseId)) throw missing();
+  const id = databaseId.toLowerCase();
+  if (!canAccessDatabase(principal, id)) throw missing();
+  return id;
+}
+
+/** A request's database id may be any text: the message shows at most a bounded piece of it. */
+export function databaseNotFound(databaseId: string): AppError {
+  return notFound(`Database ${databaseId.slice(0, 64)} not found`);
+}
+
+/**
  * The one check of a key's right to a route, made before any work for the request: the scope (or
  * root) the route needs, and, when the route names a database, that the key may reach it. A
  * database outside the key's reach answers 404 as if it did not exist.

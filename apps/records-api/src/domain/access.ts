@@ -1,6 +1,6 @@
-import { TABLE_ID_PATTERN, UUID_PATTERN } from '@recordbase/contracts/common';
+import { TABLE_ID_PATTERN } from '@recordbase/contracts/common';
 import type { Tx } from '@recordbase/db';
-import { canAccessDatabase, type Principal } from '@recordbase/server-kit/auth';
+import { accessibleDatabaseId, databaseNotFound, type Principal } from '@recordbase/server-kit/auth';
 import { notFound } from '@recordbase/server-kit/errors';
 
 type Client = Pick<Tx, 'database' | 'table' | 'field'>;
@@ -11,23 +11,17 @@ export interface DatabaseRef {
   schemaName: string;
 }
 
-/**
- * The database if it exists and the key may see it. Both failures answer the same 404, so a key
- * cannot learn which databases exist outside its scope.
- */
+/** The database if it exists and the key may see it (server-kit's accessibleDatabaseId). */
 export async function findAccessibleDatabase(
   client: Client,
   principal: Principal,
   databaseId: string,
 ): Promise<DatabaseRef> {
-  const missing = () => notFound(`Database ${databaseId} not found`);
-  if (!UUID_PATTERN.test(databaseId) || !canAccessDatabase(principal, databaseId.toLowerCase()))
-    throw missing();
   const database = await client.database.findUnique({
-    where: { id: databaseId.toLowerCase() },
+    where: { id: accessibleDatabaseId(principal, databaseId) },
     select: { id: true, name: true, schemaName: true },
   });
-  if (!database) throw missing();
+  if (!database) throw databaseNotFound(databaseId);
   return database;
 }
 

@@ -44,6 +44,8 @@ export interface RecordRoutesOptions {
   events: EventPublisher;
   /** Table metadata kept between requests. */
   tables?: TableCache;
+  /** Tables with at least this many records get indexes on what their listings filter and sort. */
+  readIndexMinRows?: number;
 }
 
 export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoutesOptions): Router {
@@ -56,10 +58,11 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
   const recordsDb = (signal: AbortSignal): records.RecordsDb => ({
     db: cancellablePool(pool, signal),
     background: pool,
-    onBackgroundError: (error) => logger.warn({ err: error }, 'building a matchOn index failed'),
+    onBackgroundError: (error) => logger.warn({ err: error }, 'building an index in the background failed'),
     signFileLink,
     events: options.events,
     ...(options.tables ? { tables: options.tables } : {}),
+    ...(options.readIndexMinRows !== undefined ? { readIndexMinRows: options.readIndexMinRows } : {}),
   });
 
   router.post(

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
 import { FIELD_ID_PATTERN, TABLE_ID_PATTERN } from '@recordbase/contracts/common';
 import type { PrismaClient } from '@recordbase/db';
-import type { Principal } from '@recordbase/server-kit/auth';
+import { canAccessDatabase, type Principal } from '@recordbase/server-kit/auth';
 import { badRequest } from '@recordbase/server-kit/errors';
 import type { UploadKind } from '../uploads/storage-keys';
 
@@ -94,7 +94,7 @@ export function mayDownload(principal: Principal, file: StoredFileRow): boolean 
     return (
       database !== null &&
       principal.scopes.has('records:read' satisfies ApiKeyScope) &&
-      (principal.databaseIds === null || principal.databaseIds.has(database))
+      canAccessDatabase(principal, database)
     );
   }
   return principal.keyId === null || principal.keyId === file.apiKeyId;

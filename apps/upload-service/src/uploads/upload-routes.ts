@@ -1,4 +1,3 @@
-import { UUID_PATTERN } from '@recordbase/contracts/common';
 import {
   attachmentUploadHeaders,
   MAX_ATTACHMENT_BYTES,
@@ -7,8 +6,13 @@ import {
   uploadRoutes,
 } from '@recordbase/contracts/uploads';
 import type { PrismaClient } from '@recordbase/db';
-import { canAccessDatabase, principalOf, requireScope } from '@recordbase/server-kit/auth';
-import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
+import {
+  accessibleDatabaseId,
+  databaseNotFound,
+  principalOf,
+  requireScope,
+} from '@recordbase/server-kit/auth';
+import { AppError, badRequest } from '@recordbase/server-kit/errors';
 import { type Request, type RequestHandler, Router } from 'express';
 import multer, { MulterError } from 'multer';
 import { findAttachmentTarget, recordStoredFile } from '../files/file-records';
@@ -66,11 +70,10 @@ async function attachmentPlan(req: Request, deps: UploadDeps): Promise<UploadPla
     if (value.length > 255) throw badRequest(`${name}: must be at most 255 characters`);
   }
   const principal = principalOf(req.res!);
-  if (!UUID_PATTERN.test(databaseId) || !canAccessDatabase(principal, databaseId.toLowerCase())) {
-    throw notFound(`Database ${databaseId.slice(0, 64)} not found`);
-  }
-  const database = await deps.prisma.database.findUnique({ where: { id: databaseId.toLowerCase() } });
-  if (!database) throw notFound(`Database ${databaseId} not found`);
+  const database = await deps.prisma.database.findUnique({
+    where: { id: accessibleDatabaseId(principal, databaseId) },
+  });
+  if (!database) throw databaseNotFound(databaseId);
   const target = await findAttachmentTarget(deps.prisma, database.id, tableRef, fieldRef);
   return { kind: 'attachment', databaseId: target.databaseId, target, judge: judgeAttachment };
 }

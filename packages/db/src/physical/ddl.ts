@@ -7,6 +7,7 @@ import {
   qualifiedTable,
   quoteIdent,
   quoteLiteral,
+  readIndexPrefix,
   schemaNameForDatabase,
   systemColumns,
 } from './naming';
@@ -63,13 +64,18 @@ export function createTable(table: PhysicalTable, fields: readonly PhysicalField
   return statements;
 }
 
-/** Keeps table_row_counts in step with the table (see the table_row_counts migration). */
+/**
+ * Keeps table_row_counts in step with the table: its row count and its write version (see the
+ * table_row_counts and table_write_versions migrations).
+ */
 function rowCountTriggers(table: PhysicalTable): string[] {
   const ref = qualifiedTable(table.schemaName, table.id);
   const arg = quoteLiteral(table.id);
   return [
     `CREATE TRIGGER count_inserts AFTER INSERT ON ${ref} REFERENCING NEW TABLE AS inserted_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_inserted_rows(${arg})`,
     `CREATE TRIGGER count_deletes AFTER DELETE ON ${ref} REFERENCING OLD TABLE AS deleted_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_deleted_rows(${arg})`,
+    // Updates change no count but what filters match: they advance the write version.
+    `CREATE TRIGGER count_updates AFTER UPDATE ON ${ref} REFERENCING NEW TABLE AS updated_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_updated_rows(${arg})`,
     `INSERT INTO public.table_row_counts (table_id, delta) VALUES (${arg}, 0)`,
   ];
 }
@@ -87,6 +93,9 @@ export function createLinkTable(table: PhysicalTable, field: PhysicalField): str
     )`,
     // The reverse direction: which records link to a given record.
     `CREATE INDEX ${quoteIdent(`${field.id}_links_rev`)} ON ${link} (linked_id)`,
+    // Links are values of the owning table's records: changing them advances its write version.
+    `CREATE TRIGGER count_link_inserts AFTER INSERT ON ${link} REFERENCING NEW TABLE AS inserted_links FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_link_inserts(${quoteLiteral(table.id)})`,
+    `CREATE TRIGGER count_link_deletes AFTER DELETE ON ${link} REFERENCING OLD TABLE AS deleted_links FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_link_deletes(${quoteLiteral(table.id)})`,
     `COMMENT ON TABLE ${link} IS ${quoteLiteral(`links of field ${field.name}`)}`,
   ];
 }
@@ -127,8 +136,22 @@ export function addField(table: PhysicalTable, field: PhysicalField): string[] {
 
 export function dropField(table: PhysicalTable, field: PhysicalField): string[] {
   if (!hasColumn(field.type))
-    return [`DROP TABLE ${qualifiedTable(table.schemaName, linkTableName(field.id))}`];
-  return [`ALTER TABLE ${qualifiedTable(table.schemaName, table.id)} DROP COLUMN ${quoteIdent(field.id)}`];
+    return [
+      `DROP TABLE ${qualifiedTable(table.schemaName, linkTableName(field.id))}`,
+      advanceWriteVersion(table),
+    ];
+  return [
+    `ALTER TABLE ${qualifiedTable(table.schemaName, table.id)} DROP COLUMN ${quoteIdent(field.id)}`,
+    advanceWriteVersion(table),
+  ];
+}
+
+/**
+ * For DDL that changes values without firing the row triggers (a column's conversion, a dropped
+ * field): counts kept for the table's write version must not outlive it.
+ */
+export function advanceWriteVersion(table: Pick<PhysicalTable, 'id'>): string {
+  return `INSERT INTO public.table_row_counts (table_id, delta) VALUES (${quoteLiteral(table.id)}, 0)`;
 }
 
 /**
@@ -149,9 +172,10 @@ export function changeFieldType(
   const target = requireColumnSpec(to);
   const statements = [
     `SET LOCAL TIME ZONE 'UTC'`,
-    ...dropMatchIndexesOfColumn(table, field.id),
+    ...dropServiceIndexesOfColumn(table, field.id),
     `ALTER TABLE ${ref} ALTER COLUMN ${column} DROP DEFAULT, ALTER COLUMN ${column} DROP NOT NULL`,
     `ALTER TABLE ${ref} ALTER COLUMN ${column} TYPE ${target.sqlType} USING ${expression}`,
+    advanceWriteVersion(table),
   ];
   if (target.notNullDefault) {
     statements.push(
@@ -162,11 +186,12 @@ export function changeFieldType(
 }
 
 /**
- * ALTER COLUMN TYPE would rebuild the column's match indexes for the new type: a number's raw
- * btree becomes a raw btree on text, which long values overflow, and a text hash cannot apply to
- * a number at all. They are dropped instead; the next upsert builds the index the new type needs.
+ * ALTER COLUMN TYPE would rebuild the indexes the service built on the column for the new type:
+ * a number's raw btree becomes a raw btree on text, which long values overflow, and a text hash or
+ * trigram index cannot apply to a number at all. They are dropped instead; the next upsert or
+ * listing that needs one builds the index the new type needs.
  */
-export function dropMatchIndexesOfColumn(table: PhysicalTable, fieldId: string): string[] {
+export function dropServiceIndexesOfColumn(table: PhysicalTable, fieldId: string): string[] {
   const indexesOnColumn = `SELECT format('DROP INDEX %I.%I', n.nspname, c.relname)
       FROM pg_depend d
       JOIN pg_class c ON c.oid = d.objid
@@ -175,7 +200,9 @@ export function dropMatchIndexesOfColumn(table: PhysicalTable, fieldId: string):
      WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
        AND d.refobjid = ${quoteLiteral(qualifiedTable(table.schemaName, table.id))}::regclass
        AND a.attname = ${quoteLiteral(fieldId)}
-       AND c.relkind = 'i' AND starts_with(c.relname, ${quoteLiteral(matchIndexPrefix(table.id))})`;
+       AND c.relkind = 'i'
+       AND (starts_with(c.relname, ${quoteLiteral(matchIndexPrefix(table.id))})
+            OR starts_with(c.relname, ${quoteLiteral(readIndexPrefix(table.id))}))`;
   return [
     `DO $$ DECLARE drop_index text; BEGIN
        FOR drop_index IN ${indexesOnColumn} LOOP EXECUTE drop_index; END LOOP;

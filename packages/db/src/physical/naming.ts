@@ -51,6 +51,17 @@ export function matchIndexName(tableId: string, fieldIds: readonly string[]): st
   return `${matchIndexPrefix(tableId)}${digest}`;
 }
 
+/** Indexes the service builds for filtered and sorted fields (records-api read-indexes.ts). */
+export function readIndexPrefix(tableId: string): string {
+  return `${tableId}_rx_`;
+}
+
+/** One name per index definition: the same definition asked twice is one index. */
+export function readIndexName(tableId: string, definition: string): string {
+  const digest = createHash('sha256').update(definition).digest('hex').slice(0, 12);
+  return `${readIndexPrefix(tableId)}${digest}`;
+}
+
 export const systemColumns = {
   id: 'id',
   createdAt: 'created_at',

@@ -49,6 +49,16 @@ function linkAttachments(
   return record;
 }
 
+/**
+ * Whether the rendered JSON could hold the url of an uploaded file, whose path has `files` in it
+ * (references.ts): else it has no link to sign and passes through without being parsed, as most
+ * pages of tables with attachments do. URL parsing drops tabs and newlines, which JSON shows
+ * escaped, so a `files` split by them is looked at too.
+ */
+function mayNameUploadedFile(json: string): boolean {
+  return json.includes('files') || json.includes('\\t') || json.includes('\\n') || json.includes('\\r');
+}
+
 /** `json` is one record or an array of them, as rendered by record-json.ts. */
 export function presentRecords(
   json: string,
@@ -58,7 +68,7 @@ export function presentRecords(
 ): string {
   const readable = principal.scopes.has('records:read');
   const hasAttachments = table.fields.some((field) => field.type === 'attachments');
-  if (readable && !hasAttachments) return json;
+  if (readable && (!hasAttachments || !mayNameUploadedFile(json))) return json;
   const present = (record: RenderedRecord) =>
     readable ? linkAttachments(record, table, principal, sign) : withoutValues(record);
   const parsed = JSON.parse(json) as RenderedRecord | RenderedRecord[];

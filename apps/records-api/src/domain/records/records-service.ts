@@ -8,13 +8,14 @@ import type {
 } from '@recordbase/contracts/records';
 import { type Connections, newRecordId, withTransaction } from '@recordbase/db';
 import { fieldTypeModule } from '@recordbase/db/field-types';
-import { type Principal, requireScope } from '@recordbase/server-kit/auth';
+import { accessibleDatabaseId, type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import type { EventPublisher } from '../../events/publisher';
 import { noteAppended, publishingEvents, recordEvent } from '../events';
 import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
 import { type FileLinkSigner, presentRecords } from './presentation';
+import { DEFAULT_READ_INDEX_MIN_ROWS, ensureReadIndexes } from './read-indexes';
 import { needsUploads, resolveAttachments, resolveReferences } from './references';
 import {
   deleteRecords,
@@ -27,7 +28,7 @@ import {
   updateRecords,
 } from './store';
 import type { TableCache } from './table-cache';
-import { accessibleDatabaseId, loadTableMeta } from './table-loader';
+import { loadTableMeta } from './table-loader';
 import type { FieldMeta, TableMeta } from './table-meta';
 import { type PreparedRecord, prepareRecord } from './values';
 import { runWrite, type WriteProblem } from './write-statement';
@@ -59,6 +60,8 @@ export interface RecordsDb {
   events: EventPublisher;
   /** Table metadata kept between requests (without it, every request loads it). */
   tables?: TableCache;
+  /** Tables with at least this many records get indexes on what their listings filter and sort. */
+  readIndexMinRows?: number;
 }
 
 /** Errors that metadata a schema change made stale would explain: unknown columns, tables or types, refused input. */
@@ -129,13 +132,22 @@ function inTransaction<T>(
 }
 
 export async function list(
-  { db, tables, signFileLink }: RecordsDb,
+  records: RecordsDb,
   principal: Principal,
   address: TableAddress,
   request: ListRecordsRequest,
 ): Promise<ListedRecords> {
+  const { db, tables, signFileLink } = records;
   return withTable(tables, db, principal, address, async (table) => {
     const listed = await listRecords(db, table, request);
+    ensureReadIndexes(
+      records.background,
+      table,
+      request,
+      listed.tableRows,
+      records.readIndexMinRows ?? DEFAULT_READ_INDEX_MIN_ROWS,
+      records.onBackgroundError ?? (() => {}),
+    );
     return { ...listed, recordsJson: presentRecords(listed.recordsJson, table, principal, signFileLink) };
   });
 }

@@ -61,12 +61,12 @@ export function sortKeys(sort: Sort[] | undefined, table: TableMeta): SortKey[] 
     const nulls = entry.direction === 'desc' ? 'last' : 'first';
     if (target.kind === 'system') {
       const name = target.name;
+      // Never empty: without a NULLS clause the order matches the table's (created_at, seq) index.
       return {
         ref: name,
         expression: systemColumnSql[name],
         kind: systemKind[name],
         direction: entry.direction,
-        nulls,
       };
     }
     const { expression, kind } = fieldTypeModule(target.field.type).sort(fieldSql(table, target.field));

@@ -9,6 +9,7 @@ import {
   SqlParams,
 } from '@recordbase/db/physical';
 import type pg from 'pg';
+import { countKey, keepTotal, keptTotal } from './count-cache';
 import { decodeCursor, encodeCursor, listingDigest } from './cursor';
 import { compileFilter } from './query-compiler';
 import { recordJsonSql } from './record-json';
@@ -36,51 +37,74 @@ export interface ListedRecords {
   hasMore: boolean;
   /** Where the next page starts (cursor.ts), or null on the last page. */
   nextCursor: string | null;
+  /** Records in the whole table as of the page, when known without a count. */
+  tableRows: number | null;
 }
 
 /** Past this many delta rows, a reader folds a table's count into one row. */
 const COUNT_PARTS_BEFORE_COMPACTION = 64;
 
-/** Exact row count of a whole table from the trigger-maintained deltas, without a scan. */
-async function tableRowCount(client: Queryable, table: TableMeta): Promise<number> {
-  const result = await client.query<{ total: string | null; parts: number }>(
-    'SELECT sum(delta)::text AS total, count(*)::int AS parts FROM table_row_counts WHERE table_id = $1',
-    [table.id],
-  );
-  const { total, parts } = result.rows[0] ?? { total: null, parts: 0 };
-  if (total === null) {
-    const counted = await client.query<{ total: string }>(`SELECT count(*) AS total FROM ${tableRef(table)}`);
-    return Number(counted.rows[0]?.total ?? 0);
-  }
-  if (parts > COUNT_PARTS_BEFORE_COMPACTION) {
-    await client.query(
-      `WITH gone AS (DELETE FROM table_row_counts WHERE table_id = $1 RETURNING delta)
-       INSERT INTO table_row_counts (table_id, delta) SELECT $1, sum(delta) FROM gone HAVING count(*) > 0`,
-      [table.id],
-    );
-  }
-  return Number(total);
+/**
+ * A table's row count (sum of deltas), write version (sum of writes, see count-cache.ts) and the
+ * number of rows they are spread over, as columns of a one-row subquery.
+ */
+const tableCountsSql = (tableIdParam: string) =>
+  `SELECT sum(delta)::text AS row_count, sum(writes)::text AS version, count(*)::int AS parts
+     FROM public.table_row_counts WHERE table_id = ${tableIdParam}`;
+
+interface TableCounts {
+  row_count: string | null;
+  version: string | null;
+  parts: number;
 }
 
+/** Folds a table's delta rows into one, keeping both sums, so reading them stays cheap. */
+async function compactCounts(client: Queryable, table: TableMeta, counts: TableCounts): Promise<void> {
+  if (counts.parts <= COUNT_PARTS_BEFORE_COMPACTION) return;
+  await client.query(
+    `WITH gone AS (DELETE FROM public.table_row_counts WHERE table_id = $1 RETURNING delta, writes)
+     INSERT INTO public.table_row_counts (table_id, delta, writes)
+     SELECT $1, sum(delta), sum(writes) FROM gone HAVING count(*) > 0`,
+    [table.id],
+  );
+}
+
+/**
+ * The exact number of records the filter matches. The count of a filter is kept per table write
+ * version, so a client paging through one filter pays for it once; `version` is the one the page
+ * was read at.
+ */
 async function countMatching(
   client: Queryable,
   table: TableMeta,
-  request: ListRecordsRequest,
+  filter: ListRecordsRequest['filter'],
+  version: string | null,
 ): Promise<number> {
-  if (!request.filter) return tableRowCount(client, table);
   const params = new SqlParams();
-  const where = compileFilter(request.filter, table, params);
-  const result = await client.query<{ total: string }>(
-    `SELECT count(*) AS total FROM ${tableRef(table)} r WHERE ${where}`,
+  const where = filter ? compileFilter(filter, table, params) : 'TRUE';
+  const key = countKey(table.id, where, params.values);
+  if (version !== null) {
+    const kept = keptTotal(key, version);
+    if (kept !== undefined) return kept;
+  }
+  const tableId = params.add(table.id);
+  // The count and the version it belongs to come from one snapshot.
+  const result = await client.query<{ total: string; version: string | null }>(
+    `SELECT (SELECT count(*) FROM ${tableRef(table)} r WHERE ${where})::text AS total,
+            (SELECT sum(writes) FROM public.table_row_counts WHERE table_id = ${tableId})::text AS version`,
     params.values,
   );
-  return Number(result.rows[0]?.total ?? 0);
+  const row = result.rows[0];
+  const total = Number(row?.total ?? 0);
+  if (row?.version != null) keepTotal(key, row.version, total);
+  return total;
 }
 
 /**
  * One page: the filter, order and offset (or the cursor's keyset condition) pick the rows'
  * sequence numbers first (an index-only scan where the order allows), and only the rows of the
- * page are rendered as JSON. The same statement reads the last row's sort keys for `nextCursor`.
+ * page are rendered as JSON. The same statement reads the last row's sort keys for `nextCursor`,
+ * and the table's row count and write version as of the page's snapshot.
  */
 export async function listRecords(
   client: Queryable,
@@ -101,12 +125,17 @@ export async function listRecords(
   const pageSize = params.add(request.limit);
   const limit = params.add(request.limit + 1);
   const offset = params.add(request.offset);
+  const counts = tableCountsSql(params.add(table.id));
   const record = recordJsonSql(table, params);
   // PostgreSQL joins the page into one text: one value to read instead of one row per record.
-  const result = await client.query<{ page: string | null; fetched: number; last_keys: unknown[] | null }>(
-    `SELECT string_agg(${record.text}, ',' ORDER BY page.n) FILTER (WHERE page.n <= ${pageSize}) AS page,
+  const result = await client.query<
+    { page: string | null; fetched: number; last_keys: unknown[] | null } & TableCounts
+  >(
+    `WITH counts AS MATERIALIZED (${counts})
+     SELECT string_agg(${record.text}, ',' ORDER BY page.n) FILTER (WHERE page.n <= ${pageSize}) AS page,
             count(*)::int AS fetched,
-            (array_agg(${keyValuesSql(keys)}) FILTER (WHERE page.n = ${pageSize}))[1] AS last_keys
+            (array_agg(${keyValuesSql(keys)}) FILTER (WHERE page.n = ${pageSize}))[1] AS last_keys,
+            (SELECT row_count FROM counts), (SELECT version FROM counts), (SELECT parts FROM counts)
        FROM unnest(ARRAY(SELECT r.seq FROM ${tableRef(table)} r WHERE ${where} ORDER BY ${orderBySql(keys)} LIMIT ${limit} OFFSET ${offset}))
             WITH ORDINALITY AS page(seq, n)
        JOIN ${tableRef(table)} r ON r.seq = page.seq
@@ -117,14 +146,27 @@ export async function listRecords(
   const fetched = row?.fetched ?? 0;
   const hasMore = fetched > request.limit;
   const rowsOnPage = Math.min(fetched, request.limit);
-  // A partial page ends the result, so its end is the total; only a full or empty page needs a
-  // count. After a cursor, what came before is unknown: it always counts.
-  const total =
-    request.cursor === undefined && !hasMore && (rowsOnPage > 0 || request.offset === 0)
-      ? request.offset + rowsOnPage
-      : await countMatching(client, table, request);
+  const total = await pageTotal(client, table, request, { hasMore, rowsOnPage, counts: row });
   const nextCursor = hasMore && row?.last_keys ? encodeCursor(keys, digest, row.last_keys) : null;
-  return { recordsJson: `[${row?.page ?? ''}]`, total, hasMore, nextCursor };
+  const tableRows = row?.row_count != null ? Number(row.row_count) : null;
+  return { recordsJson: `[${row?.page ?? ''}]`, total, hasMore, nextCursor, tableRows };
+}
+
+async function pageTotal(
+  client: Queryable,
+  table: TableMeta,
+  request: ListRecordsRequest,
+  page: { hasMore: boolean; rowsOnPage: number; counts: TableCounts | undefined },
+): Promise<number> {
+  const counts = page.counts ?? { row_count: null, version: null, parts: 0 };
+  await compactCounts(client, table, counts);
+  // A partial page ends the result, so its end is the total; only a full or empty page needs a
+  // count. After a cursor, what came before is unknown.
+  if (request.cursor === undefined && !page.hasMore && (page.rowsOnPage > 0 || request.offset === 0)) {
+    return request.offset + page.rowsOnPage;
+  }
+  if (!request.filter && counts.row_count !== null) return Number(counts.row_count);
+  return countMatching(client, table, request.filter, counts.version);
 }
 
 /** Records as JSON text, in the order of `ids`; missing ids are absent from the map. */

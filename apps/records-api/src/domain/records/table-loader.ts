@@ -1,6 +1,6 @@
-import { TABLE_ID_PATTERN, UUID_PATTERN } from '@recordbase/contracts/common';
+import { TABLE_ID_PATTERN } from '@recordbase/contracts/common';
 import type { FieldTemplate, FieldType } from '@recordbase/contracts/fields';
-import { canAccessDatabase, type Principal } from '@recordbase/server-kit/auth';
+import { databaseNotFound } from '@recordbase/server-kit/auth';
 import { notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import { nameKey } from '../access';
@@ -15,22 +15,9 @@ interface TableRow {
   fields: { id: string; name: string; type: FieldType; template: FieldTemplate }[] | null;
 }
 
-const databaseMissing = (databaseId: string) => notFound(`Database ${databaseId} not found`);
-
-/**
- * The database id of a record request, lower-cased, once the key may use it: checked on every
- * request, from the key alone. Databases outside the key's scope answer 404 like missing ones.
- */
-export function accessibleDatabaseId(principal: Principal, databaseId: string): string {
-  if (!UUID_PATTERN.test(databaseId)) throw databaseMissing(databaseId);
-  const id = databaseId.toLowerCase();
-  if (!canAccessDatabase(principal, id)) throw databaseMissing(databaseId);
-  return id;
-}
-
 /**
  * Everything a record request needs to know about its table, in one round trip (`id` comes from
- * accessibleDatabaseId).
+ * server-kit's accessibleDatabaseId).
  */
 export async function loadTableMeta(
   pool: Pick<pg.Pool, 'query'>,
@@ -51,7 +38,7 @@ export async function loadTableMeta(
   const row = result.rows[0];
   if (!row) {
     const database = await pool.query('SELECT 1 FROM databases WHERE id = $1', [id]);
-    throw database.rowCount === 0 ? databaseMissing(id) : notFound(`Table ${tableRef} not found`);
+    throw database.rowCount === 0 ? databaseNotFound(id) : notFound(`Table ${tableRef} not found`);
   }
   const fields = row.fields ?? [];
   return buildTableMeta({

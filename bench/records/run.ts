@@ -1,0 +1,193 @@
+import type pg from 'pg';
+import type { BenchConfig } from './config';
+import { selected } from './config';
+import { probeForeignCpu } from './cpu';
+import { HttpRunner } from './http-runner';
+import { type Measurement, measure, medianOf } from './measure';
+import type { ReadCase, WriteCase } from './queries';
+import type { ReadResult, WriteResult } from './report';
+import type { RunningServer } from './server';
+import { SqlRunner } from './sql-runner';
+
+/**
+ * Running cases, shared by the suites (main.ts: Deals; issue11.ts: People): each read case
+ * through the API and as raw SQL at every read concurrency, each write case through the API
+ * (and, when it has them, its raw SQL variants) at the write concurrency.
+ */
+
+export const fmt = (m: Measurement) =>
+  `${m.requestsPerSecond.toFixed(1)} req/s, p50 ${m.p50Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms (n=${m.requests}${m.errors ? `, ${m.errors} errors: ${m.firstError}` : ''}; other processes ${m.foreignCores.toFixed(2)} cores)`;
+
+/** Other processes' CPU during each measurement: the machine may be shared. */
+function probeFor(config: BenchConfig, server: RunningServer) {
+  const databaseName = new URL(config.databaseUrl).pathname.slice(1);
+  return () => probeForeignCpu(new Set([process.pid, server.pid]), databaseName);
+}
+
+/** What a suite's cases run against. */
+export interface Target {
+  config: BenchConfig;
+  server: RunningServer;
+  apiKey: string;
+  /** `/bases/…/tables/…/records` of the table under test. */
+  recordsPath: string;
+  /** Its physical table, and a pool to look at it: reads wait for index builds on it (see below). */
+  table?: { name: string; pool: pg.Pool };
+}
+
+/**
+ * The API may build indexes in the background when a field is first filtered or sorted (or
+ * matched on). A read case is timed once none is being built on the table or left invalid, so it
+ * measures the steady state rather than the build; the build's length is printed.
+ */
+export async function indexBuildsSettled(pool: pg.Pool, table: string, limitMs = 180_000): Promise<void> {
+  const started = performance.now();
+  const pending = async () => {
+    const result = await pool.query<{ pending: number }>(
+      `SELECT ((SELECT count(*) FROM pg_stat_progress_create_index WHERE relid = to_regclass($1))
+             + (SELECT count(*) FROM pg_index WHERE indrelid = to_regclass($1) AND NOT indisvalid))::int AS pending`,
+      [table],
+    );
+    return result.rows[0]?.pending ?? 0;
+  };
+  // A build asked for by the request just answered may take a moment to start.
+  let quiet = 0;
+  while (quiet < 2) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    quiet = (await pending()) === 0 ? quiet + 1 : 0;
+    if (performance.now() - started > limitMs) {
+      console.warn(`  index builds on ${table} still running after ${limitMs / 1000} s; measuring anyway`);
+      return;
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  if (seconds > 1) console.log(`  waited ${seconds.toFixed(1)} s for index builds on the table`);
+}
+
+/** The API and the raw SQL must answer the same records and total before they are timed. */
+async function checkSameAnswers(
+  http: HttpRunner,
+  sql: SqlRunner,
+  recordsPath: string,
+  query: ReadCase,
+): Promise<string> {
+  const api = await http.once<{ records: { id: string }[]; total: number; hasMore: boolean }>(
+    `${recordsPath}/list`,
+    query.body,
+  );
+  const raw = await sql.once(query.rawWithTotal ?? query.raw);
+  const rawIds = (raw.records as { id: string }[]).map((r) => r.id);
+  const apiIds = api.records.map((r) => r.id);
+  const sameIds = apiIds.length === rawIds.length && apiIds.every((id, i) => id === rawIds[i]);
+  if (!sameIds) throw new Error(`${query.id}: the API and raw SQL return different records`);
+  if (raw.total !== null && raw.total !== api.total) {
+    throw new Error(`${query.id}: total differs (API ${api.total}, raw SQL ${raw.total})`);
+  }
+  return `${apiIds.length} records, total ${api.total}`;
+}
+
+export async function runReads(target: Target, cases: ReadCase[]): Promise<ReadResult[]> {
+  const { config, server, apiKey, recordsPath } = target;
+  const results: ReadResult[] = [];
+  for (const concurrency of config.readConcurrencies) {
+    const http = new HttpRunner(server.baseUrl, apiKey, concurrency);
+    const sql = new SqlRunner(config.databaseUrl, concurrency);
+    try {
+      for (const query of cases) {
+        const checked = await checkSameAnswers(http, sql, recordsPath, query);
+        console.log(`${query.id} c=${concurrency}: ${query.title} [${checked}]`);
+        if (target.table) await indexBuildsSettled(target.table.pool, target.table.name);
+        const options = {
+          concurrency,
+          durationMs: config.durationMs,
+          warmupMs: config.warmupMs,
+          probe: probeFor(config, server),
+        };
+        const body = JSON.stringify(query.body);
+        const api = await measure(
+          http.post(`${recordsPath}/list`, 200, () => body),
+          options,
+        );
+        console.log(`  API      ${fmt(api)}`);
+        const raw = await measure(sql.op(query.raw), options);
+        console.log(`  raw SQL  ${fmt(raw)}`);
+        let rawWithTotal: Measurement | undefined;
+        if (query.rawWithTotal) {
+          rawWithTotal = await measure(sql.op(query.rawWithTotal), options);
+          console.log(`  raw SQL + count(*)  ${fmt(rawWithTotal)}`);
+        }
+        results.push({
+          id: query.id,
+          title: query.title,
+          body: query.body,
+          concurrency,
+          api,
+          raw,
+          rawWithTotal,
+        });
+      }
+    } finally {
+      await http.close();
+      await sql.close();
+    }
+  }
+  return results;
+}
+
+export async function runWrites(target: Target, cases: WriteCase[], phase?: string): Promise<WriteResult[]> {
+  const { config, server, apiKey, recordsPath } = target;
+  const results: WriteResult[] = [];
+  const concurrency = config.writeConcurrency;
+  const http = new HttpRunner(server.baseUrl, apiKey, concurrency);
+  const sql = new SqlRunner(config.databaseUrl, concurrency);
+  const options = {
+    concurrency,
+    durationMs: config.durationMs,
+    warmupMs: config.warmupMs,
+    probe: probeFor(config, server),
+  };
+  try {
+    for (const write of cases.filter((c) => selected(config, c.id))) {
+      console.log(`${write.id} c=${concurrency}${phase ? ` (${phase})` : ''}: ${write.title}`);
+      await write.prepare?.(http);
+      const api = await measure(
+        http.post(`${recordsPath}/bulk`, write.expectedStatus, write.body, write.recordsPerRequest),
+        options,
+      );
+      console.log(`  API      ${fmt(api)}, ${api.itemsPerSecond.toFixed(0)} records/s`);
+      const result: WriteResult = { id: write.id, title: write.title, concurrency, api };
+      if (phase) result.phase = phase;
+      for (const variant of write.raw ?? []) {
+        const raw = await measure(sql.write(variant.statement, write.recordsPerRequest), options);
+        console.log(`  ${variant.label}  ${fmt(raw)}, ${raw.itemsPerSecond.toFixed(0)} rows/s`);
+        result[variant.key] = raw;
+      }
+      results.push(result);
+    }
+  } finally {
+    await http.close();
+    await sql.close();
+  }
+  return results;
+}
+
+/** Medians over repeats of the same (case, concurrency, phase). */
+export function mergeRepeats(rounds: ReadResult[][], writeRounds: WriteResult[][]) {
+  const reads = rounds[0]!.map((first, index) => ({
+    ...first,
+    api: medianOf(rounds.map((round) => round[index]!.api)),
+    raw: medianOf(rounds.map((round) => round[index]!.raw)),
+    ...(first.rawWithTotal
+      ? { rawWithTotal: medianOf(rounds.map((round) => round[index]!.rawWithTotal!)) }
+      : {}),
+  }));
+  const optional = (index: number, key: 'raw' | 'rawBare') =>
+    writeRounds[0]![index]![key] ? { [key]: medianOf(writeRounds.map((round) => round[index]![key]!)) } : {};
+  const writes = writeRounds[0]!.map((first, index) => ({
+    ...first,
+    api: medianOf(writeRounds.map((round) => round[index]!.api)),
+    ...optional(index, 'raw'),
+    ...optional(index, 'rawBare'),
+  }));
+  return { reads, writes };
+}
