@@ -15,6 +15,7 @@ export const checkbox: FieldTypeModule<'checkbox'> = {
   filters: equalityOperators(needBoolean, 'boolean'),
   sort: ({ column }) => ({ expression: column, kind: 'boolean' }),
   match: { key: rawKey('bool_ops') },
+  readIndex: { order: (column) => column, filter: 'order' },
   readings: (column) => ({
     text: `CASE WHEN ${column} THEN 'true' END`,
     number: `CASE WHEN ${column} THEN 1 ELSE 0 END::double precision`,

@@ -68,6 +68,7 @@ export const date: FieldTypeModule<'date'> = {
   },
   sort: ({ column }) => ({ expression: column, kind: 'date' }),
   match: { key: rawKey('date_ops') },
+  readIndex: { order: (column) => column, filter: 'order' },
   readings: (column) => ({ text: `to_char(${column}, 'YYYY-MM-DD')`, day: column }),
   convertFrom: (from) => {
     if (from.textColumn !== undefined) {

@@ -119,6 +119,7 @@ export const datetime: FieldTypeModule<'datetime'> = {
   ),
   sort: ({ column }) => ({ expression: column, kind: 'timestamp' }),
   match: { key: rawKey('timestamptz_ops') },
+  readIndex: { order: (column) => column, filter: 'order' },
   readings: (column) => ({
     text: `to_char(${column} AT TIME ZONE 'UTC', ${ISO_UTC_MILLIS})`,
     instant: column,

@@ -84,6 +84,7 @@ export function numeric<T extends FieldType>(
     filters: numberOperators,
     sort: ({ column }) => ({ expression: column, kind: keyKind }),
     match: { key: matchKey },
+    readIndex: { order: (column) => column, filter: 'order' },
     readings: numericReadings,
     convertFrom,
     ...(fitToTemplate ? { fitToTemplate } : {}),

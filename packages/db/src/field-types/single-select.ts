@@ -52,6 +52,9 @@ export const singleSelect: FieldTypeModule<'single_select'> = {
   },
   sort: ({ column }) => ({ expression: `${column} COLLATE "C"`, kind: 'text' }),
   match: { key: hashedKey },
+  // Option names are at most 255 characters: well inside a btree row. Filters compare options in
+  // the column's own collation, not the sort's "C", so they get their own index.
+  readIndex: { order: (column) => `${column} COLLATE "C"`, filter: 'btree' },
   readings: (column) => ({ ...textColumnReadings(column), option: column }),
   convertFrom: (from) => {
     if (from.freeText !== undefined) return `NULLIF(btrim(${from.freeText}), '')`;

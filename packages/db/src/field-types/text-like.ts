@@ -85,6 +85,8 @@ export function textLike<T extends FieldType>(
     filters: textOperators,
     sort: ({ column }) => ({ expression: `${column} COLLATE "C"`, kind: 'text' }),
     match: { key: hashedKey },
+    // Text may be 100,000 characters: too long for a btree, so filters get a trigram index.
+    readIndex: { filter: 'trigram' },
     readings: (column) => ({ ...textColumnReadings(column), freeText: column }),
     convertFrom,
     oracle: {

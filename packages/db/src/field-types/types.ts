@@ -29,6 +29,8 @@ export interface FieldTypeModule<T extends FieldType = FieldType> {
   sort(sql: FieldSql): SortExpression;
   /** How upserts find records by it; absent when it cannot be matched on. */
   match?: MatchSpec;
+  /** Which indexes the records service may build for listings on it; absent when none. */
+  readIndex?: ReadIndexSpec;
   /** Its values as other types read them in a type conversion (conversions.ts). */
   readings(column: string): Readings;
   /** Its values built from another type's readings, or null when that type does not convert. */
@@ -88,6 +90,20 @@ export interface MatchSpec {
   key?: MatchKey;
   /** The column equal to an incoming value; plain `=` when absent. */
   equals?(column: string, value: string): string;
+}
+
+/**
+ * Indexes built in the background for listings (the records service's read-indexes.ts). They
+ * must never refuse a value the column accepts, so only keys of bounded width are ordered.
+ */
+export interface ReadIndexSpec {
+  /** Its sort expression as a btree key, when every value fits a btree row. */
+  order?(column: string): string;
+  /**
+   * What serves its filters: `order` the ascending order index, `btree` one on the bare column
+   * (its own collation), `trigram` a trigram GIN index (ILIKE, and values of any length).
+   */
+  filter: 'order' | 'btree' | 'trigram';
 }
 
 export interface MatchKey {
