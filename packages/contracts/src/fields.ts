@@ -1,50 +1,40 @@
 import { z } from 'zod';
-import { identifierSchema, nameSchema, tableRefSchema } from './common';
+import {
+  boundedFormat,
+  identifierSchema,
+  isoDateString,
+  isoDateTimeString,
+  MAX_UUID_LENGTH,
+  nameSchema,
+  tableRefSchema,
+} from './common';
+import {
+  attachmentWriteValueSchema,
+  MAX_ATTACHMENTS_PER_VALUE,
+  MAX_LINKED_RECORDS_PER_VALUE,
+  MAX_SELECT_OPTIONS,
+  MAX_TEXT_LENGTH,
+  optionNameValue,
+  patternValue,
+  textValue,
+} from './field-values';
 
-export const fieldTypes = [
-  'single_line_text',
-  'long_text',
-  'email',
-  'url',
-  'phone_number',
-  'number',
-  'currency',
-  'percent',
-  'rating',
-  'duration',
-  'date',
-  'datetime',
-  'single_select',
-  'multiple_select',
-  'checkbox',
-  'attachments',
-  'linked_record',
-] as const;
-export const fieldTypeSchema = z.enum(fieldTypes);
-export type FieldType = z.infer<typeof fieldTypeSchema>;
+export { MAX_SELECT_OPTIONS, textValuePatterns } from './field-values';
 
-/** The type groups of the specification's filter rules (section 2.2). */
-export const fieldTypeGroups = {
-  text: ['single_line_text', 'long_text', 'email', 'url', 'phone_number'],
-  number: ['number', 'currency', 'percent', 'rating', 'duration'],
-  date: ['date', 'datetime'],
-  selection: ['single_select', 'multiple_select'],
-  checkbox: ['checkbox'],
-  attachments: ['attachments'],
-  linkedRecord: ['linked_record'],
-} as const satisfies Record<string, readonly FieldType[]>;
-export type FieldTypeGroup = keyof typeof fieldTypeGroups;
-
-export function groupOfFieldType(type: FieldType): FieldTypeGroup {
-  for (const [group, types] of Object.entries(fieldTypeGroups) as [FieldTypeGroup, readonly FieldType[]][]) {
-    if (types.includes(type)) return group;
-  }
-  throw new Error(`field type ${type} belongs to no group`);
-}
-
-export const MAX_SELECT_OPTIONS = 1000;
 export const MAX_COLOR_LENGTH = 32;
 export const MAX_CURRENCY_SYMBOL_LENGTH = 8;
+
+/** The type groups of the specification's filter rules (section 2.2), in this order. */
+export const fieldTypeGroupNames = [
+  'text',
+  'number',
+  'date',
+  'selection',
+  'checkbox',
+  'attachments',
+  'linkedRecord',
+] as const;
+export type FieldTypeGroup = (typeof fieldTypeGroupNames)[number];
 
 const selectOptionSchema = z.strictObject({
   name: nameSchema,
@@ -62,35 +52,158 @@ const selectTemplateSchema = z.strictObject({
 });
 
 const decimalPlacesSchema = z.int().min(0).max(10);
+const noTemplate = z.strictObject({});
+const numberValue = (error: string) => z.number({ error }).nullable();
+const recordIdValue = boundedFormat(
+  MAX_UUID_LENGTH,
+  'must be a record id (UUID)',
+  z.uuid({ error: 'must be a record id (UUID)' }),
+);
 
-/** Templates by field type. Absent templates take these defaults; unknown keys are refused. */
-export const templateSchemaByType = {
-  single_line_text: z.strictObject({}),
-  long_text: z.strictObject({}),
-  email: z.strictObject({}),
-  url: z.strictObject({}),
-  phone_number: z.strictObject({}),
-  number: z.strictObject({ decimalPlaces: decimalPlacesSchema.default(0) }),
-  currency: z.strictObject({
-    decimalPlaces: decimalPlacesSchema.default(2),
-    currencySymbol: identifierSchema(MAX_CURRENCY_SYMBOL_LENGTH)
-      .min(1, { error: 'must not be empty' })
-      .default('$'),
-  }),
-  percent: z.strictObject({ decimalPlaces: decimalPlacesSchema.default(0) }),
-  rating: z.strictObject({ max: z.int().min(1).max(10).default(5) }),
-  duration: z.strictObject({}),
-  date: z.strictObject({}),
-  datetime: z.strictObject({}),
-  single_select: selectTemplateSchema,
-  multiple_select: selectTemplateSchema,
-  checkbox: z.strictObject({}),
-  attachments: z.strictObject({}),
-  linked_record: z.strictObject({
-    /** Id or name of a table of the same database; stored as the id. */
-    tableId: tableRefSchema,
-  }),
-} as const satisfies Record<FieldType, z.ZodType>;
+/**
+ * Every field type, once: its filter group, its template (absent templates take the defaults;
+ * unknown keys are refused) and the shape of a written value. Template-dependent rules (rating
+ * max, select options, linked table membership) need the field and are checked by the service.
+ * `null` always means "empty" on write. The order is the order of `fieldTypes`.
+ */
+export const fieldTypeContracts = {
+  single_line_text: {
+    group: 'text',
+    template: noTemplate,
+    writeValue: textValue('must be a string', MAX_TEXT_LENGTH).nullable(),
+  },
+  long_text: {
+    group: 'text',
+    template: noTemplate,
+    writeValue: textValue('must be a string', MAX_TEXT_LENGTH).nullable(),
+  },
+  email: {
+    group: 'text',
+    template: noTemplate,
+    writeValue: patternValue('email', 'must be an email address', 254).nullable(),
+  },
+  url: {
+    group: 'text',
+    template: noTemplate,
+    writeValue: patternValue(
+      'url',
+      'must be an http or https URL such as https://example.com',
+      2048,
+    ).nullable(),
+  },
+  phone_number: {
+    group: 'text',
+    template: noTemplate,
+    writeValue: patternValue('phone_number', 'must be a phone number', 60).nullable(),
+  },
+  number: {
+    group: 'number',
+    template: z.strictObject({ decimalPlaces: decimalPlacesSchema.default(0) }),
+    writeValue: numberValue('must be a number'),
+  },
+  currency: {
+    group: 'number',
+    template: z.strictObject({
+      decimalPlaces: decimalPlacesSchema.default(2),
+      currencySymbol: identifierSchema(MAX_CURRENCY_SYMBOL_LENGTH)
+        .min(1, { error: 'must not be empty' })
+        .default('$'),
+    }),
+    writeValue: numberValue('must be a number'),
+  },
+  /** A fraction: 0.5 is 50%. */
+  percent: {
+    group: 'number',
+    template: z.strictObject({ decimalPlaces: decimalPlacesSchema.default(0) }),
+    writeValue: numberValue('must be a number (a fraction: 0.5 is 50%)'),
+  },
+  rating: {
+    group: 'number',
+    template: z.strictObject({ max: z.int().min(1).max(10).default(5) }),
+    writeValue: z.int({ error: 'must be an integer' }).min(0).max(10).nullable(),
+  },
+  /** Seconds. */
+  duration: { group: 'number', template: noTemplate, writeValue: numberValue('must be a number of seconds') },
+  date: {
+    group: 'date',
+    template: noTemplate,
+    writeValue: isoDateString('must be a date as YYYY-MM-DD').nullable(),
+  },
+  datetime: {
+    group: 'date',
+    template: noTemplate,
+    writeValue: isoDateTimeString(
+      'must be an ISO 8601 date-time with a time zone, such as 2024-05-01T12:00:00Z',
+    ).nullable(),
+  },
+  single_select: {
+    group: 'selection',
+    template: selectTemplateSchema,
+    writeValue: optionNameValue().nullable(),
+  },
+  multiple_select: {
+    group: 'selection',
+    template: selectTemplateSchema,
+    writeValue: z
+      .array(optionNameValue(), { error: 'must be an array of option names' })
+      .max(MAX_SELECT_OPTIONS)
+      .nullable(),
+  },
+  checkbox: {
+    group: 'checkbox',
+    template: noTemplate,
+    writeValue: z.boolean({ error: 'must be true or false' }).nullable(),
+  },
+  attachments: {
+    group: 'attachments',
+    template: noTemplate,
+    writeValue: z
+      .array(attachmentWriteValueSchema, { error: 'must be an array of attachments ({url})' })
+      .max(MAX_ATTACHMENTS_PER_VALUE)
+      .nullable(),
+  },
+  linked_record: {
+    group: 'linkedRecord',
+    template: z.strictObject({
+      /** Id or name of a table of the same database; stored as the id. */
+      tableId: tableRefSchema,
+    }),
+    writeValue: z
+      .array(recordIdValue, { error: 'must be an array of record ids' })
+      .max(MAX_LINKED_RECORDS_PER_VALUE)
+      .nullable(),
+  },
+} as const satisfies Record<string, { group: FieldTypeGroup; template: z.ZodType; writeValue: z.ZodType }>;
+
+type Contracts = typeof fieldTypeContracts;
+export type FieldType = keyof Contracts;
+
+export const fieldTypes = Object.keys(fieldTypeContracts) as [FieldType, ...FieldType[]];
+export const fieldTypeSchema = z.enum(fieldTypes);
+
+const projectContracts = <Key extends 'template' | 'writeValue'>(key: Key) =>
+  Object.fromEntries(fieldTypes.map((type) => [type, fieldTypeContracts[type][key]])) as {
+    [Type in FieldType]: Contracts[Type][Key];
+  };
+
+/** Templates by field type. */
+export const templateSchemaByType = projectContracts('template');
+
+/** The shape of a written value by field type. */
+export const recordValueWriteSchemaByType = projectContracts('writeValue');
+
+/** The types of each group, in the order of `fieldTypes`. */
+export const fieldTypeGroups: Readonly<Record<FieldTypeGroup, readonly FieldType[]>> = (() => {
+  const byGroup = {} as Record<FieldTypeGroup, FieldType[]>;
+  for (const group of fieldTypeGroupNames) {
+    byGroup[group] = fieldTypes.filter((type) => fieldTypeContracts[type].group === group);
+  }
+  return byGroup;
+})();
+
+export function groupOfFieldType(type: FieldType): FieldTypeGroup {
+  return fieldTypeContracts[type].group;
+}
 
 export type FieldTemplate<T extends FieldType = FieldType> = z.output<(typeof templateSchemaByType)[T]>;
 export type SelectOption = z.output<typeof selectOptionSchema>;
@@ -158,25 +271,3 @@ export function parseTemplate<T extends FieldType>(
     }),
   };
 }
-
-/**
- * Value patterns for the validated text types. Written in the common subset of JavaScript and
- * PostgreSQL regular expressions, because type conversions check existing values in SQL (`~*`).
- *
- * Each is unambiguous, so a backtracking engine runs it in linear time: no two quantifiers can
- * hand the same character back and forth (test/linear-patterns.test.ts proves it with recheck).
- * - email: the local part stops at the first `@`; the domain's first character is taken alone,
- *   then non-dots up to the first dot after it, so that dot is the only one the pattern can pick.
- *   Same meaning as `[^\s@]+\.[^\s@]+` (a dot with something either side), which backtracked
- *   quadratically over `a.a.a.a…`.
- * - url: scheme, then a host without `/?#`, then anything without whitespace: already unambiguous.
- * - phone_number: the spaces before an extension are part of the 3 to 40 number characters
- *   rather than a separate `[ ]*` that competed with them, and at most 10 spaces may follow the
- *   extension mark, so every repetition is bounded. Only absurd values change class: more than
- *   40 characters of number and spaces before the extension, or more than 10 spaces after it.
- */
-export const textValuePatterns = {
-  email: '^[^\\s@]+@[^\\s@][^\\s@.]*[.][^\\s@]+$',
-  url: '^https?://[^\\s/?#]+([/?#][^\\s]*)?$',
-  phone_number: '^[+]?[0-9 ()./-]{3,40}((x|ext[.]?)[ ]{0,10}[0-9]{1,6})?$',
-} as const;

@@ -1,14 +1,10 @@
 import { z } from 'zod';
 import {
-  boundedFormat,
   boundedString,
   FIELD_ID_PATTERN,
-  isoDateString,
   isoDateTimeSchema,
-  isoDateTimeString,
   isPlainObject,
   MAX_NAME_LENGTH,
-  MAX_UUID_LENGTH,
   recordError,
   referenceSchema,
   textSchema,
@@ -16,110 +12,31 @@ import {
   uuidSchema,
   withPrecheck,
 } from './common';
+import { attachmentValueSchema } from './field-values';
 import {
   type FieldType,
   type FieldTypeGroup,
   fieldTypeGroups,
   groupOfFieldType,
-  MAX_SELECT_OPTIONS,
   PROTOTYPE_KEY,
-  textValuePatterns,
 } from './fields';
 import { MAX_FIELDS_PER_TABLE } from './schema';
+
+// The value shapes live with the field types; they are exported here too, where callers look.
+export {
+  type AttachmentValue,
+  type AttachmentWriteValue,
+  attachmentValueSchema,
+  attachmentWriteValueSchema,
+  MAX_ATTACHMENTS_PER_VALUE,
+  MAX_LINKED_RECORDS_PER_VALUE,
+  MAX_TEXT_LENGTH,
+} from './field-values';
+export { recordValueWriteSchemaByType } from './fields';
 
 // ---------------------------------------------------------------------------------------------
 // Record values
 // ---------------------------------------------------------------------------------------------
-
-/** An attachment as stored and returned; the same shape the attachment upload answers with. */
-export const attachmentValueSchema = z.object({
-  url: z.string(),
-  fileName: z.string(),
-  size: z.int().min(0),
-  mimeType: z.string(),
-  /**
-   * In answers only, for files uploaded through /fileupload: `url` with a short-lived token that
-   * opens the file without an API key (FILE_LINK_TTL_SECONDS), bound to the key that read it.
-   */
-  signedUrl: z.string().optional(),
-});
-export type AttachmentValue = z.infer<typeof attachmentValueSchema>;
-
-/**
- * An attachment as written. `{url}` suffices when the url came from `/fileupload`; the service
- * takes name, size and type from its own upload record, so the optional keys are only tolerated
- * (a client may write back what it read).
- */
-export const attachmentWriteValueSchema = z.strictObject({
-  url: textSchema(2048).min(1, { error: 'must not be empty' }),
-  fileName: textSchema(MAX_NAME_LENGTH).optional(),
-  size: z.int().min(0).optional(),
-  mimeType: textSchema(255).optional(),
-  /** Tolerated and ignored: a link is made afresh for each answer. */
-  signedUrl: textSchema(4096).optional(),
-});
-export type AttachmentWriteValue = z.infer<typeof attachmentWriteValueSchema>;
-
-export const MAX_TEXT_LENGTH = 100_000;
-export const MAX_ATTACHMENTS_PER_VALUE = 100;
-export const MAX_LINKED_RECORDS_PER_VALUE = 1000;
-
-/** Text of a record value: bounded first, no NUL (PostgreSQL text cannot hold it). */
-const textValue = (error: string, max: number) => textSchema(max, { type: error });
-
-/**
- * The same patterns validate values on write and on field type conversion (in SQL). The pattern
- * runs only on a value within `max` characters without NUL: the checks before it abort.
- */
-const patternValue = (type: keyof typeof textValuePatterns, error: string, max: number) =>
-  textValue(error, max).regex(new RegExp(textValuePatterns[type], 'i'), { error });
-
-const optionNameValue = () => textValue('must be an option name', MAX_NAME_LENGTH).min(1);
-
-/**
- * The shape of a written value by field type. Template-dependent rules (rating max, select
- * options, linked table membership) need the field and are checked by the service. `null`
- * always means "empty" on write.
- */
-export const recordValueWriteSchemaByType = {
-  single_line_text: textValue('must be a string', MAX_TEXT_LENGTH).nullable(),
-  long_text: textValue('must be a string', MAX_TEXT_LENGTH).nullable(),
-  email: patternValue('email', 'must be an email address', 254).nullable(),
-  url: patternValue('url', 'must be an http or https URL such as https://example.com', 2048).nullable(),
-  phone_number: patternValue('phone_number', 'must be a phone number', 60).nullable(),
-  number: z.number({ error: 'must be a number' }).nullable(),
-  currency: z.number({ error: 'must be a number' }).nullable(),
-  /** A fraction: 0.5 is 50%. */
-  percent: z.number({ error: 'must be a number (a fraction: 0.5 is 50%)' }).nullable(),
-  rating: z.int({ error: 'must be an integer' }).min(0).max(10).nullable(),
-  /** Seconds. */
-  duration: z.number({ error: 'must be a number of seconds' }).nullable(),
-  date: isoDateString('must be a date as YYYY-MM-DD').nullable(),
-  datetime: isoDateTimeString(
-    'must be an ISO 8601 date-time with a time zone, such as 2024-05-01T12:00:00Z',
-  ).nullable(),
-  single_select: optionNameValue().nullable(),
-  multiple_select: z
-    .array(optionNameValue(), { error: 'must be an array of option names' })
-    .max(MAX_SELECT_OPTIONS)
-    .nullable(),
-  checkbox: z.boolean({ error: 'must be true or false' }).nullable(),
-  attachments: z
-    .array(attachmentWriteValueSchema, { error: 'must be an array of attachments ({url})' })
-    .max(MAX_ATTACHMENTS_PER_VALUE)
-    .nullable(),
-  linked_record: z
-    .array(
-      boundedFormat(
-        MAX_UUID_LENGTH,
-        'must be a record id (UUID)',
-        z.uuid({ error: 'must be a record id (UUID)' }),
-      ),
-      { error: 'must be an array of record ids' },
-    )
-    .max(MAX_LINKED_RECORDS_PER_VALUE)
-    .nullable(),
-} as const satisfies Record<FieldType, z.ZodType>;
 
 /** Any value a record returns. Empty is null, except checkbox (false) and the array types ([]). */
 export const recordValueSchema = z.union([

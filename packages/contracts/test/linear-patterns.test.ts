@@ -32,7 +32,7 @@ const exemptPatterns: Readonly<Record<string, string>> = {};
  * from; the source itself must be checked in this file.
  */
 const dynamicRegExpSources: Readonly<Record<string, string>> = {
-  'packages/contracts/src/records.ts': 'textValuePatterns, checked as exported pattern constants',
+  'packages/contracts/src/field-values.ts': 'textValuePatterns, checked as exported pattern constants',
 };
 
 /** Methods that turn a string argument into a RegExp. */
@@ -104,7 +104,7 @@ const scanned = sourceFiles().map(scan);
 const literalPatterns = scanned.flatMap((result) => result.patterns);
 const dynamicFiles = [...new Set(scanned.flatMap((result) => result.dynamic))].sort();
 
-/** Matched case-insensitively: `~*` in SQL and the `i` flag in records.ts. */
+/** Matched case-insensitively: `~*` in SQL and the `i` flag in field-values.ts. */
 const exportedPatterns: FoundPattern[] = Object.entries(textValuePatterns).map(([type, source]) => ({
   where: `textValuePatterns.${type}`,
   source,

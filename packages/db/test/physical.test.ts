@@ -148,8 +148,10 @@ describe('physical tables', () => {
     const field: PhysicalField = { id: newFieldId(), name: 'Score', type: 'number' };
     const table = await newTable([field]);
     await db.pool.query(`INSERT INTO "${table.schemaName}"."${table.id}" ("${field.id}") VALUES (3), (7)`);
-    await expect(run(changeFieldType(table, field, 'rating', { ratingMax: 5 })!)).rejects.toThrow(/rating/);
-    await run(changeFieldType(table, field, 'rating', { ratingMax: 10 })!);
+    await expect(run(changeFieldType(table, field, 'rating', { template: { max: 5 } })!)).rejects.toThrow(
+      /rating/,
+    );
+    await run(changeFieldType(table, field, 'rating', { template: { max: 10 } })!);
     expect((await columnTypes(table))[field.id]).toBe('smallint');
   });
 

@@ -5,6 +5,7 @@ import {
   parseTemplate,
 } from '@recordbase/contracts/fields';
 import { newFieldId, type Tx } from '@recordbase/db';
+import { fieldTypeModule } from '@recordbase/db/field-types';
 import type { PhysicalField } from '@recordbase/db/physical';
 import { badRequest } from '@recordbase/server-kit/errors';
 import { findTableByRef, nameKey } from './access';
@@ -17,11 +18,9 @@ export interface FieldDefinition {
   template: FieldTemplate;
 }
 
-/** Types that cannot serve as a table's primary field, which names each record. */
-export const typesNotAllowedAsPrimary: readonly FieldType[] = ['linked_record', 'attachments'];
-
+/** Some types cannot serve as a table's primary field, which names each record (their module says). */
 export function assertPrimaryCapable(type: FieldType, where: string): void {
-  if (typesNotAllowedAsPrimary.includes(type)) {
+  if (fieldTypeModule(type).primary === false) {
     throw badRequest(`${where}: a ${type} field cannot be the primary field`);
   }
 }

@@ -10,6 +10,7 @@ import {
 } from '@recordbase/contracts/fields';
 import { MAX_FIELDS_PER_TABLE } from '@recordbase/contracts/schema';
 import type { PrismaClient, Tx } from '@recordbase/db';
+import { type FieldTypeModule, fieldTypeModule } from '@recordbase/db/field-types';
 import {
   addField,
   changeFieldType,
@@ -101,8 +102,6 @@ export async function getField(
   return toFieldDto(await findFieldByRef(prisma, table.id, fieldRef));
 }
 
-const isSelect = (type: FieldType) => type === 'single_select' || type === 'multiple_select';
-
 /** The template a field keeps across a type change when none is given: whatever still fits. */
 function carriedTemplate(to: FieldType, previous: unknown): unknown {
   return validTemplateOrNull(to, previous) ?? {};
@@ -115,19 +114,20 @@ function validTemplateOrNull(type: FieldType, template: unknown): unknown {
   }
 }
 
-/** After converting to a select type, every value present must be an option. */
+/** After converting to a type whose template lists its values (selects), every value present must be one. */
 async function optionsIncludingValues(
   tx: Tx,
   physical: PhysicalTable,
   fieldId: string,
-  type: FieldType,
+  storedValuesSql: NonNullable<FieldTypeModule['storedValuesSql']>,
   options: SelectOption[],
 ): Promise<SelectOption[]> {
-  const column = quoteIdent(fieldId);
   const values = await tx.$queryRawUnsafe<{ value: string }[]>(
-    type === 'multiple_select'
-      ? `SELECT DISTINCT unnest(${column}) AS value FROM ${qualifiedTable(physical.schemaName, physical.id)} LIMIT ${MAX_SELECT_OPTIONS + 1}`
-      : `SELECT DISTINCT ${column} AS value FROM ${qualifiedTable(physical.schemaName, physical.id)} WHERE ${column} IS NOT NULL LIMIT ${MAX_SELECT_OPTIONS + 1}`,
+    storedValuesSql(
+      qualifiedTable(physical.schemaName, physical.id),
+      quoteIdent(fieldId),
+      MAX_SELECT_OPTIONS + 1,
+    ),
   );
   const known = new Set(options.map((option) => option.name));
   const merged = [...options];
@@ -143,7 +143,7 @@ async function optionsIncludingValues(
   return merged;
 }
 
-/** Values of removed options are cleared; ratings above a lowered maximum are capped. */
+/** Values the template no longer allows are changed as the type says (cleared, capped, ...). */
 async function applyTemplateToValues(
   tx: Tx,
   physical: PhysicalTable,
@@ -151,24 +151,11 @@ async function applyTemplateToValues(
   type: FieldType,
   template: FieldTemplate,
 ): Promise<void> {
+  const { fitToTemplate } = fieldTypeModule(type);
+  if (!fitToTemplate) return;
   const ref = qualifiedTable(physical.schemaName, physical.id);
-  const column = quoteIdent(fieldId);
-  if (type === 'single_select') {
-    const names = (template as FieldTemplate<'single_select'>).options.map((o) => o.name);
-    await tx.$executeRawUnsafe(
-      `UPDATE ${ref} SET ${column} = NULL WHERE ${column} <> ALL($1::text[])`,
-      names,
-    );
-  } else if (type === 'multiple_select') {
-    const names = (template as FieldTemplate<'multiple_select'>).options.map((o) => o.name);
-    await tx.$executeRawUnsafe(
-      `UPDATE ${ref} SET ${column} = ARRAY(SELECT v FROM unnest(${column}) AS v WHERE v = ANY($1::text[])) WHERE NOT ${column} <@ $1::text[]`,
-      names,
-    );
-  } else if (type === 'rating') {
-    const max = (template as FieldTemplate<'rating'>).max;
-    await tx.$executeRawUnsafe(`UPDATE ${ref} SET ${column} = $1 WHERE ${column} > $1`, max);
-  }
+  const statement = fitToTemplate(ref, quoteIdent(fieldId), template);
+  await tx.$executeRawUnsafe(statement.text, ...statement.values);
 }
 
 export async function updateField(
@@ -186,11 +173,7 @@ export async function updateField(
     const to = patch.type ?? from;
     const name = patch.name ?? field.name;
     if (patch.name !== undefined) await assertFieldNameFree(tx, table.id, patch.name, field.id);
-    if (
-      to !== from &&
-      table.primaryFieldId === field.id &&
-      (to === 'linked_record' || to === 'attachments')
-    ) {
+    if (to !== from && table.primaryFieldId === field.id && fieldTypeModule(to).primary === false) {
       throw badRequest(`body.type: the primary field cannot become ${to}`);
     }
     let template = validTemplate(
@@ -209,18 +192,19 @@ export async function updateField(
       }
     }
     if (to !== from) {
-      const statements = changeFieldType(physical, toPhysicalField(field), to, {
-        ratingMax: to === 'rating' ? (template as FieldTemplate<'rating'>).max : undefined,
-      });
+      const statements = changeFieldType(physical, toPhysicalField(field), to, { template });
       if (!statements) throw badRequest(`body.type: a ${from} field cannot be converted to ${to}`);
       await runConversion(
         tx,
         statements,
         `body.type: cannot convert field ${JSON.stringify(field.name)} to ${to}`,
       );
-      if (isSelect(to)) {
+      const { storedValuesSql } = fieldTypeModule(to);
+      if (storedValuesSql) {
         const options = (template as FieldTemplate<'single_select'>).options;
-        template = { options: await optionsIncludingValues(tx, physical, field.id, to, options) };
+        template = {
+          options: await optionsIncludingValues(tx, physical, field.id, storedValuesSql, options),
+        };
       }
     }
     await applyTemplateToValues(tx, physical, field.id, to, template);

@@ -1,5 +1,5 @@
 import type { FieldType } from '@recordbase/contracts/fields';
-import { columnDefinition, columnSpecByType, hasColumn } from './column-types';
+import { columnDefinition, hasColumn, requireColumnSpec } from './column-types';
 import { type ConversionContext, conversionExpression } from './conversions';
 import {
   linkTableName,
@@ -169,7 +169,7 @@ export function changeFieldType(
   const expression = conversionExpression(field.type, to, column, context);
   if (expression === null) return null;
   const ref = qualifiedTable(table.schemaName, table.id);
-  const target = columnSpecByType[to];
+  const target = requireColumnSpec(to);
   const statements = [
     `SET LOCAL TIME ZONE 'UTC'`,
     ...dropServiceIndexesOfColumn(table, field.id),

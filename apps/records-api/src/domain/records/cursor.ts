@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { UUID_PATTERN } from '@recordbase/contracts/common';
 import type { Filter } from '@recordbase/contracts/records';
+import { type KeyValue, keyKinds } from '@recordbase/db/field-types';
 import { badRequest } from '@recordbase/server-kit/errors';
-import { parseDateTimeOperand } from './query-compiler';
-import type { KeyKind, KeyValue, SortKey } from './sort-order';
+import type { SortKey } from './sort-order';
 import type { TableMeta } from './table-meta';
 
 /**
@@ -92,59 +91,9 @@ export function decodeCursor(text: string, keys: readonly SortKey[], digest: str
   });
 }
 
-const NUL = '\u0000';
-const FLOAT_PATTERN = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-const INTEGER_PATTERN = /^-?\d{1,19}$/;
-const integerRange: Partial<Record<KeyKind, [bigint, bigint]>> = {
-  smallint: [-32768n, 32767n],
-  integer: [-2147483648n, 2147483647n],
-  bigint: [-9223372036854775808n, 9223372036854775807n],
-};
-
 /** A key value in the form its SQL parameter takes, or undefined when the key cannot hold it. */
 function readKeyValue(key: SortKey, value: unknown): KeyValue | undefined {
   // Keys without a place for empty values (system columns, the tie-breaker) never hold one.
   if (value === null) return key.nulls === undefined ? undefined : null;
-  if (key.kind === 'textArray') {
-    const valid =
-      Array.isArray(value) && value.every((item) => typeof item === 'string' && !item.includes(NUL));
-    return valid ? (value as string[]) : undefined;
-  }
-  if (typeof value !== 'string') return undefined;
-  switch (key.kind) {
-    case 'text':
-      return value.includes(NUL) ? undefined : value;
-    case 'float':
-      return readFloat(value);
-    case 'smallint':
-    case 'integer':
-    case 'bigint': {
-      if (!INTEGER_PATTERN.test(value)) return undefined;
-      const [min, max] = integerRange[key.kind]!;
-      const number = BigInt(value);
-      return number >= min && number <= max ? value : undefined;
-    }
-    case 'date': {
-      const parsed = parseDateTimeOperand(value);
-      return parsed?.kind === 'day' ? parsed.day : undefined;
-    }
-    case 'timestamp': {
-      const parsed = parseDateTimeOperand(value);
-      return parsed?.kind === 'instant' ? parsed.utc : undefined;
-    }
-    case 'boolean':
-      return value === 'true' || value === 'false' ? value : undefined;
-    case 'uuid':
-      return UUID_PATTERN.test(value) ? value : undefined;
-  }
-}
-
-/** A double as PostgreSQL reads it: finite, not out of range (which includes underflow to 0). */
-function readFloat(value: string): string | undefined {
-  if (value === 'NaN' || value === 'Infinity' || value === '-Infinity') return value;
-  if (!FLOAT_PATTERN.test(value)) return undefined;
-  const number = Number(value);
-  if (!Number.isFinite(number)) return undefined;
-  const mantissa = value.split(/[eE]/)[0]!;
-  return number === 0 && /[1-9]/.test(mantissa) ? undefined : value;
+  return keyKinds[key.kind].read(value);
 }

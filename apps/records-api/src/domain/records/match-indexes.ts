@@ -1,4 +1,5 @@
-import { columnSpecByType, matchIndexName, matchIndexPrefix, quoteIdent } from '@recordbase/db/physical';
+import { fieldTypeModule, type MatchKey } from '@recordbase/db/field-types';
+import { matchIndexName, matchIndexPrefix, quoteIdent } from '@recordbase/db/physical';
 import type pg from 'pg';
 import { ensureIndex, indexBuildLock, indexBuildsSettled } from './background-indexes';
 import type { FieldMeta, TableMeta } from './table-meta';
@@ -12,38 +13,15 @@ import type { FieldMeta, TableMeta } from './table-meta';
  * The index must never refuse a value its columns accept, since it is built behind the user's
  * back: a btree row holds at most ~2.7 kB, and text may be 100,000 characters (twenty 2,048-char
  * URLs overflow it too). So text is indexed by a 64-bit hash, and the match query compares both
- * the hash (to use the index) and the value (hashes collide).
+ * the hash (to use the index) and the value (hashes collide). Each type's module declares its key.
  */
 
 /** Each index costs every write on the table, and any records:write key could ask for more. */
 export const MAX_MATCH_INDEXES_PER_TABLE = 5;
 
-interface MatchKey {
-  /** The indexed value of a column (or of a value compared with it), as SQL. */
-  of(sql: string): string;
-  /** Named in the index, so a build planned before a type change fails rather than fit the new type. */
-  opclass: string;
-}
-
-const hashed: MatchKey = { of: (sql) => `hashtextextended(${sql}, 0)`, opclass: 'int8_ops' };
-const raw = (opclass: string): MatchKey => ({ of: (sql) => sql, opclass });
-
-/**
- * By column type. Fixed-width values are indexed as they are; text of any length by its hash.
- * Types absent here (text[] of multiple selects, which match as sets; jsonb) are not indexed.
- */
-const matchKeyBySqlType = new Map<string, MatchKey>([
-  ['text', hashed],
-  ['double precision', raw('float8_ops')],
-  ['smallint', raw('int2_ops')],
-  ['date', raw('date_ops')],
-  ['timestamptz', raw('timestamptz_ops')],
-  ['boolean', raw('bool_ops')],
-]);
-
+/** The index key of a field, as its type declares it; undefined for types no index covers. */
 export function matchKeyOf(field: FieldMeta): MatchKey | undefined {
-  if (field.type === 'linked_record') return undefined;
-  return matchKeyBySqlType.get(columnSpecByType[field.type].sqlType);
+  return fieldTypeModule(field.type).match?.key;
 }
 
 /** By field id, as the index name is: [a, b] and [b, a] lock the same keys and share one index. */

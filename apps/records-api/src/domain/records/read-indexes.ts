@@ -1,4 +1,4 @@
-import { type FieldType, groupOfFieldType } from '@recordbase/contracts/fields';
+import type { FieldType } from '@recordbase/contracts/fields';
 import type { ListRecordsRequest } from '@recordbase/contracts/records';
 import {
   type Filter,
@@ -6,6 +6,7 @@ import {
   isFilterGroup,
   readFilterCondition,
 } from '@recordbase/contracts/records';
+import { fieldTypeModule } from '@recordbase/db/field-types';
 import { quoteIdent, readIndexName, readIndexPrefix } from '@recordbase/db/physical';
 import type pg from 'pg';
 import { ensureIndex, type IndexPlan } from './background-indexes';
@@ -41,13 +42,9 @@ const BTREE_OPERATORS = new Set<FilterOperator>([
   'less_than_or_equal_to',
 ]);
 
-/** How a field's column is ordered and compared, when a btree on it is safe; undefined otherwise. */
+/** How a field's column is ordered and compared, when a btree on it is safe (its type says). */
 function orderedKeyOf(type: FieldType): ((column: string) => string) | undefined {
-  const group = groupOfFieldType(type);
-  if (group === 'number' || group === 'date' || group === 'checkbox') return (column) => column;
-  // Option names are at most 255 characters: well inside a btree row.
-  if (type === 'single_select') return (column) => `${column} COLLATE "C"`;
-  return undefined;
+  return fieldTypeModule(type).readIndex?.order;
 }
 
 function orderIndex(
@@ -89,17 +86,14 @@ function* conditionsOf(filter: Filter): Generator<{ field: string; operator: Fil
 
 function filterIndex(table: TableMeta, field: FieldMeta, operator: FilterOperator): IndexPlan | undefined {
   const column = quoteIdent(field.id);
-  if (groupOfFieldType(field.type) === 'text') {
+  const spec = fieldTypeModule(field.type).readIndex;
+  if (spec?.filter === 'trigram') {
     if (!TRIGRAM_OPERATORS.has(operator)) return undefined;
     return plan(table, `USING gin (${column} public.gin_trgm_ops)`, field.type);
   }
-  if (!BTREE_OPERATORS.has(operator)) return undefined;
-  if (field.type === 'single_select') {
-    // Filters compare options in the column's own collation, not the sort's "C".
-    return plan(table, `(${column})`, field.type);
-  }
-  const key = orderedKeyOf(field.type);
-  return key ? orderIndex(table, key(column), 'asc', field.type) : undefined;
+  if (!spec || !BTREE_OPERATORS.has(operator)) return undefined;
+  if (spec.filter === 'btree') return plan(table, `(${column})`, field.type);
+  return spec.order ? orderIndex(table, spec.order(column), 'asc', field.type) : undefined;
 }
 
 function sortIndex(table: TableMeta, ref: string, direction: Direction): IndexPlan | undefined {

@@ -1,5 +1,6 @@
-import { linkTableName, qualifiedTable, quoteIdent, type SqlParams } from '@recordbase/db/physical';
-import type { FieldMeta, TableMeta } from './table-meta';
+import { fieldTypeModule } from '@recordbase/db/field-types';
+import type { SqlParams } from '@recordbase/db/physical';
+import { type FieldMeta, fieldSql, type TableMeta } from './table-meta';
 
 /**
  * The SQL that renders a row of the physical table (aliased `r`) as the API's Record, so
@@ -11,31 +12,7 @@ const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
 /** A field's value as JSON text, never SQL NULL (an empty value is the JSON `null`). */
 function valueJsonSql(table: TableMeta, field: FieldMeta): string {
-  const column = `r.${quoteIdent(field.id)}`;
-  switch (field.type) {
-    case 'date':
-      return `COALESCE(to_json(to_char(${column}, 'YYYY-MM-DD'))::text, 'null')`;
-    case 'datetime':
-      return `COALESCE(to_json(to_char(${column} AT TIME ZONE 'UTC', ${ISO_UTC}))::text, 'null')`;
-    case 'attachments':
-      return `${column}::text`;
-    // A number's and a boolean's text output is already its JSON (PostgreSQL prints the shortest
-    // exact form of a double), so these skip to_json.
-    case 'number':
-    case 'currency':
-    case 'percent':
-    case 'duration':
-    case 'rating':
-      return `COALESCE(${column}::text, 'null')`;
-    case 'checkbox':
-      return `${column}::text`;
-    case 'linked_record': {
-      const link = qualifiedTable(table.schemaName, linkTableName(field.id));
-      return `COALESCE((SELECT json_agg(l.linked_id ORDER BY l.position) FROM ${link} l WHERE l.record_id = r.id)::text, '[]')`;
-    }
-    default:
-      return `COALESCE(to_json(${column})::text, 'null')`;
-  }
+  return fieldTypeModule(field.type).json(fieldSql(table, field));
 }
 
 export interface RecordJsonSql {
@@ -76,7 +53,8 @@ export function recordJsonSql(
   );
   const values = table.fields.map((field, i) => {
     const value = valueJsonSql(table, field);
-    return `${field.type === 'linked_record' && linksSql ? linksSql(field, value) : value} AS v${i}`;
+    const fromLinks = fieldTypeModule(field.type).prepared === 'links' && linksSql;
+    return `${fromLinks ? fromLinks(field, value) : value} AS v${i}`;
   });
   return {
     text: `array_to_string(ARRAY[${pieces.join(', ')}], '')`,

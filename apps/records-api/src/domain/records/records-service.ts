@@ -7,6 +7,7 @@ import type {
   RecordValuesInput,
 } from '@recordbase/contracts/records';
 import { type Connections, newRecordId, withTransaction } from '@recordbase/db';
+import { fieldTypeModule } from '@recordbase/db/field-types';
 import { accessibleDatabaseId, type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
@@ -161,7 +162,7 @@ async function recordsInOrder(
   return `[${ids.map((id) => byId.get(id)).join(',')}]`;
 }
 
-const matchableTypes = (field: FieldMeta) => field.type !== 'linked_record' && field.type !== 'attachments';
+const matchableTypes = (field: FieldMeta) => fieldTypeModule(field.type).match !== undefined;
 
 function matchOnFields(table: TableMeta, matchOn: readonly string[]): FieldMeta[] {
   return matchOn.map((id, index) => {

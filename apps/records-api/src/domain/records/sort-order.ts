@@ -1,8 +1,9 @@
 import type { SystemFieldName } from '@recordbase/contracts/fields';
 import type { Sort, SortDirection } from '@recordbase/contracts/records';
-import { linkTableName, qualifiedTable, quoteIdent, type SqlParams } from '@recordbase/db/physical';
+import { fieldTypeModule, type KeyKind, type KeyValue, keyKinds } from '@recordbase/db/field-types';
+import type { SqlParams } from '@recordbase/db/physical';
 import { badRequest } from '@recordbase/server-kit/errors';
-import { type FieldMeta, resolveFieldOrSystem, type TableMeta } from './table-meta';
+import { fieldSql, resolveFieldOrSystem, type TableMeta } from './table-meta';
 
 /**
  * The order of a listing as one description (the sort keys), from which both the ORDER BY and the
@@ -17,31 +18,8 @@ export const systemColumnSql: Record<SystemFieldName, string> = {
   updatedAt: 'r.updated_at',
 };
 
-/** How a key's value travels in a cursor: the SQL type it is compared as, and how it is written. */
-export type KeyKind =
-  | 'text'
-  | 'textArray'
-  | 'float'
-  | 'smallint'
-  | 'integer'
-  | 'bigint'
-  | 'date'
-  | 'timestamp'
-  | 'boolean'
-  | 'uuid';
-
-export const sqlTypeOfKind: Record<KeyKind, string> = {
-  text: 'text',
-  textArray: 'text[]',
-  float: 'double precision',
-  smallint: 'smallint',
-  integer: 'integer',
-  bigint: 'bigint',
-  date: 'date',
-  timestamp: 'timestamptz',
-  boolean: 'boolean',
-  uuid: 'uuid',
-};
+/** How a key's value travels in a cursor: the registry's key kinds (field-types/key-kinds.ts). */
+export type { KeyKind, KeyValue } from '@recordbase/db/field-types';
 
 export interface SortKey {
   /** What the key sorts by: a field id, a system field name, or `seq` for the tie-breaker. */
@@ -91,47 +69,10 @@ export function sortKeys(sort: Sort[] | undefined, table: TableMeta): SortKey[] 
         direction: entry.direction,
       };
     }
-    const { expression, kind } = fieldSortExpression(target.field, table);
+    const { expression, kind } = fieldTypeModule(target.field.type).sort(fieldSql(table, target.field));
     return { ref: target.field.id, expression, kind, direction: entry.direction, nulls };
   });
   return [...keys, TIE_BREAKER];
-}
-
-function fieldSortExpression(field: FieldMeta, table: TableMeta): { expression: string; kind: KeyKind } {
-  if (field.type === 'linked_record') {
-    const links = qualifiedTable(table.schemaName, linkTableName(field.id));
-    return {
-      expression: `(SELECT count(*) FROM ${links} AS lnk WHERE lnk.record_id = r.id)`,
-      kind: 'bigint',
-    };
-  }
-  const column = `r.${quoteIdent(field.id)}`;
-  switch (field.type) {
-    case 'single_line_text':
-    case 'long_text':
-    case 'email':
-    case 'url':
-    case 'phone_number':
-    case 'single_select':
-      return { expression: `${column} COLLATE "C"`, kind: 'text' };
-    case 'multiple_select':
-      return { expression: `${column} COLLATE "C"`, kind: 'textArray' };
-    case 'attachments':
-      return { expression: `jsonb_array_length(${column})`, kind: 'integer' };
-    case 'number':
-    case 'currency':
-    case 'percent':
-    case 'duration':
-      return { expression: column, kind: 'float' };
-    case 'rating':
-      return { expression: column, kind: 'smallint' };
-    case 'date':
-      return { expression: column, kind: 'date' };
-    case 'datetime':
-      return { expression: column, kind: 'timestamp' };
-    case 'checkbox':
-      return { expression: column, kind: 'boolean' };
-  }
 }
 
 /** The ORDER BY list (without the keyword). */
@@ -155,31 +96,10 @@ export function compileSort(sort: Sort[] | undefined, table: TableMeta): string 
 // Keyset: the values of a row's keys, and the rows after them
 // ---------------------------------------------------------------------------------------------
 
-const ISO_UTC_MICROS = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
-
-/** One key's value as JSON: exact, and independent of the session's DateStyle and TimeZone. */
-function keyValueJsonSql(key: SortKey): string {
-  switch (key.kind) {
-    case 'text':
-    case 'textArray':
-      return `to_jsonb(${key.expression})`;
-    case 'date':
-      return `to_jsonb(to_char(${key.expression}, 'YYYY-MM-DD'))`;
-    case 'timestamp':
-      return `to_jsonb(to_char(${key.expression} AT TIME ZONE 'UTC', ${ISO_UTC_MICROS}))`;
-    default:
-      // A double's text is its shortest exact form; jsonb numbers would round it to 15 digits.
-      return `to_jsonb((${key.expression})::text)`;
-  }
-}
-
 /** The row's key values as a JSON array (null for an empty value), in the order of `keys`. */
 export function keyValuesSql(keys: readonly SortKey[]): string {
-  return `jsonb_build_array(${keys.map(keyValueJsonSql).join(', ')})`;
+  return `jsonb_build_array(${keys.map((key) => keyKinds[key.kind].json(key.expression)).join(', ')})`;
 }
-
-/** A key value as read from a cursor and checked against its kind (see cursor.ts). */
-export type KeyValue = string | string[] | null;
 
 /** Whether an empty value of this key comes before every other value. */
 const emptyFirst = (key: SortKey) =>
@@ -200,7 +120,7 @@ export function keysetAfterSql(
 ): string {
   if (keys.length === 0 || keys.length !== values.length) throw new Error('keyset: one value per sort key');
   const literals = values.map((value, index) =>
-    value === null ? null : `${params.add(value)}::${sqlTypeOfKind[keys[index]!.kind]}`,
+    value === null ? null : `${params.add(value)}::${keyKinds[keys[index]!.kind].sqlType}`,
   );
   const run = comparableRun(keys, values);
   const comparison = (length: number, strict: boolean) => {

@@ -1,16 +1,16 @@
 import type { ListRecordsRequest } from '@recordbase/contracts/records';
 import { newRecordId } from '@recordbase/db';
+import { fieldTypeModule } from '@recordbase/db/field-types';
 import {
-  columnSpecByType,
   linkTableName,
   qualifiedTable,
   quoteIdent,
+  requireColumnSpec,
   SqlParams,
 } from '@recordbase/db/physical';
 import type pg from 'pg';
 import { countKey, keepTotal, keptTotal } from './count-cache';
 import { decodeCursor, encodeCursor, listingDigest } from './cursor';
-import { matchKeyOf } from './match-indexes';
 import { compileFilter } from './query-compiler';
 import { recordJsonSql } from './record-json';
 import { keysetAfterSql, keyValuesSql, orderBySql, sortKeys } from './sort-order';
@@ -27,8 +27,7 @@ type Queryable = Pick<pg.PoolClient, 'query'>;
 const tableRef = (table: TableMeta) => qualifiedTable(table.schemaName, table.id);
 
 function castFor(field: FieldMeta): string {
-  if (field.type === 'linked_record') throw new Error('linked records have no column');
-  return columnSpecByType[field.type].sqlType;
+  return requireColumnSpec(field.type).sqlType;
 }
 
 export interface ListedRecords {
@@ -324,9 +323,9 @@ export async function lockExisting(
 
 /** One matchOn field (its column as SQL) equal to an incoming value (as SQL). */
 export function matchCondition(field: FieldMeta, column: string, value: string): string {
-  // Option sets match regardless of order.
-  if (field.type === 'multiple_select') return `(${column} @> ${value} AND ${column} <@ ${value})`;
-  const key = matchKeyOf(field);
+  const match = fieldTypeModule(field.type).match;
+  if (match?.equals) return match.equals(column, value);
+  const key = match?.key;
   if (!key || key.of(column) === column) return `${column} = ${value}`;
   // The indexed expression lets PostgreSQL use the match index; the values rule out hash collisions.
   return `${key.of(column)} = ${key.of(value)} AND ${column} = ${value}`;

@@ -1,5 +1,7 @@
 import type { FieldTemplate, FieldType, SystemFieldName } from '@recordbase/contracts/fields';
 import { systemFieldNames } from '@recordbase/contracts/fields';
+import type { FieldSql } from '@recordbase/db/field-types';
+import { hasColumn, quoteIdent } from '@recordbase/db/physical';
 import { nameKey } from '../access';
 
 export interface FieldMeta {
@@ -43,4 +45,10 @@ export function resolveFieldOrSystem(table: TableMeta, ref: string): FieldOrSyst
   if (field) return { kind: 'field', field };
   const system = systemFieldNames.find((name) => name === ref);
   return system ? { kind: 'system', name: system } : undefined;
+}
+
+/** A field as the registry's SQL builders see it, over a record table aliased `r`. */
+export function fieldSql(table: Pick<TableMeta, 'schemaName'>, field: FieldMeta): FieldSql {
+  const column = hasColumn(field.type) ? `r.${quoteIdent(field.id)}` : '';
+  return { field, schemaName: table.schemaName, column };
 }

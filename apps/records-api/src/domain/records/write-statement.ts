@@ -1,10 +1,11 @@
 import type { FieldTemplate } from '@recordbase/contracts/fields';
 import { outboxInsertColumns } from '@recordbase/db';
 import {
-  columnSpecByType,
+  hasColumn,
   linkTableName,
   qualifiedTable,
   quoteIdent,
+  requireColumnSpec,
   SqlParams,
 } from '@recordbase/db/physical';
 import type pg from 'pg';
@@ -48,16 +49,16 @@ export interface WriteOutcome {
   problem?: WriteProblem;
 }
 
-const isColumn = (field: FieldMeta) => field.type !== 'linked_record';
+const isColumn = (field: FieldMeta) => hasColumn(field.type);
 
 /** Attachments arrive as JSON text and are cast; every other column is typed by json_to_recordset. */
 function recordsetType(field: FieldMeta): string {
-  const sqlType = columnSpecByType[field.type as Exclude<FieldMeta['type'], 'linked_record'>].sqlType;
+  const sqlType = requireColumnSpec(field.type).sqlType;
   return sqlType === 'jsonb' ? 'text' : sqlType;
 }
 
 function columnValue(field: FieldMeta, column: string): string {
-  const spec = columnSpecByType[field.type as Exclude<FieldMeta['type'], 'linked_record'>];
+  const spec = requireColumnSpec(field.type);
   return spec.sqlType === 'jsonb' ? `${column}::jsonb` : column;
 }
 
@@ -138,8 +139,7 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
     'w.rid',
     ...columnFields.map((field, i) => {
       const value = columnValue(field, `w.c${i}`);
-      const fallback =
-        columnSpecByType[field.type as Exclude<FieldMeta['type'], 'linked_record'>].notNullDefault;
+      const fallback = requireColumnSpec(field.type).notNullDefault;
       return givenByAll[i] || !fallback ? value : `COALESCE(${value}, ${fallback})`;
     }),
   ];

@@ -1,0 +1,3 @@
+import { numeric } from './numeric';
+
+export const currency = numeric('currency');

@@ -1,0 +1,4 @@
+import { numeric } from './numeric';
+
+/** Seconds. */
+export const duration = numeric('duration');
