@@ -65,3 +65,34 @@ describe('type conversions', () => {
     expect(targets).toEqual(pinned.filter((to) => to !== from && convertibleTo[from]!.includes(to)));
   });
 });
+
+describe('date values', () => {
+  const accepts = (text: string): boolean => {
+    const fail = (message: string): never => {
+      throw new Error(message);
+    };
+    try {
+      fieldTypeModule('date').coerce(text, { template: {}, raw: text, fail });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it.each([
+    ['2024-02-29', true],
+    ['2023-02-29', false],
+    ['2000-02-29', true],
+    ['1900-02-29', false],
+    ['0001-01-01', true],
+    ['0000-01-01', false],
+    ['9999-12-31', true],
+    ['2024-04-31', false],
+    ['2024-12-31', true],
+    ['2024-13-01', false],
+    ['2024-00-10', false],
+    ['2024-01-00', false],
+  ])('%s is a real date: %s (the proleptic Gregorian calendar, as PostgreSQL)', (text, real) => {
+    expect(accepts(text)).toBe(real);
+  });
+});

@@ -14,10 +14,11 @@ function isRealDate(text: string): boolean {
   const match = DATE_PATTERN.exec(text);
   if (!match) return false;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  if (year < 1) return false;
-  const date = new Date(Date.UTC(2000, month - 1, day));
-  date.setUTCFullYear(year);
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  // The proleptic Gregorian calendar, as PostgreSQL's: arithmetic, not a Date per value.
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const daysInMonth = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+  return day <= daysInMonth;
 }
 
 /** The oracle's reading of an operand as a day: a date-time operand counts as its UTC day. */

@@ -3,6 +3,7 @@ import type { FilterOperator } from '@recordbase/contracts/records';
 import { toJsonOrNull } from './column-sql';
 import { needString, needStringList } from './operands';
 import { asArray, notSupported } from './oracle';
+import { optionNames } from './select-options';
 import type { ConditionContext, FieldTypeModule } from './types';
 
 const option = (ctx: ConditionContext) => `${ctx.params.add(needString(ctx, 'an option name'))}::text`;
@@ -41,7 +42,7 @@ export const multipleSelect: FieldTypeModule<'multiple_select'> = {
   prepared: 'columns',
   coerce: (value, { template, fail }) => {
     if (value === null) return [];
-    const options = new Set((template as FieldTemplate<'multiple_select'>).options.map((o) => o.name));
+    const options = optionNames(template as FieldTemplate<'multiple_select'>);
     const unknown = (value as string[]).find((name) => !options.has(name));
     if (unknown !== undefined) fail(`unknown option ${JSON.stringify(unknown)}`);
     return [...new Set(value as string[])];

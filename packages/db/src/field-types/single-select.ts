@@ -4,6 +4,7 @@ import { failed, hashedKey, toJsonOrNull } from './column-sql';
 import { needString, needStringList } from './operands';
 import { equalityOperators, isNotNull, isNull, listOperators } from './operators';
 import { asStringOrNull, lower, notSupported } from './oracle';
+import { optionNames } from './select-options';
 import { containsOperators, textColumnReadings } from './text-like';
 import type { FieldTypeModule } from './types';
 
@@ -38,8 +39,9 @@ export const singleSelect: FieldTypeModule<'single_select'> = {
   prepared: 'columns',
   coerce: (value, { template, fail }) => {
     if (value === null) return null;
-    const { options } = template as FieldTemplate<'single_select'>;
-    if (!options.some((option) => option.name === value)) fail(`unknown option ${JSON.stringify(value)}`);
+    if (!optionNames(template as FieldTemplate<'single_select'>).has(value as string)) {
+      fail(`unknown option ${JSON.stringify(value)}`);
+    }
     return value;
   },
   json: ({ column }) => toJsonOrNull(column),

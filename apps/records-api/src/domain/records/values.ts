@@ -23,18 +23,30 @@ export interface PreparedRecord {
   attachments: Map<string, AttachmentWriteValue[]>;
 }
 
-function fieldValue(field: FieldMeta, raw: unknown, where: string): unknown {
+/** What a type's coercion refuses a value with; prepareRecord words it with the value's place. */
+class RefusedValue extends Error {}
+
+// One function for every value, not a closure per value: bulk writes prepare thousands.
+const refuseValue = (message: string): never => {
+  throw new RefusedValue(message);
+};
+
+/** `where` and `key` name the value in messages (joined only when there is one to write). */
+function fieldValue(field: FieldMeta, raw: unknown, where: string, key: string): unknown {
   const parsed = recordValueWriteSchemaByType[field.type].safeParse(raw);
   if (!parsed.success) {
-    throw badRequest(describeIssues('body', parsed.error.issues).replace(/^body/, where));
+    throw badRequest(describeIssues('body', parsed.error.issues).replace(/^body/, `${where}.${key}`));
   }
-  return fieldTypeModule(field.type).coerce(parsed.data, {
-    template: field.template,
-    raw,
-    fail: (message) => {
-      throw badRequest(`${where}: ${message}`);
-    },
-  });
+  try {
+    return fieldTypeModule(field.type).coerce(parsed.data, {
+      template: field.template,
+      raw,
+      fail: refuseValue,
+    });
+  } catch (error) {
+    if (error instanceof RefusedValue) throw badRequest(`${where}.${key}: ${error.message}`);
+    throw error;
+  }
 }
 
 export function prepareRecord(table: TableMeta, input: RecordValuesInput, where: string): PreparedRecord {
@@ -50,7 +62,7 @@ export function prepareRecord(table: TableMeta, input: RecordValuesInput, where:
       );
     }
     keyByField.set(field.id, key);
-    const value = fieldValue(field, raw, `${where}.${key}`);
+    const value = fieldValue(field, raw, where, key);
     (prepared[fieldTypeModule(field.type).prepared] as Map<string, unknown>).set(field.id, value);
   }
   return prepared;
