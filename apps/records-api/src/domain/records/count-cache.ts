@@ -6,6 +6,8 @@ import { createHash } from 'node:crypto';
  * instead of once per page. A total is served only when the version a page was read at equals the
  * kept one: no committed change lies between the two (the version is the table's change counter,
  * see the table_write_versions migration), so the kept total is exact for that page's snapshot.
+ * Counts are only taken by listings, each its own statement: a transaction that had written to
+ * the table would see a version no other session may ever see, and must not keep its count.
  */
 
 /** Entries kept; the least recently used go first. Each is a small fixed size (hashed key). */
