@@ -137,7 +137,7 @@ describe('a cache made stale without a notification', () => {
     );
     const oldId = table.fields[1]!.id;
     await h.db.pool.query(`DELETE FROM fields WHERE id = $1`, [oldId]);
-    await h.db.pool.query(`ALTER TABLE "${rows[0]!.s}"."${table.id}" DROP COLUMN "${oldId}"`);
+    await h.db.pool.query(`ALTER TABLE "${rows[0]!.s}"."${table.id}" DROP COLUMN "${oldId}" CASCADE`);
 
     const created = await write(h, root, [{ Name: 'after' }]).expect(201);
     expect(created.body.records[0].fields).toEqual({ Name: 'after' });

@@ -7,6 +7,7 @@ import { findAccessibleDatabase } from './access';
 import { tableEvent } from './events';
 import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toDatabaseDto } from './serialize';
+import { noteDatabaseChange } from './sql-views';
 import { createTablesInTx } from './tables';
 
 const databaseWithTables = { tables: { include: tableWithFields } } as const;
@@ -26,6 +27,7 @@ export async function createDatabase(
       data: { id, name: input.name, schemaName: schemaNameForDatabase(id) },
     });
     await runDdl(tx, createDatabaseSchema(id));
+    await noteDatabaseChange(tx, database);
     if (input.tables && input.tables.length > 0) {
       await createTablesInTx(tx, database, input.tables, (index) => `body.tables[${index}]`);
     }

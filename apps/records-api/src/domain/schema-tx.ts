@@ -12,6 +12,7 @@ import { type DatabaseRef, findAccessibleDatabase } from './access';
 import { publishingEvents } from './events';
 import { indexBuilderName } from './records/background-indexes';
 import { notifySchemaChange } from './records/table-cache';
+import { noteDatabaseChange, rebuildChangedSqlViews } from './sql-views';
 
 /** Where schema changes run, and where the events they append go once committed. */
 export interface SchemaDb {
@@ -46,7 +47,9 @@ export async function inSchemaTransaction<T>(schema: SchemaDb, work: (tx: Tx) =>
           await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${SCHEMA_CHANGE_TIMEOUT_MS}`);
           // Delivered on commit only: every process drops the table metadata it keeps.
           await tx.$executeRawUnsafe(notifySchemaChange);
-          return inTx(tx);
+          const result = await inTx(tx);
+          await rebuildChangedSqlViews(tx);
+          return result;
         }, SCHEMA_TX_OPTIONS),
       work,
     );
@@ -64,7 +67,8 @@ export async function inSchemaTransaction<T>(schema: SchemaDb, work: (tx: Tx) =>
 }
 
 /**
- * The database a schema change works on, once the key may change it. The background index builds
+ * The database a schema change works on, once the key may change it; its views for read-only SQL
+ * are rebuilt before the change commits (sql-views.ts). The background index builds
  * of its schema (background-indexes.ts) are cancelled before the change takes its tables' locks,
  * so neither waits for the other; a build is asked for again by a later request.
  */
@@ -74,6 +78,7 @@ export async function databaseForChange(
   databaseId: string,
 ): Promise<DatabaseRef> {
   const database = await findAccessibleDatabase(tx, principal, databaseId);
+  await noteDatabaseChange(tx, database);
   await tx.$queryRawUnsafe(
     'SELECT count(pg_cancel_backend(pid))::int AS cancelled FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()',
     indexBuilderName(database.schemaName),

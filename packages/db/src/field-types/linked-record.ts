@@ -44,6 +44,9 @@ export const linkedRecord: FieldTypeModule<'linked_record'> = {
   prepared: 'links',
   // Ids in the lower case PostgreSQL answers with, each once.
   coerce: (value) => [...new Set(((value as string[] | null) ?? []).map((id) => id.toLowerCase()))],
+  // The linked ids in their order, as the API lists them.
+  sqlValue: (sql) =>
+    `ARRAY(SELECT l.linked_id FROM ${links(sql)} l WHERE l.record_id = r.id ORDER BY l.position)`,
   json: (sql) =>
     `COALESCE((SELECT json_agg(l.linked_id ORDER BY l.position) FROM ${links(sql)} l WHERE l.record_id = r.id)::text, '[]')`,
   filters: {

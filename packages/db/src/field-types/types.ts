@@ -23,6 +23,11 @@ export interface FieldTypeModule<T extends FieldType = FieldType> {
   coerce(value: unknown, input: CoerceInput): unknown;
   /** The value as JSON text, never SQL NULL (an empty value is the JSON `null`). */
   json(sql: FieldSql): string;
+  /**
+   * The value as read-only SQL shows it, in the API's shape as far as SQL allows; absent: the
+   * column as it is (sql-views.ts).
+   */
+  sqlValue?(sql: FieldSql): string;
   /** The SQL of each filter operator it supports: exactly those of its group in the contracts. */
   filters: Partial<Record<FilterOperator, OperatorSql>>;
   /** What it sorts by, and the kind its value travels as in a cursor. */

@@ -3,3 +3,4 @@ export * from './conversions';
 export * from './ddl';
 export * from './naming';
 export * from './params';
+export * from './sql-views';

@@ -1,0 +1,54 @@
+import type { FieldType } from '@recordbase/contracts/fields';
+import type { Tx } from '@recordbase/db';
+import { dropSqlViews, sqlViewsDdl } from '@recordbase/db/physical';
+import type { DatabaseRef } from './access';
+
+/**
+ * Keeps each database's views for read-only SQL (packages/db sql-views.ts) in step with its
+ * tables and fields: a schema change notes the databases it changes before its DDL, and their
+ * views are rebuilt before its transaction commits, so no query sees views of another state.
+ */
+
+const changed = new WeakMap<Tx, Map<string, Pick<DatabaseRef, 'id' | 'schemaName'>>>();
+
+/**
+ * Called before the change's DDL: the views go at once, since PostgreSQL refuses to drop or
+ * convert a column a view reads, and come back at the end of the transaction.
+ */
+export async function noteDatabaseChange(
+  tx: Tx,
+  database: Pick<DatabaseRef, 'id' | 'schemaName'>,
+): Promise<void> {
+  const databases = changed.get(tx) ?? new Map();
+  changed.set(tx, databases);
+  if (databases.has(database.id)) return;
+  databases.set(database.id, database);
+  for (const statement of dropSqlViews(database.id)) await tx.$executeRawUnsafe(statement);
+}
+
+export async function rebuildChangedSqlViews(tx: Tx): Promise<void> {
+  for (const database of changed.get(tx)?.values() ?? []) {
+    const exists = await tx.database.findUnique({ where: { id: database.id }, select: { id: true } });
+    const statements = exists
+      ? sqlViewsDdl(database.id, database.schemaName, await viewTables(tx, database.id))
+      : dropSqlViews(database.id);
+    for (const statement of statements) await tx.$executeRawUnsafe(statement);
+  }
+  changed.delete(tx);
+}
+
+async function viewTables(tx: Tx, databaseId: string) {
+  const tables = await tx.table.findMany({
+    where: { databaseId },
+    orderBy: { createdAt: 'asc' },
+    select: {
+      id: true,
+      name: true,
+      fields: { orderBy: { position: 'asc' }, select: { id: true, name: true, type: true, template: true } },
+    },
+  });
+  return tables.map((table) => ({
+    ...table,
+    fields: table.fields.map((field) => ({ ...field, type: field.type as FieldType })),
+  }));
+}
