@@ -117,6 +117,7 @@ const routes: Route[] = [
   { method: 'delete', path: W, missing: '/bases/:databaseId/webhooks/999999', needs: 'webhooks:manage' },
   { method: 'get', path: `${W}/deliveries`, needs: 'webhooks:manage' },
   { method: 'post', path: `${W}/deliveries/1/retry`, needs: 'webhooks:manage' },
+  { method: 'get', path: '/bases/:databaseId/sql/schema', needs: 'sql:read' },
 ];
 
 /** Fills the placeholders of a path (or of a body) with this run's ids. */

@@ -158,6 +158,29 @@ describe('views for read-only SQL', () => {
     expect(Object.keys(await columnsOf(sqlName(`${long}two`)))).toContain(sqlName(`${'é'.repeat(40)}two`));
   });
 
+  it('are described by GET /sql/schema, behind sql:read, and built for a database that had none', async () => {
+    await h.db.pool.query(`DROP SCHEMA "${views}" CASCADE`);
+    const described = await h.api.get(schemaUrl('/sql/schema')).set('Authorization', auth).expect(200);
+    const sales = described.body.tables.find((table: { name: string }) => table.name === 'Sales');
+    expect(sales.columns).toEqual([
+      { name: 'id', fieldId: null, fieldType: null, sqlType: 'uuid' },
+      { name: 'createdAt', fieldId: null, fieldType: null, sqlType: 'timestamp with time zone' },
+      { name: 'updatedAt', fieldId: null, fieldType: null, sqlType: 'timestamp with time zone' },
+      { name: 'Name', fieldId: expect.any(String), fieldType: 'single_line_text', sqlType: 'text' },
+      { name: 'Value "net"', fieldId: expect.any(String), fieldType: 'single_line_text', sqlType: 'text' },
+      { name: 'Stage', fieldId: expect.any(String), fieldType: 'single_select', sqlType: 'text' },
+      { name: 'Tags', fieldId: expect.any(String), fieldType: 'multiple_select', sqlType: 'text[]' },
+      { name: 'Due', fieldId: expect.any(String), fieldType: 'date', sqlType: 'date' },
+    ]);
+    expect(await viewNames()).toContain('Sales');
+    const created = await h.api
+      .post('/api/v1/api-keys')
+      .set('Authorization', auth)
+      .send({ name: 'no sql', scopes: ['schema:read', 'records:read'] })
+      .expect(201);
+    await h.api.get(schemaUrl('/sql/schema')).set('Authorization', h.bearer(created.body.key)).expect(403);
+  });
+
   it('go with their database', async () => {
     await h.api.delete(schemaUrl()).set('Authorization', auth).expect(200);
     const schemas = await query(`SELECT 1 FROM pg_namespace WHERE nspname = '${views}'`);

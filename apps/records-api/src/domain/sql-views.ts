@@ -1,6 +1,6 @@
 import type { FieldType } from '@recordbase/contracts/fields';
-import type { Tx } from '@recordbase/db';
-import { dropSqlViews, sqlViewsDdl } from '@recordbase/db/physical';
+import type { PrismaClient, Tx } from '@recordbase/db';
+import { dropSqlViews, sqlViewSchemaName, sqlViewsDdl } from '@recordbase/db/physical';
 import type { DatabaseRef } from './access';
 
 /**
@@ -23,7 +23,34 @@ export async function noteDatabaseChange(
   changed.set(tx, databases);
   if (databases.has(database.id)) return;
   databases.set(database.id, database);
+  // One rebuilder of a database's views at a time: changes, and first reads (ensureSqlViews).
+  await tx.$executeRawUnsafe(
+    'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
+    `sql-views:${database.id}`,
+  );
   for (const statement of dropSqlViews(database.id)) await tx.$executeRawUnsafe(statement);
+}
+
+/**
+ * Builds the views of a database that has none: one created before they existed. Changes keep
+ * them in step from then on.
+ */
+export async function ensureSqlViews(
+  prisma: PrismaClient,
+  database: Pick<DatabaseRef, 'id' | 'schemaName'>,
+): Promise<void> {
+  const present = async (client: Pick<PrismaClient, '$queryRawUnsafe'>) => {
+    const rows = await client.$queryRawUnsafe<{ present: boolean }[]>(
+      'SELECT to_regnamespace($1) IS NOT NULL AS present',
+      sqlViewSchemaName(database.id),
+    );
+    return rows[0]?.present === true;
+  };
+  if (await present(prisma)) return;
+  await prisma.$transaction(async (tx) => {
+    await noteDatabaseChange(tx, database);
+    await rebuildChangedSqlViews(tx);
+  });
 }
 
 export async function rebuildChangedSqlViews(tx: Tx): Promise<void> {
