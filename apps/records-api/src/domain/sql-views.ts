@@ -39,14 +39,12 @@ export async function ensureSqlViews(
   prisma: PrismaClient,
   database: Pick<DatabaseRef, 'id' | 'schemaName'>,
 ): Promise<void> {
-  const present = async (client: Pick<PrismaClient, '$queryRawUnsafe'>) => {
-    const rows = await client.$queryRawUnsafe<{ present: boolean }[]>(
-      'SELECT to_regnamespace($1) IS NOT NULL AS present',
-      sqlViewSchemaName(database.id),
-    );
-    return rows[0]?.present === true;
-  };
-  if (await present(prisma)) return;
+  const rows = await prisma.$queryRawUnsafe<{ present: boolean }[]>(
+    'SELECT to_regnamespace($1) IS NOT NULL AS present',
+    sqlViewSchemaName(database.id),
+  );
+  if (rows[0]?.present === true) return;
+  // Another request may build them meanwhile: the rebuild waits for its lock and builds again.
   await prisma.$transaction(async (tx) => {
     await noteDatabaseChange(tx, database);
     await rebuildChangedSqlViews(tx);
