@@ -8,30 +8,15 @@
 -- means an equal set of changes.
 ALTER TABLE table_row_counts ADD COLUMN writes bigint NOT NULL DEFAULT 1;
 
-CREATE FUNCTION rb_count_updated_rows() RETURNS trigger
+-- One function for every trigger that changes no row count, only the version: updates of records
+-- and inserts and deletes of link rows (which belong to the table of their field, TG_ARGV[0]).
+-- Each trigger names its transition table changed_rows; a statement that changed nothing counts
+-- no write.
+CREATE FUNCTION rb_count_write() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO public.table_row_counts (table_id, delta)
-  SELECT TG_ARGV[0], 0 WHERE EXISTS (SELECT FROM updated_rows);
-  RETURN NULL;
-END
-$$;
-
--- Link rows belong to the table of their field (TG_ARGV[0]); their count is not the table's.
-CREATE FUNCTION rb_count_link_inserts() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO public.table_row_counts (table_id, delta)
-  SELECT TG_ARGV[0], 0 WHERE EXISTS (SELECT FROM inserted_links);
-  RETURN NULL;
-END
-$$;
-
-CREATE FUNCTION rb_count_link_deletes() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO public.table_row_counts (table_id, delta)
-  SELECT TG_ARGV[0], 0 WHERE EXISTS (SELECT FROM deleted_links);
+  SELECT TG_ARGV[0], 0 WHERE EXISTS (SELECT FROM changed_rows);
   RETURN NULL;
 END
 $$;
@@ -46,7 +31,7 @@ BEGIN
      WHERE to_regclass(format('%I.%I', d.schema_name, tb.id)) IS NOT NULL
   LOOP
     EXECUTE format(
-      'CREATE TRIGGER count_updates AFTER UPDATE ON %I.%I REFERENCING NEW TABLE AS updated_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_updated_rows(%L)',
+      'CREATE TRIGGER count_updates AFTER UPDATE ON %I.%I REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_write(%L)',
       t.schema_name, t.id, t.id);
   END LOOP;
   FOR t IN
@@ -56,10 +41,10 @@ BEGIN
        AND to_regclass(format('%I.%I', d.schema_name, f.id || '_links')) IS NOT NULL
   LOOP
     EXECUTE format(
-      'CREATE TRIGGER count_link_inserts AFTER INSERT ON %I.%I REFERENCING NEW TABLE AS inserted_links FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_link_inserts(%L)',
+      'CREATE TRIGGER count_link_inserts AFTER INSERT ON %I.%I REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_write(%L)',
       t.schema_name, t.field_id || '_links', t.table_id);
     EXECUTE format(
-      'CREATE TRIGGER count_link_deletes AFTER DELETE ON %I.%I REFERENCING OLD TABLE AS deleted_links FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_link_deletes(%L)',
+      'CREATE TRIGGER count_link_deletes AFTER DELETE ON %I.%I REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_write(%L)',
       t.schema_name, t.field_id || '_links', t.table_id);
   END LOOP;
 END
@@ -78,7 +63,5 @@ BEGIN
   END LOOP;
 END
 $$;
-DROP FUNCTION rb_count_link_deletes();
-DROP FUNCTION rb_count_link_inserts();
-DROP FUNCTION rb_count_updated_rows();
+DROP FUNCTION rb_count_write();
 ALTER TABLE table_row_counts DROP COLUMN writes;

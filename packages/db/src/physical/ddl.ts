@@ -75,7 +75,7 @@ function rowCountTriggers(table: PhysicalTable): string[] {
     `CREATE TRIGGER count_inserts AFTER INSERT ON ${ref} REFERENCING NEW TABLE AS inserted_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_inserted_rows(${arg})`,
     `CREATE TRIGGER count_deletes AFTER DELETE ON ${ref} REFERENCING OLD TABLE AS deleted_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_deleted_rows(${arg})`,
     // Updates change no count but what filters match: they advance the write version.
-    `CREATE TRIGGER count_updates AFTER UPDATE ON ${ref} REFERENCING NEW TABLE AS updated_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_updated_rows(${arg})`,
+    `CREATE TRIGGER count_updates AFTER UPDATE ON ${ref} REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_write(${arg})`,
     `INSERT INTO public.table_row_counts (table_id, delta) VALUES (${arg}, 0)`,
   ];
 }
@@ -94,8 +94,8 @@ export function createLinkTable(table: PhysicalTable, field: PhysicalField): str
     // The reverse direction: which records link to a given record.
     `CREATE INDEX ${quoteIdent(`${field.id}_links_rev`)} ON ${link} (linked_id)`,
     // Links are values of the owning table's records: changing them advances its write version.
-    `CREATE TRIGGER count_link_inserts AFTER INSERT ON ${link} REFERENCING NEW TABLE AS inserted_links FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_link_inserts(${quoteLiteral(table.id)})`,
-    `CREATE TRIGGER count_link_deletes AFTER DELETE ON ${link} REFERENCING OLD TABLE AS deleted_links FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_link_deletes(${quoteLiteral(table.id)})`,
+    `CREATE TRIGGER count_link_inserts AFTER INSERT ON ${link} REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_write(${quoteLiteral(table.id)})`,
+    `CREATE TRIGGER count_link_deletes AFTER DELETE ON ${link} REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION public.rb_count_write(${quoteLiteral(table.id)})`,
     `COMMENT ON TABLE ${link} IS ${quoteLiteral(`links of field ${field.name}`)}`,
   ];
 }
