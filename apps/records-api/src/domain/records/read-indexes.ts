@@ -1,4 +1,3 @@
-import type { FieldType } from '@recordbase/contracts/fields';
 import type { ListRecordsRequest } from '@recordbase/contracts/records';
 import {
   type Filter,
@@ -10,7 +9,7 @@ import { fieldTypeModule } from '@recordbase/db/field-types';
 import { quoteIdent, readIndexName, readIndexPrefix } from '@recordbase/db/physical';
 import type pg from 'pg';
 import { ensureIndex, type IndexPlan } from './background-indexes';
-import { type FieldMeta, resolveFieldOrSystem, type TableMeta } from './table-meta';
+import { type FieldMeta, type FieldOrSystem, resolveFieldOrSystem, type TableMeta } from './table-meta';
 
 /**
  * Indexes on what listings filter and sort, built the first time a large table is read that way,
@@ -41,11 +40,6 @@ const BTREE_OPERATORS = new Set<FilterOperator>([
   'less_than',
   'less_than_or_equal_to',
 ]);
-
-/** How a field's column is ordered and compared, when a btree on it is safe (its type says). */
-function orderedKeyOf(type: FieldType): ((column: string) => string) | undefined {
-  return fieldTypeModule(type).readIndex?.order;
-}
 
 function orderIndex(
   table: TableMeta,
@@ -84,29 +78,38 @@ function* conditionsOf(filter: Filter): Generator<{ field: string; operator: Fil
   yield { field, operator };
 }
 
-function filterIndex(table: TableMeta, field: FieldMeta, operator: FilterOperator): IndexPlan | undefined {
+/**
+ * `sortedFieldId`: the field of the listing's first sort key, whose btree (in the sort's order)
+ * serves the comparisons on it too; only its trigram index would still be wanted.
+ */
+function filterIndex(
+  table: TableMeta,
+  field: FieldMeta,
+  operator: FilterOperator,
+  sortedFieldId: string | undefined,
+): IndexPlan | undefined {
   const column = quoteIdent(field.id);
   const spec = fieldTypeModule(field.type).readIndex;
   if (spec?.filter === 'trigram') {
     if (!TRIGRAM_OPERATORS.has(operator)) return undefined;
     return plan(table, `USING gin (${column} public.gin_trgm_ops)`, field.type);
   }
-  if (!spec || !BTREE_OPERATORS.has(operator)) return undefined;
+  if (!spec || !BTREE_OPERATORS.has(operator) || field.id === sortedFieldId) return undefined;
   if (spec.filter === 'btree') return plan(table, `(${column})`, field.type);
   return spec.order ? orderIndex(table, spec.order(column), 'asc', field.type) : undefined;
 }
 
-function sortIndex(table: TableMeta, ref: string, direction: Direction): IndexPlan | undefined {
-  const target = resolveFieldOrSystem(table, ref);
-  if (!target) return undefined;
+function sortIndex(table: TableMeta, target: FieldOrSystem, direction: Direction): IndexPlan | undefined {
   if (target.kind === 'system') {
     // Ascending createdAt is the default order, which every table has an index for.
     if (target.name === 'id' || (target.name === 'createdAt' && direction === 'asc')) return undefined;
     const column = target.name === 'createdAt' ? 'created_at' : 'updated_at';
     return orderIndex(table, column, direction, 'system', true);
   }
-  const key = orderedKeyOf(target.field.type);
-  return key ? orderIndex(table, key(quoteIdent(target.field.id)), direction, target.field.type) : undefined;
+  const order = fieldTypeModule(target.field.type).readIndex?.order;
+  return order
+    ? orderIndex(table, order(quoteIdent(target.field.id)), direction, target.field.type)
+    : undefined;
 }
 
 /** The indexes that would serve a listing, at most one per condition and sort key. */
@@ -118,18 +121,12 @@ export function readIndexPlans(table: TableMeta, request: ListRecordsRequest): I
   // The first sort key decides the order a page is read in; later keys only break its ties.
   const first = request.sort?.[0];
   const sorted = first ? resolveFieldOrSystem(table, first.field) : undefined;
-  if (first) add(sortIndex(table, first.field, first.direction));
+  if (first && sorted) add(sortIndex(table, sorted, first.direction));
+  const sortedFieldId = sorted?.kind === 'field' ? sorted.field.id : undefined;
   if (request.filter) {
     for (const { field: ref, operator } of conditionsOf(request.filter)) {
       const target = resolveFieldOrSystem(table, ref);
-      if (target?.kind !== 'field') continue;
-      const candidate = filterIndex(table, target.field, operator);
-      // The sort's btree on the same field serves its comparisons too.
-      const servedBySort =
-        sorted?.kind === 'field' &&
-        sorted.field.id === target.field.id &&
-        !candidate?.definition.startsWith('USING');
-      if (!servedBySort) add(candidate);
+      if (target?.kind === 'field') add(filterIndex(table, target.field, operator, sortedFieldId));
     }
   }
   return [...plans.values()];
