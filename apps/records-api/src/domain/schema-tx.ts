@@ -78,11 +78,12 @@ export async function databaseForChange(
   databaseId: string,
 ): Promise<DatabaseRef> {
   const database = await findAccessibleDatabase(tx, principal, databaseId);
-  await noteDatabaseChange(tx, database);
   await tx.$queryRawUnsafe(
     'SELECT count(pg_cancel_backend(pid))::int AS cancelled FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()',
     indexBuilderName(database.schemaName),
   );
+  // Dropping the views is the change's first DDL: after the builds are gone.
+  await noteDatabaseChange(tx, database);
   return database;
 }
 
