@@ -148,3 +148,23 @@ describe('a cache made stale without a notification', () => {
     ]);
   });
 });
+
+describe('a listing with metadata older than the schema', () => {
+  it('loads the metadata again when the database schema version moved, before its NOTIFY arrives', async () => {
+    const base = await createBase(h, {
+      name: 'Renamed',
+      tables: [{ name: 'T', fields: [{ name: 'Name', type: 'single_line_text' }] }],
+    });
+    const root = `/api/v1/bases/${base.body.id}/tables/T`;
+    const nameId = (base.body.tables[0] as { fields: { id: string }[] }).fields[0]!.id;
+    await write(h, root, [{ Name: 'x' }]).expect(201);
+    await list(h, root);
+    // A rename as a schema change commits it, minus the NOTIFY this process would act on.
+    await h.db.pool.query(`UPDATE fields SET name = 'Title', name_key = 'title' WHERE id = $1`, [nameId]);
+    await h.db.pool.query('UPDATE databases SET schema_version = schema_version + 1 WHERE id = $1', [
+      base.body.id,
+    ]);
+    const listed = await list(h, root);
+    expect(listed.body.records.map((record: { fields: object }) => record.fields)).toEqual([{ Title: 'x' }]);
+  });
+});

@@ -84,6 +84,11 @@ export async function databaseForChange(
   );
   // Dropping the views is the change's first DDL: after the builds are gone.
   await noteDatabaseChange(tx, database);
+  // Table metadata kept by any process is older than this change from its commit on.
+  await tx.$executeRawUnsafe(
+    'UPDATE databases SET schema_version = schema_version + 1 WHERE id = $1::uuid',
+    database.id,
+  );
   return database;
 }
 

@@ -29,7 +29,7 @@ import {
 } from './store';
 import type { TableCache } from './table-cache';
 import { loadTableMeta } from './table-loader';
-import type { FieldMeta, TableMeta } from './table-meta';
+import { type FieldMeta, StaleTableMeta, type TableMeta } from './table-meta';
 import { type PreparedRecord, prepareRecord } from './values';
 import { runWrite, type WriteProblem } from './write-statement';
 
@@ -68,6 +68,7 @@ export interface RecordsDb {
 const STALE_METADATA_SQLSTATES = new Set(['42703', '42P01', '42804', '22P02']);
 
 function mayBeStaleMetadata(error: unknown): boolean {
+  if (error instanceof StaleTableMeta) return true;
   if (error instanceof AppError) return error.code === 'BAD_REQUEST';
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && STALE_METADATA_SQLSTATES.has(code);
@@ -76,7 +77,8 @@ function mayBeStaleMetadata(error: unknown): boolean {
 /**
  * Runs `work` with the table's metadata, from the cache when it has it. Work that fails in a way
  * stale metadata would explain (a change whose NOTIFY has not arrived yet) runs once more with
- * metadata loaded afresh; it wrote nothing, its transaction or statement having failed.
+ * metadata loaded afresh; it wrote nothing, its transaction or statement having failed. A listing
+ * finds stale metadata itself (StaleTableMeta), whether it came from the cache or not.
  */
 async function withTable<T>(
   tables: TableCache | undefined,
@@ -87,16 +89,26 @@ async function withTable<T>(
 ): Promise<T> {
   const databaseId = accessibleDatabaseId(principal, address.databaseId);
   const load = () => loadTableMeta(db, databaseId, address.tableRef);
-  if (!tables) return work(await load());
   const key = `${databaseId}/${address.tableRef}`;
-  const { value: table, cached } = await tables.get(key, load);
-  if (!cached) return work(table);
+  const { value: table, cached } = tables
+    ? await tables.get(key, load)
+    : { value: await load(), cached: false };
   try {
     return await work(table);
   } catch (error) {
-    if (!mayBeStaleMetadata(error)) throw error;
-    tables.drop(key);
-    return work((await tables.get(key, load)).value);
+    // Metadata loaded just now is only stale if a change committed in between: that alone is retried.
+    if (!(cached ? mayBeStaleMetadata(error) : error instanceof StaleTableMeta)) throw error;
+    tables?.drop(key);
+    try {
+      return await work(tables ? (await tables.get(key, load)).value : await load());
+    } catch (again) {
+      if (again instanceof StaleTableMeta) {
+        throw new AppError('SERVICE_UNAVAILABLE', 'The table is being changed; retry shortly', {
+          'Retry-After': '1',
+        });
+      }
+      throw again;
+    }
   }
 }
 

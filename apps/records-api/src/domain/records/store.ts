@@ -14,7 +14,7 @@ import { decodeCursor, encodeCursor, listingDigest } from './cursor';
 import { compileFilter } from './query-compiler';
 import { recordJsonSql } from './record-json';
 import { keysetAfterSql, keyValuesSql, orderBySql, sortKeys } from './sort-order';
-import type { FieldMeta, TableMeta } from './table-meta';
+import { type FieldMeta, StaleTableMeta, type TableMeta } from './table-meta';
 import type { PreparedRecord } from './values';
 
 /**
@@ -126,16 +126,27 @@ export async function listRecords(
   const limit = params.add(request.limit + 1);
   const offset = params.add(request.offset);
   const counts = tableCountsSql(params.add(table.id));
+  // Kept metadata is checked against the schema in the page's own snapshot (table-meta.ts).
+  const schemaVersion =
+    table.schemaVersion === undefined
+      ? 'NULL'
+      : `(SELECT schema_version::text FROM public.databases WHERE id = ${params.add(table.databaseId)}::uuid)`;
   const record = recordJsonSql(table, params);
   // PostgreSQL joins the page into one text: one value to read instead of one row per record.
   const result = await client.query<
-    { page: string | null; fetched: number; last_keys: unknown[] | null } & TableCounts
+    {
+      page: string | null;
+      fetched: number;
+      last_keys: unknown[] | null;
+      schema_version: string | null;
+    } & TableCounts
   >(
     `WITH counts AS MATERIALIZED (${counts})
      SELECT string_agg(${record.text}, ',' ORDER BY page.n) FILTER (WHERE page.n <= ${pageSize}) AS page,
             count(*)::int AS fetched,
             (array_agg(${keyValuesSql(keys)}) FILTER (WHERE page.n = ${pageSize}))[1] AS last_keys,
-            (SELECT row_count FROM counts), (SELECT version FROM counts), (SELECT parts FROM counts)
+            (SELECT row_count FROM counts), (SELECT version FROM counts), (SELECT parts FROM counts),
+            ${schemaVersion} AS schema_version
        FROM unnest(ARRAY(SELECT r.seq FROM ${tableRef(table)} r WHERE ${where} ORDER BY ${orderBySql(keys)} LIMIT ${limit} OFFSET ${offset}))
             WITH ORDINALITY AS page(seq, n)
        JOIN ${tableRef(table)} r ON r.seq = page.seq
@@ -143,6 +154,8 @@ export async function listRecords(
     params.values,
   );
   const row = result.rows[0];
+  if (table.schemaVersion !== undefined && row?.schema_version !== table.schemaVersion)
+    throw new StaleTableMeta();
   const fetched = row?.fetched ?? 0;
   const hasMore = fetched > request.limit;
   const rowsOnPage = Math.min(fetched, request.limit);

@@ -8,6 +8,7 @@ import { buildTableMeta, type TableMeta } from './table-meta';
 
 interface TableRow {
   database_id: string;
+  schema_version: string;
   schema_name: string;
   table_id: string;
   table_name: string;
@@ -25,7 +26,7 @@ export async function loadTableMeta(
   tableRef: string,
 ): Promise<TableMeta> {
   const result = await pool.query<TableRow>(
-    `SELECT d.id AS database_id, d.schema_name, t.id AS table_id, t.name AS table_name, t.primary_field_id,
+    `SELECT d.id AS database_id, d.schema_version::text, d.schema_name, t.id AS table_id, t.name AS table_name, t.primary_field_id,
             (SELECT json_agg(json_build_object('id', f.id, 'name', f.name, 'type', f.type, 'template', f.template)
                              ORDER BY f.position)
                FROM fields f WHERE f.table_id = t.id) AS fields
@@ -44,6 +45,7 @@ export async function loadTableMeta(
   return buildTableMeta({
     databaseId: row.database_id,
     schemaName: row.schema_name,
+    schemaVersion: row.schema_version,
     id: row.table_id,
     name: row.table_name,
     primaryFieldId: row.primary_field_id ?? fields[0]?.id ?? '',

@@ -20,8 +20,20 @@ export interface TableMeta {
   primaryFieldId: string;
   /** In display order. */
   fields: FieldMeta[];
+  /**
+   * The database's schema version the metadata was read at (loaded metadata only): a listing
+   * that reads another knows the metadata is stale (store.ts).
+   */
+  schemaVersion?: string;
   fieldsById: ReadonlyMap<string, FieldMeta>;
   fieldsByNameKey: ReadonlyMap<string, FieldMeta>;
+}
+
+/** Metadata found older than the rows it was used on: loaded again, and the work run once more. */
+export class StaleTableMeta extends Error {
+  constructor() {
+    super('table metadata older than the database schema');
+  }
 }
 
 export function buildTableMeta(input: Omit<TableMeta, 'fieldsById' | 'fieldsByNameKey'>): TableMeta {
