@@ -18,9 +18,13 @@ import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { RecordsApiConfig } from './config';
 import { createTableCache } from './domain/records/table-cache';
+import { createSqlConnections } from './domain/sql/connections';
+import { SQL_DEFAULTS, type SqlQueryContext } from './domain/sql/query';
+import { createSqlRoles } from './domain/sql/roles';
 import type { EventPublisher } from './events/publisher';
 import { recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
+import { sqlRoutes } from './http/sql.routes';
 import { webhookRoutes } from './http/webhooks.routes';
 
 /** API keys kept per process, oldest forgotten first. */
@@ -45,7 +49,16 @@ export interface RecordsApiDeps {
     | 'FILE_TOKEN_SECRET'
     | 'FILE_LINK_TTL_SECONDS'
   > &
-    Partial<Pick<RecordsApiConfig, 'READ_INDEX_MIN_ROWS'>>;
+    Partial<
+      Pick<
+        RecordsApiConfig,
+        | 'READ_INDEX_MIN_ROWS'
+        | 'SQL_STATEMENT_TIMEOUT'
+        | 'SQL_MAX_CONNECTIONS'
+        | 'SQL_CONNECTIONS_PER_BASE'
+        | 'SQL_MAX_RESULT_BYTES'
+      >
+    >;
 }
 
 export function createApp(deps: RecordsApiDeps): Express {
@@ -97,6 +110,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   // Closed with the database connections, whose pool holds its LISTEN connection.
   const tables = createTableCache({ pool: db.pool, logger });
   db.beforeClose(() => tables.close());
+  api.use(sqlRoutes(db.prisma, sqlQueryContext(db, webhookSecretKey, config)));
   api.use(schemaRoutes(db.prisma, events, tables.clear, apiKeys.clear));
   api.use(
     recordRoutes(db.pool, logger, {
@@ -114,4 +128,32 @@ export function createApp(deps: RecordsApiDeps): Express {
   app.use(unknownRoute);
   app.use(errorMiddleware(logger));
   return app;
+}
+
+/** Disk one SQL query may spill to (sorts, hashes) before PostgreSQL stops it. */
+const SQL_TEMP_FILE_LIMIT_KB = 1024 * 1024;
+
+/**
+ * Read-only SQL's roles and connections. The role's password is kept under the same key as
+ * webhook secrets; its connections close with the database's.
+ */
+function sqlQueryContext(db: Db, secretKey: Buffer, config: RecordsApiDeps['config']): SqlQueryContext {
+  const statementTimeoutMs = config.SQL_STATEMENT_TIMEOUT ?? SQL_DEFAULTS.statementTimeoutMs;
+  const connections = createSqlConnections({
+    databaseUrl: String(db.pool.options.connectionString),
+    maxConnections: config.SQL_MAX_CONNECTIONS ?? SQL_DEFAULTS.maxConnections,
+    acquireTimeoutMs: statementTimeoutMs,
+  });
+  db.beforeClose(() => connections.close());
+  return {
+    prisma: db.prisma,
+    roles: createSqlRoles(db.prisma, secretKey, {
+      connectionLimit: config.SQL_CONNECTIONS_PER_BASE ?? SQL_DEFAULTS.connectionsPerBase,
+      statementTimeoutMs,
+      tempFileLimitKb: SQL_TEMP_FILE_LIMIT_KB,
+    }),
+    connections,
+    statementTimeoutMs,
+    maxResultBytes: config.SQL_MAX_RESULT_BYTES ?? SQL_DEFAULTS.maxResultBytes,
+  };
 }

@@ -9,6 +9,7 @@ import {
 } from '@recordbase/server-kit/env';
 import { z } from 'zod';
 import { DEFAULT_READ_INDEX_MIN_ROWS } from './domain/records/read-indexes';
+import { SQL_DEFAULTS } from './domain/sql/query';
 
 export const recordsApiEnvSchema = commonEnvSchema
   .extend(publicApiEnvSchema.shape)
@@ -25,6 +26,28 @@ export const recordsApiEnvSchema = commonEnvSchema
     QUEUE_PREFIX: queuePrefixSchema,
     /** Tables with at least this many records get indexes on what their listings filter and sort. */
     READ_INDEX_MIN_ROWS: z.coerce.number().int().min(0).default(DEFAULT_READ_INDEX_MIN_ROWS),
+    /** Longest a read-only SQL query may run, in milliseconds. */
+    SQL_STATEMENT_TIMEOUT: z.coerce
+      .number()
+      .int()
+      .min(100)
+      .max(600_000)
+      .default(SQL_DEFAULTS.statementTimeoutMs),
+    /** Connections this process holds for SQL queries, across all databases. */
+    SQL_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1000).default(SQL_DEFAULTS.maxConnections),
+    /** Connections one database's queries may hold at once, across all processes (its role's limit). */
+    SQL_CONNECTIONS_PER_BASE: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(SQL_DEFAULTS.connectionsPerBase),
+    /** Largest result of one SQL query (the values' text); rows past it are left out, `truncated`. */
+    SQL_MAX_RESULT_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(10 * 1024 * 1024),
   });
 export type RecordsApiConfig = z.infer<typeof recordsApiEnvSchema>;
 

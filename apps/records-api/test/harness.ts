@@ -35,6 +35,10 @@ export interface HarnessOptions {
   maxConnections?: number;
   /** READ_INDEX_MIN_ROWS: tables this large get indexes on what is filtered and sorted. */
   readIndexMinRows?: number;
+  /** SQL_STATEMENT_TIMEOUT, SQL_MAX_CONNECTIONS and SQL_MAX_RESULT_BYTES of read-only SQL. */
+  sqlStatementTimeoutMs?: number;
+  sqlMaxConnections?: number;
+  sqlMaxResultBytes?: number;
   /** A second app instance on the database (and with the root key) of this harness, which closing leaves in place. */
   sameDatabaseAs?: Harness;
 }
@@ -87,6 +91,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       FILE_TOKEN_SECRET: fileTokenSecret,
       FILE_LINK_TTL_SECONDS: 3600,
       ...(options.readIndexMinRows !== undefined ? { READ_INDEX_MIN_ROWS: options.readIndexMinRows } : {}),
+      ...(options.sqlStatementTimeoutMs ? { SQL_STATEMENT_TIMEOUT: options.sqlStatementTimeoutMs } : {}),
+      ...(options.sqlMaxConnections ? { SQL_MAX_CONNECTIONS: options.sqlMaxConnections } : {}),
+      ...(options.sqlMaxResultBytes ? { SQL_MAX_RESULT_BYTES: options.sqlMaxResultBytes } : {}),
     },
   });
   return {

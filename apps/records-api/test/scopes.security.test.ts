@@ -118,6 +118,7 @@ const routes: Route[] = [
   { method: 'get', path: `${W}/deliveries`, needs: 'webhooks:manage' },
   { method: 'post', path: `${W}/deliveries/1/retry`, needs: 'webhooks:manage' },
   { method: 'get', path: '/bases/:databaseId/sql/schema', needs: 'sql:read' },
+  { method: 'post', path: '/bases/:databaseId/sql', needs: 'sql:read', body: { query: 'SELECT 1' } },
 ];
 
 /** Fills the placeholders of a path (or of a body) with this run's ids. */

@@ -33,12 +33,12 @@ export type SqlQueryRequestInput = z.input<typeof sqlQueryRequestSchema>;
 export type SqlQueryRequest = z.output<typeof sqlQueryRequestSchema>;
 
 export const sqlQueryResponseSchema = z.object({
-  /** `type` is the PostgreSQL type name of the result column, such as text or int8. */
+  /** `type` is the PostgreSQL type name of the result column as format_type gives it: text, bigint, text[]. */
   columns: z.array(z.object({ name: z.string(), type: z.string() })),
   /** One array per row, values in column order. */
   rows: z.array(z.array(z.unknown())),
   rowCount: z.int().min(0),
-  /** More rows existed than `limit`. */
+  /** More rows existed than were returned: past `limit`, or past the cap on result bytes. */
   truncated: z.boolean(),
 });
 export type SqlQueryResponse = z.infer<typeof sqlQueryResponseSchema>;

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { MIGRATIONS_DIR, migrate } from './migrate';
+import { SQL_ROLE_COMMENT_PREFIX } from './physical/sql-roles';
 
 /**
  * Throwaway databases for tests. Migrations run once into a template database named after a hash
@@ -57,6 +58,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await admin.query(`ALTER DATABASE "${building}" RENAME TO "${template}"`);
     }
     await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+    await dropStrayQueryRoles(admin);
   } finally {
     await admin.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK]).catch(() => {});
     await admin.end();
@@ -69,9 +71,31 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await client.connect();
       try {
         await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        // Roles outlive the database: its read-only SQL roles go with it.
+        await dropStrayQueryRoles(client);
       } finally {
         await client.end();
       }
     },
   };
+}
+
+/**
+ * Read-only SQL roles (physical/sql-roles.ts) belong to the cluster, not to a database: those whose
+ * database no longer exists, dropped with it or by a test process that died, are dropped here.
+ */
+async function dropStrayQueryRoles(admin: pg.Client): Promise<void> {
+  const { rows } = await admin.query<{ role: string }>(
+    `SELECT r.rolname AS role
+       FROM pg_roles r
+       JOIN pg_shdescription d ON d.objoid = r.oid AND d.classoid = 'pg_authid'::regclass
+      WHERE starts_with(d.description, $1)
+        AND substr(d.description, length($1) + 1) LIKE $2
+        AND NOT EXISTS (SELECT 1 FROM pg_database db WHERE db.datname = substr(d.description, length($1) + 1))`,
+    [SQL_ROLE_COMMENT_PREFIX, `${TEST_PREFIX}%`],
+  );
+  for (const { role } of rows) {
+    // Another process may sweep the same role at the same moment.
+    await admin.query(`DROP ROLE IF EXISTS "${role.replace(/"/g, '""')}"`).catch(() => {});
+  }
 }

@@ -1,13 +1,18 @@
 import type { CreateDatabaseRequest, Database, UpdateDatabaseRequest } from '@recordbase/contracts/schema';
 import { newDatabaseId, type PrismaClient } from '@recordbase/db';
-import { createDatabaseSchema, dropDatabaseSchema, schemaNameForDatabase } from '@recordbase/db/physical';
+import {
+  createDatabaseSchema,
+  dropDatabaseSchema,
+  dropSqlRoleDdl,
+  schemaNameForDatabase,
+} from '@recordbase/db/physical';
 import type { Principal } from '@recordbase/server-kit/auth';
 import { forbidden } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase } from './access';
 import { tableEvent } from './events';
 import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toDatabaseDto } from './serialize';
-import { noteDatabaseChange } from './sql-views';
+import { noteDatabaseChange } from './sql/views';
 import { createTablesInTx } from './tables';
 
 const databaseWithTables = { tables: { include: tableWithFields } } as const;
@@ -74,7 +79,7 @@ export async function updateDatabase(
   return toDatabaseDto(updated);
 }
 
-/** Removes the database's schema (every table and record in it) with its metadata. */
+/** Removes the database's schema (every table and record in it) with its metadata and query role. */
 export async function deleteDatabase(
   schema: SchemaDb,
   principal: Principal,
@@ -85,6 +90,10 @@ export async function deleteDatabase(
     const tables = await tx.table.findMany({ where: { databaseId: database.id }, select: { id: true } });
     await tx.tableRowCount.deleteMany({ where: { tableId: { in: tables.map((table) => table.id) } } });
     await runDdl(tx, dropDatabaseSchema(database.schemaName));
+    // Roles belong to the whole PostgreSQL cluster: dropping the schemas leaves the query role.
+    if (await tx.databaseSqlRole.findUnique({ where: { databaseId: database.id } })) {
+      await runDdl(tx, dropSqlRoleDdl(database.id));
+    }
     await tx.database.delete({ where: { id: database.id } });
   });
 }

@@ -12,7 +12,7 @@ import { type DatabaseRef, findAccessibleDatabase } from './access';
 import { publishingEvents } from './events';
 import { indexBuilderName } from './records/background-indexes';
 import { notifySchemaChange } from './records/table-cache';
-import { noteDatabaseChange, rebuildChangedSqlViews } from './sql-views';
+import { noteDatabaseChange, rebuildChangedSqlViews } from './sql/views';
 
 /** Where schema changes run, and where the events they append go once committed. */
 export interface SchemaDb {

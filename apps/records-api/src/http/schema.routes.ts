@@ -22,7 +22,6 @@ import {
 } from '../domain/databases';
 import { createField, deleteField, getField, updateField } from '../domain/fields';
 import type { SchemaDb } from '../domain/schema-tx';
-import { describeSqlSchema } from '../domain/sql-schema';
 import { createTable, deleteTable, getTable, listTables, updateTable } from '../domain/tables';
 import type { EventPublisher } from '../events/publisher';
 
@@ -34,7 +33,6 @@ const apiKeyParams = z.object({ apiKeyId: z.uuid({ error: 'must be an API key id
 const rootOnly = { rootOnly: true } as const;
 const schemaRead = { scope: 'schema:read' } as const;
 const schemaWrite = { scope: 'schema:write' } as const;
-const sqlRead = { scope: 'sql:read' } as const;
 /** A whole database or table in one request: up to 500 fields and their select options. */
 const SCHEMA_BODY_LIMIT = '4mb';
 const FIELD_BODY_LIMIT = '1mb';
@@ -70,13 +68,6 @@ export function schemaRoutes(
       await revokeApiKey(prisma, params.apiKeyId, afterKeyRevoked);
       return deleted('API key revoked');
     }),
-  );
-
-  router.get(
-    '/bases/:databaseId/sql/schema',
-    endpoint({ access: sqlRead, params: baseParams }, ({ params, principal }) =>
-      describeSqlSchema(prisma, principal, params.databaseId),
-    ),
   );
 
   router.post(

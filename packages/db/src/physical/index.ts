@@ -3,4 +3,5 @@ export * from './conversions';
 export * from './ddl';
 export * from './naming';
 export * from './params';
+export * from './sql-roles';
 export * from './sql-views';

@@ -1,7 +1,7 @@
 import type { FieldType } from '@recordbase/contracts/fields';
 import type { PrismaClient, Tx } from '@recordbase/db';
-import { dropSqlViews, sqlViewSchemaName, sqlViewsDdl } from '@recordbase/db/physical';
-import type { DatabaseRef } from './access';
+import { dropSqlViews, grantSqlViewsDdl, sqlViewSchemaName, sqlViewsDdl } from '@recordbase/db/physical';
+import type { DatabaseRef } from '../access';
 
 /**
  * Keeps each database's views for read-only SQL (packages/db sql-views.ts) in step with its
@@ -58,6 +58,9 @@ export async function rebuildChangedSqlViews(tx: Tx): Promise<void> {
       ? sqlViewsDdl(database.id, database.schemaName, await viewTables(tx, database.id))
       : dropSqlViews(database.id);
     for (const statement of statements) await tx.$executeRawUnsafe(statement);
+    // Dropping the views' schema dropped what the database's query role was granted on them.
+    const role = exists && (await tx.databaseSqlRole.findUnique({ where: { databaseId: database.id } }));
+    if (role) for (const statement of grantSqlViewsDdl(database.id)) await tx.$executeRawUnsafe(statement);
   }
   changed.delete(tx);
 }

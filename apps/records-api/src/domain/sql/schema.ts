@@ -3,8 +3,8 @@ import type { SqlSchemaResponse } from '@recordbase/contracts/sql';
 import type { PrismaClient } from '@recordbase/db';
 import { sqlName, sqlViewSchemaName } from '@recordbase/db/physical';
 import type { Principal } from '@recordbase/server-kit/auth';
-import { findAccessibleDatabase } from './access';
-import { ensureSqlViews } from './sql-views';
+import { findAccessibleDatabase } from '../access';
+import { ensureSqlViews } from './views';
 
 /**
  * What read-only SQL sees of a database: each table under the name queries use, its columns with

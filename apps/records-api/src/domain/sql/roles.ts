@@ -1,0 +1,82 @@
+import { decryptSecret, encryptSecret, type PrismaClient } from '@recordbase/db';
+import {
+  createSqlRoleDdl,
+  newSqlRolePassword,
+  type SqlRoleLimits,
+  scramVerifier,
+  sqlRoleName,
+} from '@recordbase/db/physical';
+import type { DatabaseRef } from '../access';
+import { noteDatabaseChange, rebuildChangedSqlViews } from './views';
+
+/** What a connection for one database's queries logs in with. */
+export interface SqlCredentials {
+  databaseId: string;
+  user: string;
+  password: string;
+}
+
+export interface SqlRoles {
+  /** The database's role, created with its views on the first query; kept per process after. */
+  credentials(database: Pick<DatabaseRef, 'id' | 'schemaName'>): Promise<SqlCredentials>;
+}
+
+/** Databases whose credentials a process keeps; each is a few dozen bytes. */
+const MAX_KEPT_CREDENTIALS = 10_000;
+
+/**
+ * The login role of each database's read-only SQL (packages/db sql-roles.ts). A role, once made,
+ * lives as long as its database (deleteDatabase drops it), so what a process learnt of it stays true.
+ */
+export function createSqlRoles(prisma: PrismaClient, secretKey: Buffer, limits: SqlRoleLimits): SqlRoles {
+  const known = new Map<string, SqlCredentials>();
+
+  const remember = (credentials: SqlCredentials) => {
+    if (known.size >= MAX_KEPT_CREDENTIALS) known.delete(known.keys().next().value as string);
+    known.set(credentials.databaseId, credentials);
+    return credentials;
+  };
+  const toCredentials = (databaseId: string, row: { roleName: string; passwordEncrypted: string }) => ({
+    databaseId,
+    user: row.roleName,
+    password: decryptSecret(secretKey, row.passwordEncrypted),
+  });
+
+  return {
+    async credentials(database) {
+      const kept = known.get(database.id);
+      if (kept) return kept;
+      const row = await prisma.databaseSqlRole.findUnique({ where: { databaseId: database.id } });
+      if (row) return remember(toCredentials(database.id, row));
+      // Under the database's view lock, as a schema change: the role is made and granted the
+      // views in one transaction, and a concurrent first query waits and finds it made.
+      const made = await prisma.$transaction(async (tx) => {
+        await noteDatabaseChange(tx, database);
+        let existing = await tx.databaseSqlRole.findUnique({ where: { databaseId: database.id } });
+        if (!existing) {
+          const password = newSqlRolePassword();
+          const [current] = await tx.$queryRawUnsafe<{ name: string }[]>('SELECT current_database() AS name');
+          const pgDatabase = current?.name ?? '';
+          for (const statement of createSqlRoleDdl(
+            database.id,
+            scramVerifier(password),
+            limits,
+            pgDatabase,
+          )) {
+            await tx.$executeRawUnsafe(statement);
+          }
+          existing = await tx.databaseSqlRole.create({
+            data: {
+              databaseId: database.id,
+              roleName: sqlRoleName(database.id),
+              passwordEncrypted: encryptSecret(secretKey, password),
+            },
+          });
+        }
+        await rebuildChangedSqlViews(tx);
+        return existing;
+      });
+      return remember(toCredentials(database.id, made));
+    },
+  };
+}
