@@ -120,17 +120,17 @@ export class SqlPortal {
   }
 
   handlePortalSuspended(): void {
-    if (this.truncated) this.finish();
+    if (this.truncated) this.sync();
     else this.fetch(this.nextChunkRows());
   }
 
   handleCommandComplete(message: { text: string }): void {
     this.command = message.text.split(' ', 1)[0] ?? null;
-    this.finish();
+    this.sync();
   }
 
   handleEmptyQuery(): void {
-    this.finish();
+    this.sync();
   }
 
   handleCopyInResponse(connection: ProtocolWriter): void {
@@ -176,11 +176,7 @@ export class SqlPortal {
     connection.flush();
   }
 
-  /** Ends the statement; the server answers Sync with ReadyForQuery. */
-  private finish(): void {
-    this.sync();
-  }
-
+  /** Ends the statement (after an error, the server skips to it); it answers with ReadyForQuery. */
   private sync(): void {
     if (this.synced || !this.connection) return;
     this.synced = true;
