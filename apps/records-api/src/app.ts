@@ -139,16 +139,18 @@ const SQL_TEMP_FILE_LIMIT_KB = 1024 * 1024;
  */
 function sqlQueryContext(db: Db, secretKey: Buffer, config: RecordsApiDeps['config']): SqlQueryContext {
   const statementTimeoutMs = config.SQL_STATEMENT_TIMEOUT ?? SQL_DEFAULTS.statementTimeoutMs;
+  const connectionsPerBase = config.SQL_CONNECTIONS_PER_BASE ?? SQL_DEFAULTS.connectionsPerBase;
   const connections = createSqlConnections({
     databaseUrl: String(db.pool.options.connectionString),
     maxConnections: config.SQL_MAX_CONNECTIONS ?? SQL_DEFAULTS.maxConnections,
+    perDatabase: connectionsPerBase,
     acquireTimeoutMs: statementTimeoutMs,
   });
   db.beforeClose(() => connections.close());
   return {
     prisma: db.prisma,
     roles: createSqlRoles(db.prisma, secretKey, {
-      connectionLimit: config.SQL_CONNECTIONS_PER_BASE ?? SQL_DEFAULTS.connectionsPerBase,
+      connectionLimit: connectionsPerBase,
       statementTimeoutMs,
       tempFileLimitKb: SQL_TEMP_FILE_LIMIT_KB,
     }),

@@ -39,6 +39,8 @@ export interface HarnessOptions {
   sqlStatementTimeoutMs?: number;
   sqlMaxConnections?: number;
   sqlMaxResultBytes?: number;
+  /** SQL_CONNECTIONS_PER_BASE: the query role's connection limit, and this process's per database. */
+  sqlConnectionsPerBase?: number;
   /** A second app instance on the database (and with the root key) of this harness, which closing leaves in place. */
   sameDatabaseAs?: Harness;
 }
@@ -66,7 +68,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     maxRetriesPerRequest: 1,
   });
   const rootKey = shared?.rootKey ?? `root_${randomBytes(24).toString('hex')}`;
-  const webhookSecretKey = randomBytes(32);
+  // Replicas share their secrets, as they do in production.
+  const webhookSecretKey = shared?.webhookSecretKey ?? randomBytes(32);
   const fileTokenSecret = randomBytes(32).toString('base64url');
   const queuePrefix = `test-${randomBytes(6).toString('hex')}`;
   const events = createEventPublisher({
@@ -94,6 +97,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.sqlStatementTimeoutMs ? { SQL_STATEMENT_TIMEOUT: options.sqlStatementTimeoutMs } : {}),
       ...(options.sqlMaxConnections ? { SQL_MAX_CONNECTIONS: options.sqlMaxConnections } : {}),
       ...(options.sqlMaxResultBytes ? { SQL_MAX_RESULT_BYTES: options.sqlMaxResultBytes } : {}),
+      ...(options.sqlConnectionsPerBase ? { SQL_CONNECTIONS_PER_BASE: options.sqlConnectionsPerBase } : {}),
     },
   });
   return {

@@ -208,6 +208,30 @@ describe('what the query role can see', () => {
     );
   });
 
+  it("takes the limits of each process's configuration, not only of the one that made it", async () => {
+    const restarted = await startHarness({
+      sameDatabaseAs: h,
+      sqlStatementTimeoutMs: 2500,
+      sqlConnectionsPerBase: 3,
+    });
+    try {
+      await restarted.api
+        .post(`/api/v1/bases/${baseId}/sql`)
+        .set('Authorization', restarted.bearer(restarted.rootKey))
+        .send({ query: 'SELECT 1' })
+        .expect(200);
+      const { rows } = await h.db.pool.query(
+        `SELECT r.rolconnlimit, s.setconfig FROM pg_roles r
+           JOIN pg_db_role_setting s ON s.setrole = r.oid AND s.setdatabase = 0 WHERE r.rolname = $1`,
+        [sqlRoleName(baseId)],
+      );
+      expect(rows[0].rolconnlimit).toBe(3);
+      expect(rows[0].setconfig).toContain('statement_timeout=2500ms');
+    } finally {
+      await restarted.close();
+    }
+  });
+
   it('its password is stored encrypted, and PostgreSQL holds only its SCRAM verifier', async () => {
     const { rows } = await h.db.pool.query(
       `SELECT s.password_encrypted, a.rolpassword FROM database_sql_roles s
@@ -240,9 +264,12 @@ describe('what the query role can see', () => {
 
 describe('bounded connections', () => {
   let small: Harness;
+  /** A second process on the same PostgreSQL database, sharing the roles' connection limits. */
+  let twin: Harness;
   let bases: string[];
   beforeAll(async () => {
-    small = await startHarness({ sqlMaxConnections: 2 });
+    small = await startHarness({ sqlMaxConnections: 2, sqlConnectionsPerBase: 2 });
+    twin = await startHarness({ sqlMaxConnections: 8, sqlConnectionsPerBase: 2, sameDatabaseAs: small });
     bases = [];
     for (const name of ['A', 'B', 'C']) {
       const base = await createBase(small, {
@@ -252,10 +279,13 @@ describe('bounded connections', () => {
       bases.push(base.body.id);
     }
   });
-  afterAll(() => small.close());
+  afterAll(async () => {
+    await twin.close();
+    await small.close();
+  });
 
-  it('never holds more than SQL_MAX_CONNECTIONS; queries past it wait their turn', async () => {
-    const roles = bases.map(sqlRoleName);
+  /** Runs the queries while sampling how many connections the roles of `roles` hold at once. */
+  async function mostConnections(roles: string[], queries: () => Promise<{ status: number }[]>) {
     let most = 0;
     let sampling = true;
     const sampler = (async () => {
@@ -268,16 +298,32 @@ describe('bounded connections', () => {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     })();
-    const answers = await Promise.all(
-      Array.from({ length: 9 }, (_, index) =>
-        small.api
-          .post(`/api/v1/bases/${bases[index % bases.length]}/sql`)
-          .set('Authorization', small.bearer(small.rootKey))
-          .send({ query: 'SELECT pg_sleep(0.2), 1 AS one' }),
-      ),
-    );
+    const answers = await queries();
     sampling = false;
     await sampler;
+    return { most, answers };
+  }
+
+  const slowQuery = (harness: Harness, database: string) =>
+    harness.api
+      .post(`/api/v1/bases/${database}/sql`)
+      .set('Authorization', harness.bearer(harness.rootKey))
+      .send({ query: 'SELECT pg_sleep(0.2), 1 AS one' });
+
+  it('never holds more than SQL_MAX_CONNECTIONS; queries past it wait their turn', async () => {
+    const { most, answers } = await mostConnections(bases.map(sqlRoleName), () =>
+      Promise.all(Array.from({ length: 9 }, (_, index) => slowQuery(small, bases[index % bases.length]!))),
+    );
+    for (const answer of answers) expect(answer.status).toBe(200);
+    expect(most).toBeGreaterThanOrEqual(1);
+    expect(most).toBeLessThanOrEqual(2);
+  });
+
+  it("keeps to a database's connection limit shared by processes: queries past it wait, none fails", async () => {
+    const base = bases[0]!;
+    const { most, answers } = await mostConnections([sqlRoleName(base)], () =>
+      Promise.all(Array.from({ length: 12 }, (_, index) => slowQuery(index % 2 ? small : twin, base))),
+    );
     for (const answer of answers) expect(answer.status).toBe(200);
     expect(most).toBeGreaterThanOrEqual(1);
     expect(most).toBeLessThanOrEqual(2);

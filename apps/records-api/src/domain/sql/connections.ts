@@ -3,22 +3,29 @@ import type { SqlCredentials } from './roles';
 
 /**
  * Connections for read-only SQL, each logged in as one database's query role (roles.ts). At most
- * `maxConnections` are open at once across all databases; an idle one is kept for the next query of
- * its database, closed after `idleMs`, or closed at once to make room for another database's.
- * A caller that finds none within `acquireTimeoutMs` gets an error (answered 503).
+ * `maxConnections` are open at once across all databases, and at most `perDatabase` for one
+ * database (its role's connection limit, which other processes share: a login refused for it is
+ * tried again). An idle connection is kept for the next query of its database, closed after
+ * `idleMs`, or closed at once to make room for another database's; one older than `maxLifetimeMs`
+ * is closed when released, so that a process kept busy cannot hold the role's connections for good
+ * while another process waits for one. Callers wait their turn in order; one that gets no
+ * connection within `acquireTimeoutMs` gets SqlConnectionsBusy (a 503).
  */
 
 export interface SqlConnectionOptions {
   /** DATABASE_URL: host, port and database; user and password are each role's. */
   databaseUrl: string;
   maxConnections: number;
+  perDatabase: number;
   acquireTimeoutMs: number;
   idleMs?: number;
+  maxLifetimeMs?: number;
 }
 
 export interface SqlConnection {
   readonly client: pg.Client;
   readonly databaseId: string;
+  readonly openedAt: number;
 }
 
 export interface SqlConnections {
@@ -43,29 +50,75 @@ interface Waiter {
   credentials: SqlCredentials;
   resolve(connection: SqlConnection): void;
   reject(error: Error): void;
-  timer: NodeJS.Timeout;
+  deadline: NodeJS.Timeout;
+  settled: boolean;
 }
 
-const DEFAULT_IDLE_MS = 30_000;
+/** A login costs a few milliseconds (SCRAM, a new backend): once a second per connection is cheap. */
+const DEFAULT_IDLE_MS = 1000;
+const DEFAULT_MAX_LIFETIME_MS = 1000;
+/** PostgreSQL's "too many connections for role": other processes hold the role's connections. */
+const ROLE_CONNECTION_LIMIT = '53300';
+const ROLE_LIMIT_RETRY_MS = 50;
 
 export function createSqlConnections(options: SqlConnectionOptions): SqlConnections {
   const url = new URL(options.databaseUrl);
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+  const maxLifetimeMs = options.maxLifetimeMs ?? DEFAULT_MAX_LIFETIME_MS;
   /** Oldest first, so room is made by closing the longest idle. */
   const idle: Idle[] = [];
   const waiters: Waiter[] = [];
-  /** Ended by the server or by us; counted out of `open` once, by whoever last held it. */
+  /** Ended by the server or by us: counted out once, by whoever held it last. */
   const ended = new WeakSet<SqlConnection>();
+  const openPerDatabase = new Map<string, number>();
   let open = 0;
   let closed = false;
 
+  const count = (databaseId: string, delta: number) => {
+    open += delta;
+    const now = (openPerDatabase.get(databaseId) ?? 0) + delta;
+    if (now > 0) openPerDatabase.set(databaseId, now);
+    else openPerDatabase.delete(databaseId);
+  };
+
   const end = (connection: SqlConnection) => {
-    open -= 1;
+    count(connection.databaseId, -1);
     connection.client.end().catch(() => {});
   };
 
-  const connect = async (credentials: SqlCredentials): Promise<SqlConnection> => {
-    open += 1;
+  const removeIdle = (connection: SqlConnection): boolean => {
+    const index = idle.findIndex((entry) => entry.connection === connection);
+    if (index < 0) return false;
+    const [entry] = idle.splice(index, 1);
+    if (entry) clearTimeout(entry.timer);
+    return true;
+  };
+
+  const takeIdle = (databaseId: string): SqlConnection | undefined => {
+    for (let index = idle.length - 1; index >= 0; index -= 1) {
+      const connection = idle[index]?.connection;
+      if (connection?.databaseId === databaseId) {
+        removeIdle(connection);
+        return connection;
+      }
+    }
+    return undefined;
+  };
+
+  /** Whether one more connection for the database fits, closing the longest idle one if need be. */
+  const makeRoom = (databaseId: string): boolean => {
+    if ((openPerDatabase.get(databaseId) ?? 0) >= options.perDatabase) return false;
+    if (open < options.maxConnections) return true;
+    const oldest = idle[0];
+    if (!oldest) return false;
+    removeIdle(oldest.connection);
+    end(oldest.connection);
+    return true;
+  };
+
+  const connect = async (waiter: Waiter): Promise<void> => {
+    const { credentials } = waiter;
+    count(credentials.databaseId, 1);
     const client = new pg.Client({
       host: url.hostname,
       port: Number(url.port || 5432),
@@ -75,119 +128,108 @@ export function createSqlConnections(options: SqlConnectionOptions): SqlConnecti
       application_name: 'recordbase-sql',
       connectionTimeoutMillis: options.acquireTimeoutMs,
     });
-    // A connection ended under it (its role dropped, the server restarting) must not crash us.
+    // A connection ended under us (its role dropped, the server restarting) must not crash us.
     client.on('error', () => {});
     try {
       await client.connect();
     } catch (error) {
-      open -= 1;
-      serveWaiters();
-      throw error;
+      count(credentials.databaseId, -1);
+      if ((error as { code?: unknown }).code === ROLE_CONNECTION_LIMIT && !waiter.settled) {
+        setTimeout(() => {
+          if (waiter.settled) return;
+          waiters.unshift(waiter);
+          serve();
+        }, ROLE_LIMIT_RETRY_MS).unref();
+      } else {
+        settle(waiter, () => waiter.reject(error as Error));
+      }
+      serve();
+      return;
     }
-    const connection = { client, databaseId: credentials.databaseId };
+    const connection = { client, databaseId: credentials.databaseId, openedAt: Date.now() };
     client.on('end', () => {
       ended.add(connection);
-      forgetIdle(connection);
-    });
-    return connection;
-  };
-
-  const forgetIdle = (connection: SqlConnection) => {
-    const index = idle.findIndex((entry) => entry.connection === connection);
-    if (index < 0) return;
-    const [entry] = idle.splice(index, 1);
-    if (entry) clearTimeout(entry.timer);
-    open -= 1;
-    serveWaiters();
-  };
-
-  const takeIdle = (databaseId: string): SqlConnection | undefined => {
-    for (let index = idle.length - 1; index >= 0; index -= 1) {
-      const entry = idle[index];
-      if (entry?.connection.databaseId === databaseId) {
-        idle.splice(index, 1);
-        clearTimeout(entry.timer);
-        return entry.connection;
+      if (removeIdle(connection)) {
+        count(connection.databaseId, -1);
+        serve();
       }
-    }
-    return undefined;
+    });
+    if (waiter.settled) release(connection, true);
+    else settle(waiter, () => waiter.resolve(connection));
   };
 
-  /** Room for one more connection: free already, or made by closing the longest idle one. */
-  const makeRoom = (): boolean => {
-    if (open < options.maxConnections) return true;
-    const oldest = idle.shift();
-    if (!oldest) return false;
-    clearTimeout(oldest.timer);
-    end(oldest.connection);
-    return true;
+  const settle = (waiter: Waiter, outcome: () => void) => {
+    waiter.settled = true;
+    clearTimeout(waiter.deadline);
+    outcome();
   };
 
-  const serveWaiters = () => {
+  /** Hands idle connections, or room for new ones, to waiters in order; one that cannot be served yet keeps its place. */
+  const serve = () => {
     for (let index = 0; index < waiters.length; ) {
       const waiter = waiters[index] as Waiter;
-      const reused = takeIdle(waiter.credentials.databaseId);
-      if (!reused && !makeRoom()) return;
-      waiters.splice(index, 1);
-      clearTimeout(waiter.timer);
-      if (reused) waiter.resolve(reused);
-      else connect(waiter.credentials).then(waiter.resolve, waiter.reject);
+      const databaseId = waiter.credentials.databaseId;
+      const reused = takeIdle(databaseId);
+      if (reused) {
+        waiters.splice(index, 1);
+        settle(waiter, () => waiter.resolve(reused));
+      } else if (makeRoom(databaseId)) {
+        waiters.splice(index, 1);
+        void connect(waiter);
+      } else {
+        index += 1;
+      }
     }
+  };
+
+  const release = (connection: SqlConnection, reusable: boolean) => {
+    if (ended.has(connection)) {
+      count(connection.databaseId, -1);
+    } else if (!reusable || closed || Date.now() - connection.openedAt > maxLifetimeMs) {
+      end(connection);
+    } else {
+      const timer = setTimeout(() => {
+        if (removeIdle(connection)) end(connection);
+        serve();
+      }, idleMs);
+      timer.unref();
+      idle.push({ connection, timer });
+    }
+    serve();
   };
 
   return {
-    async acquire(credentials) {
-      if (closed) throw new Error('the SQL connections are closed');
-      const reused = takeIdle(credentials.databaseId);
-      if (reused) return reused;
-      if (waiters.length === 0 && makeRoom()) return connect(credentials);
+    acquire(credentials) {
+      if (closed) return Promise.reject(new Error('the SQL connections are closed'));
       return new Promise<SqlConnection>((resolve, reject) => {
         const waiter: Waiter = {
           credentials,
           resolve,
           reject,
-          timer: setTimeout(() => {
-            waiters.splice(waiters.indexOf(waiter), 1);
-            reject(new SqlConnectionsBusy());
+          settled: false,
+          deadline: setTimeout(() => {
+            const index = waiters.indexOf(waiter);
+            if (index >= 0) waiters.splice(index, 1);
+            settle(waiter, () => reject(new SqlConnectionsBusy()));
           }, options.acquireTimeoutMs),
         };
         waiters.push(waiter);
+        serve();
       });
     },
 
-    release(connection, reusable) {
-      if (ended.has(connection)) {
-        open -= 1;
-      } else if (!reusable || closed) {
-        end(connection);
-      } else {
-        const entry: Idle = { connection, timer: setTimeout(() => forgetIdleAndEnd(connection), idleMs) };
-        entry.timer.unref();
-        idle.push(entry);
-      }
-      serveWaiters();
-    },
+    release,
 
     async close() {
       closed = true;
-      for (const waiter of waiters.splice(0)) {
-        clearTimeout(waiter.timer);
-        waiter.reject(new Error('the SQL connections are closed'));
-      }
+      for (const waiter of waiters.splice(0))
+        settle(waiter, () => waiter.reject(new Error('the SQL connections are closed')));
       const ending = idle.splice(0).map((entry) => {
         clearTimeout(entry.timer);
-        open -= 1;
+        count(entry.connection.databaseId, -1);
         return entry.connection.client.end().catch(() => {});
       });
       await Promise.all(ending);
     },
   };
-
-  function forgetIdleAndEnd(connection: SqlConnection) {
-    const index = idle.findIndex((entry) => entry.connection === connection);
-    if (index < 0) return;
-    idle.splice(index, 1);
-    end(connection);
-    serveWaiters();
-  }
 }

@@ -5,6 +5,7 @@ import {
   type SqlRoleLimits,
   scramVerifier,
   sqlRoleName,
+  sqlRoleSettingsDdl,
 } from '@recordbase/db/physical';
 import type { DatabaseRef } from '../access';
 import { noteDatabaseChange, rebuildChangedSqlViews } from './views';
@@ -47,7 +48,19 @@ export function createSqlRoles(prisma: PrismaClient, secretKey: Buffer, limits: 
       const kept = known.get(database.id);
       if (kept) return kept;
       const row = await prisma.databaseSqlRole.findUnique({ where: { databaseId: database.id } });
-      if (row) return remember(toCredentials(database.id, row));
+      if (row) {
+        // The limits of this process's configuration, which may have changed since the role was made.
+        await prisma.$transaction(async (tx) => {
+          // PostgreSQL refuses two concurrent changes of one role ("tuple concurrently updated").
+          await tx.$executeRawUnsafe(
+            'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
+            `sql-role:${database.id}`,
+          );
+          for (const statement of sqlRoleSettingsDdl(database.id, limits))
+            await tx.$executeRawUnsafe(statement);
+        });
+        return remember(toCredentials(database.id, row));
+      }
       // Under the database's view lock, as a schema change: the role is made and granted the
       // views in one transaction, and a concurrent first query waits and finds it made.
       const made = await prisma.$transaction(async (tx) => {
