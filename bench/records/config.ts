@@ -1,13 +1,16 @@
 /** Settings of the records benchmark, from the environment (all optional). */
 
-/** `deals`: the 1,000,000-row Deals cases; `issue11`: issue 11's workloads on 100,000 People. */
-export const SUITES = ['issue11', 'deals'] as const;
+/**
+ * `issue11`: issue 11's workloads on 100,000 People; `sql`: read-only SQL against records/list and
+ * raw SQL on the same People; `deals`: the 1,000,000-row Deals cases.
+ */
+export const SUITES = ['issue11', 'sql', 'deals'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export interface BenchConfig {
   /** What runs (BENCH_SUITE), in this order. */
   suites: Suite[];
-  /** Records loaded into People (issue11). */
+  /** Records loaded into People (issue11 and sql). */
   peopleRows: number;
   /** The dedicated benchmark database (created and migrated when missing). */
   databaseUrl: string;
@@ -24,6 +27,8 @@ export interface BenchConfig {
   writeConcurrency: number;
   /** Connections of the records-api's own pool (main.ts uses 20). */
   serverPoolSize: number;
+  /** records-api's SQL_MAX_CONNECTIONS: its connections for read-only SQL (sql suite). */
+  sqlMaxConnections: number;
   /** Run records-api inside the benchmark process instead of a child process. */
   inProcess: boolean;
   /** Case ids to run (Q1, Q2, ...); all when empty. */
@@ -53,7 +58,7 @@ export function loadBenchConfig(): BenchConfig {
     .filter(Boolean);
   const unknown = suiteNames.filter((name) => !(SUITES as readonly string[]).includes(name));
   if (unknown.length > 0 || suiteNames.length === 0)
-    throw new Error(`BENCH_SUITE must list ${SUITES.join(' and/or ')}, got ${process.env.BENCH_SUITE}`);
+    throw new Error(`BENCH_SUITE must list some of ${SUITES.join(', ')}, got ${process.env.BENCH_SUITE}`);
   return {
     suites: SUITES.filter((suite) => suiteNames.includes(suite)),
     peopleRows,
@@ -67,6 +72,7 @@ export function loadBenchConfig(): BenchConfig {
     readConcurrencies: (process.env.BENCH_CONCURRENCY ?? '1,16').split(',').map(Number),
     writeConcurrency: Math.round(numberFrom('BENCH_WRITE_CONCURRENCY', 4)),
     serverPoolSize: Math.round(numberFrom('BENCH_SERVER_POOL', 20)),
+    sqlMaxConnections: Math.round(numberFrom('BENCH_SQL_MAX_CONNECTIONS', 8)),
     inProcess: process.env.BENCH_IN_PROCESS === '1',
     only,
     writeReadme:

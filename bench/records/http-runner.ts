@@ -41,6 +41,11 @@ export class HttpRunner {
 
   /** One request outside any measurement, answering the parsed body (to check the answers). */
   async once<T>(path: string, body: unknown): Promise<T> {
+    return (await this.json<T>(path, body)).body;
+  }
+
+  /** One request answering the parsed body and its size: for operations made of several requests. */
+  async json<T>(path: string, body: unknown): Promise<{ body: T; bytes: number }> {
     const response = await this.pool.request({
       method: 'POST',
       path: `/api/v1${path}`,
@@ -50,7 +55,7 @@ export class HttpRunner {
     const text = await response.body.text();
     if (response.statusCode >= 300)
       throw new Error(`POST ${path}: status ${response.statusCode}: ${text.slice(0, 300)}`);
-    return JSON.parse(text) as T;
+    return { body: JSON.parse(text) as T, bytes: text.length };
   }
 
   close(): Promise<void> {

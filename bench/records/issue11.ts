@@ -261,6 +261,8 @@ export interface SuiteContext {
   config: BenchConfig;
   server: RunningServer;
   apiKey: string;
+  /** The operator's key: only to make a suite's own narrower API key (sql). */
+  rootKey: string;
   admin: pg.Pool;
   api: ApiClient;
   machine: Machine;

@@ -24,6 +24,8 @@ import {
   type Results,
   renderIssue11Report,
   renderReport,
+  renderSqlReport,
+  SQL_RESULTS_PATH,
   saveResults,
   sourceFingerprint,
   type WriteResult,
@@ -31,11 +33,13 @@ import {
 } from './report';
 import { mergeRepeats, runReads, runWrites } from './run';
 import { type RunningServer, startServer, startServerProcess } from './server';
+import { runSql } from './sql';
 
 /**
  * `pnpm run bench:records`: starts records-api and runs the suites of BENCH_SUITE (issue11: issue
- * 11's workloads on 100,000 People; deals: the 1,000,000-row Deals cases), each measuring the list
- * and bulk endpoints against the same queries in raw SQL. See ../README.md.
+ * 11's workloads on 100,000 People; sql: read-only SQL against records/list on the same People;
+ * deals: the 1,000,000-row Deals cases), each measuring the API against the same queries in raw
+ * SQL. See ../README.md.
  */
 
 const tablePath = (dataset: Dataset) => `/bases/${dataset.databaseId}/tables/Deals/records`;
@@ -137,6 +141,7 @@ async function main(): Promise<void> {
     redisUrl: config.redisUrl,
     rootApiKey: rootKey,
     poolSize: config.serverPoolSize,
+    sqlMaxConnections: config.sqlMaxConnections,
   };
   // Taken when the server starts, which is when its code is loaded.
   const source = sourceFingerprint();
@@ -162,6 +167,7 @@ async function main(): Promise<void> {
       config,
       server,
       apiKey,
+      rootKey,
       admin,
       api: new ApiClient(server.baseUrl, apiKey),
       machine: await machineInfo(admin, source),
@@ -173,6 +179,10 @@ async function main(): Promise<void> {
         const results = await runIssue11(context);
         reports.push(`## issue11: ${config.peopleRows} People\n\n${renderIssue11Report(results)}`);
         if (config.writeReadme) saveResults(ISSUE11_RESULTS_PATH, results);
+      } else if (suite === 'sql') {
+        const results = await runSql(context);
+        reports.push(`## sql: ${config.peopleRows} People\n\n${renderSqlReport(results)}`);
+        if (config.writeReadme) saveResults(SQL_RESULTS_PATH, results);
       } else {
         const results = await runDeals(context);
         reports.push(`## deals: ${config.rows} Deals\n\n${renderReport(results)}`);

@@ -8,6 +8,7 @@ import type { Dataset } from './dataset';
 import type { Issue11Results } from './issue11';
 import type { Measurement } from './measure';
 import type { ListBody } from './queries';
+import type { SqlCaseResult, SqlPath, SqlResults } from './sql';
 
 export interface ReadResult {
   id: string;
@@ -260,7 +261,11 @@ export function renderReport(results: Results): string {
 // Issue 11's workloads (People)
 // ---------------------------------------------------------------------------------------------
 
-const byConcurrency = (reads: ReadResult[], id: string, value: (r: ReadResult) => string) =>
+const byConcurrency = <T extends { id: string; concurrency: number }>(
+  reads: T[],
+  id: string,
+  value: (r: T) => string,
+) =>
   [...new Set(reads.map((r) => r.concurrency))]
     .map((c) => reads.find((r) => r.id === id && r.concurrency === c))
     .map((r) => (r ? value(r) : 'n/a'))
@@ -376,56 +381,152 @@ export function renderIssue11Report(results: Issue11Results): string {
   ].join('\n');
 }
 
+// ---------------------------------------------------------------------------------------------
+// Read-only SQL against records/list and raw SQL (People)
+// ---------------------------------------------------------------------------------------------
+
+const SQL_PATH_LABELS: Record<SqlPath, string> = {
+  sql: '`/sql`',
+  list: '`records/list`',
+  raw: 'raw SQL',
+};
+
+/** The acceptance line's table: requests/s of each path at each concurrency, and the ratios to raw. */
+function sqlSummaryTable(cases: SqlCaseResult[]): string {
+  const concurrencies = [...new Set(cases.map((c) => c.concurrency))].join(' / ');
+  const lines = [
+    `| Read (req/s at c = ${concurrencies}) | \`/sql\` | \`records/list\` | raw SQL | \`/sql\` : raw | \`records/list\` : raw |`,
+    '|---|--:|--:|--:|--:|--:|',
+  ];
+  const perSecond = (m: Measurement) => rps(m.requestsPerSecond) + errorsOf(m);
+  for (const id of [...new Set(cases.map((c) => c.id))]) {
+    const first = cases.find((c) => c.id === id)!;
+    lines.push(
+      `| ${id}: ${first.title} | ${byConcurrency(cases, id, (c) => perSecond(c.sql))} | ${byConcurrency(cases, id, (c) => perSecond(c.list))} | ${byConcurrency(cases, id, (c) => perSecond(c.raw))} | ${byConcurrency(cases, id, (c) => ratio(c.sql, c.raw).toFixed(2))} | ${byConcurrency(cases, id, (c) => ratio(c.list, c.raw).toFixed(3))} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function sqlLatencyTable(cases: SqlCaseResult[]): string {
+  const lines = [
+    '| Read | Conc. | Path | req/s | p50 ms | p95 ms | p99 ms | x raw SQL | KB per answer | Other load |',
+    '|---|--:|---|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const c of cases) {
+    for (const path of ['sql', 'list', 'raw'] as const) {
+      const m = c[path];
+      const kib = m.bytesPerRequest / 1024;
+      const size = path === 'raw' ? 'n/a' : kib < 10 ? kib.toFixed(1) : n0(kib);
+      lines.push(
+        `| ${c.id} | ${c.concurrency} | ${SQL_PATH_LABELS[path]} | ${rps(m.requestsPerSecond)}${errorsOf(m)} | ${n1(m.p50Ms)} | ${n1(m.p95Ms)} | ${n1(m.p99Ms)} | ${ratio(m, c.raw).toFixed(3)} | ${size} | ${cores(m)} |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+export function renderSqlReport(results: SqlResults): string {
+  const steps = results.data.load.steps
+    .map(([step, seconds]) => `${step} ${seconds.toFixed(1)} s`)
+    .join('; ');
+  const plans = (['sql', 'list', 'raw'] as const).flatMap((path) => [
+    `${SQL_PATH_LABELS[path]}:`,
+    '',
+    '```',
+    ...results.lookupPlans[path],
+    '```',
+    '',
+  ]);
+  return [
+    runSummary(results),
+    `- \`/sql\`: SQL_MAX_CONNECTIONS=${results.config.sqlMaxConnections} (BENCH_SQL_MAX_CONNECTIONS), the other SQL_ settings at their defaults (4 connections per database)`,
+    `- ${results.data.rows.toLocaleString('en-US')} People; ${results.config.durationMs / 1000} s per case and path after ${results.config.warmupMs / 1000} s warm-up; ${results.config.repeats} round(s)${results.config.repeats > 1 ? ', medians shown' : ''}`,
+    '',
+    `Load: ${results.data.load.seconds.toFixed(1)} s (${steps}).`,
+    '',
+    '#### Requests/s, the three paths in the same run',
+    '',
+    `One request of the aggregate through \`records/list\` is a whole aggregate: ${results.listPages} pages of up to 2,000 records.`,
+    '',
+    sqlSummaryTable(results.cases),
+    '',
+    'Latencies. "x raw SQL": requests/s over raw SQL\'s; "Other load": cores kept busy by processes outside the benchmark (records/cpu.ts).',
+    '',
+    sqlLatencyTable(results.cases),
+    '',
+    '#### How each path finds a person by email',
+    '',
+    `Indexes of People on email: ${results.emailIndexes.map((d) => `\`${d}\``).join('; ') || 'none'}.`,
+    '',
+    ...plans,
+    '#### The aggregate, checked to be the same on the three paths',
+    '',
+    '| status | records | sum of amount |',
+    '|---|--:|--:|',
+    ...results.totals.map(
+      (t) =>
+        `| ${t.status ?? '(empty)'} | ${n0(t.count)} | ${t.sum === null ? 'null' : t.sum.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })} |`,
+    ),
+  ].join('\n');
+}
+
 const README_INTRO = `# Benchmarks
 
 ## records
 
 Throughput and latency of the records API (\`POST …/records/list\` and \`POST …/records/bulk\`,
 specification 4.1 and 4.2) against the same queries sent as raw SQL to the same PostgreSQL
-database in the same run, in two suites:
+database in the same run, in three suites:
 
 - **issue11**: issue 11's workloads on a table of 100,000 People (name, email, amount, status,
   tags, due, active), beside an equivalent plain table with btree and trigram indexes: Q1-Q3 with
   the raw page alone and with its exact count, bulk create and upsert by email against raw
   \`INSERT\` and \`INSERT … ON CONFLICT\`, the writes both before and after the reads
   ([below](#issue-11s-workloads-bench_suiteissue11)).
+- **sql**: read-only SQL (\`POST …/sql\`) on the same 100,000 People: a lookup by email and an
+  aggregate (count and sum per status) through \`/sql\`, through \`records/list\` and as raw SQL, in
+  the same run ([below](#read-only-sql-against-recordslist-and-raw-sql-bench_suitesql)).
 - **deals**: the cases Q1-Q6 on a table of 1,000,000 Deals with a field of every type.
 
 ### How to run
 
 \`\`\`sh
 pnpm install
-npm run bench:records                          # both suites, issue11 first (from the repository root)
+npm run bench:records                          # every suite: issue11, sql, deals (from the repository root)
 BENCH_SUITE=issue11 npm run bench:records      # only issue 11's workloads (100,000 People)
+BENCH_SUITE=sql npm run bench:records          # only read-only SQL against records/list and raw SQL
 BENCH_SUITE=deals npm run bench:records        # only the 1,000,000 Deals cases
 # a short check that everything runs (figures meaningless), README left alone:
 BENCH_SUITE=issue11 BENCH_DURATION_S=2 BENCH_WARMUP_S=1 BENCH_REPEATS=1 BENCH_WRITE_README=0 npm run bench:records
 \`\`\`
 
-Issue 11's figures are medians of rounds: for them run with \`BENCH_REPEATS=3\` (or more) on a quiet
-machine.
+Issue 11's and the sql suite's figures are medians of rounds: for them run with \`BENCH_REPEATS=3\`
+(or more) on a quiet machine.
 
 Needs PostgreSQL (\`postgres\` user, trust auth) at 127.0.0.1:5432 and Redis at 127.0.0.1:6379.
 The first run creates and migrates the database \`recordbase_bench\` and loads it (about a
 minute); later runs reuse the loaded data when its row count matches, after deleting what the
-previous run wrote. A full run keeps its figures in \`records/results.json\` (deals) and
-\`records/results-issue11.json\` (issue11);
+previous run wrote. A full run keeps its figures in \`records/results.json\` (deals),
+\`records/results-issue11.json\` (issue11) and \`records/results-sql.json\` (sql), each written only
+by a run of its suite;
 \`pnpm --filter @recordbase/bench run records:report\` renders this README again from them (after
 editing \`records/findings.md\`, which is appended below the results). Settings (environment
 variables, all optional):
 
 | Variable | Default | Meaning |
 |---|---|---|
-| BENCH_SUITE | issue11,deals | suites to run, in this order: \`issue11\` (100,000 People), \`deals\` (1,000,000 Deals) |
+| BENCH_SUITE | issue11,sql,deals | suites to run, in this order: \`issue11\` (100,000 People), \`sql\` (the same People), \`deals\` (1,000,000 Deals) |
 | BENCH_DURATION_S | 10 | measured seconds per case |
 | BENCH_WARMUP_S | 2 | warm-up seconds per case (discarded) |
-| BENCH_REPEATS | 1 | rounds of every case; the report shows medians (issue11 loads People afresh for each round) |
-| BENCH_CONCURRENCY | 1,16 | concurrencies of the read cases |
+| BENCH_REPEATS | 1 | rounds of every case; the report shows medians (issue11 loads People afresh for each round, sql once) |
+| BENCH_CONCURRENCY | 1,16 | concurrencies of the read cases (and of sql's) |
 | BENCH_WRITE_CONCURRENCY | 4 | concurrency of the writes (Q5 and Q6; issue11's bulk and upsert) |
 | BENCH_ROWS | 1000000 | Deals records (any other value leaves this README alone) |
-| BENCH_PEOPLE_ROWS | 100000 | People records of issue11 (any other value leaves this README alone) |
-| BENCH_ONLY | all | cases to run in either suite, such as \`Q1,Q4\` or \`Q2,upsert\` (leaves this README alone) |
+| BENCH_PEOPLE_ROWS | 100000 | People records of issue11 and sql (any other value leaves this README alone) |
+| BENCH_ONLY | all | cases to run in any suite, such as \`Q1,Q4\`, \`Q2,upsert\` or \`lookup\` (leaves this README alone) |
 | BENCH_SERVER_POOL | 20 | records-api's PostgreSQL pool (as in \`apps/records-api/src/main.ts\`) |
+| BENCH_SQL_MAX_CONNECTIONS | 8 | records-api's \`SQL_MAX_CONNECTIONS\` (the service's default): see the sql suite, point 5 |
 | BENCH_IN_PROCESS | 0 | 1 runs records-api in the benchmark process instead of a child process |
 | BENCH_SERVER_EXEC_ARGV | none | extra node flags of the records-api child, such as \`--cpu-prof --cpu-prof-dir=/tmp/prof\` |
 | BENCH_SERVER_LOG | silent | records-api log level (\`error\` shows the cause of 500s) |
@@ -540,13 +641,52 @@ table; this suite runs them as the issue lists them.
 
 Targets (from the issue): Q1-Q3 API at no less than 0.5 x the raw page only, with exact totals;
 bulk create at 20,000 records/s or more; upsert by matchOn at 10,000 records/s or more.
+
+### Read-only SQL against records/list and raw SQL (BENCH_SUITE=sql)
+
+Two reads, each by three paths in the same run: \`POST /bases/{id}/sql\` (read-only SQL over the
+database's views: tables and fields by name), \`POST …/records/list\`, and raw SQL, the same
+SELECT that psql would send as the superuser on the API's own physical table (\`base_<hex>\`
+schema, a column per field id). Requests/s and p50/p95/p99 latency at each concurrency, medians of
+the rounds, and the ratios \`/sql\` : raw and \`records/list\` : raw.
+
+1. **Data, once.** The People of issue 11 (same generator, \`loadPeople\`: the base through the API,
+   the rows in SQL into its physical table, then \`VACUUM (ANALYZE)\`); nothing in this suite writes,
+   so every round reads the same rows. Deleted at the end.
+2. **Key.** Requests carry an API key made for the suite with only \`records:read\` and \`sql:read\`,
+   and only for this database; it is revoked at the end.
+3. **Index.** The lookup must be index-backed on every path. Loaded, People has no index on email
+   (the matchOn index that upserts build is on a hash of email, which \`email = $1\` cannot use), so
+   the suite does what a user of \`records/list\` would: a listing filtered on email, which makes the
+   API build its read index on the field in the background (on text, email included, a \`pg_trgm\`
+   GIN index, which serves equality as well); the run waits for the build. Equality through a
+   trigram index intersects the posting lists of every trigram of the address, most of them shared
+   by all 100,000 (\`per\`, \`exa\`, …): it costs PostgreSQL milliseconds where a btree would take
+   tens of microseconds, and bounds the lookup on all three paths. The report shows the
+   \`EXPLAIN (ANALYZE)\` of the lookup through \`/sql\` (run through \`/sql\`, as its role, through the
+   view) and of the raw lookup, and for \`records/list\`, whose statement is the API's own, the index and
+   sequential scans PostgreSQL counted on People while 20 listings by email ran.
+4. **Checks, before timing.** The three paths find the same record for an email, and give the same
+   count and sum per status (sums equal to 1e-9, as doubles added in another order).
+5. **Connections.** \`/sql\` runs on the API's own connections for SQL, logged in as the database's
+   role: at most 4 for one database (\`SQL_CONNECTIONS_PER_BASE\`, the default, which is also the
+   role's connection limit) of the process's \`SQL_MAX_CONNECTIONS\` (default 8); queries past them
+   wait their turn, so at most 4 \`/sql\` queries of People run at once. \`records/list\` uses the
+   API's pool (20), raw SQL a \`pg\` Pool of as many connections as workers; rows come back parsed
+   into objects, as any client reads them.
+
+| Case | \`/sql\` | \`records/list\` | Raw SQL |
+|---|---|---|---|
+| lookup: one person by email, a random one of the 100,000 per request | \`SELECT "id", "createdAt", "updatedAt", "name", "email", "amount", "status", "tags", "due", "active" FROM "People" WHERE "email" = $1\` (the columns the listing returns) | \`{"filter": {"field": "email", "equals": …}, "limit": 1}\` | the same SELECT on \`base_<hex>.<table id>\`: \`id, created_at, updated_at\` and the field-id columns, \`WHERE "<email field id>" = $1\` |
+| aggregate: count and sum of amount per status over the whole table | \`SELECT "status", count(*), sum("amount") FROM "People" GROUP BY 1\` | what a user without SQL must do: every record, by cursor, pages of 2,000 (the largest \`limit\`), added up on the client; the listing has no choice of fields, so every field comes along. One request in the tables is one whole aggregate (50 pages) | \`SELECT "<status id>", count(*), sum("<amount id>") FROM base_<hex>.<table id> GROUP BY 1\` |
 `;
 
 export const RESULTS_PATH = join(__dirname, 'results.json');
 export const ISSUE11_RESULTS_PATH = join(__dirname, 'results-issue11.json');
+export const SQL_RESULTS_PATH = join(__dirname, 'results-sql.json');
 
 /** Keeps the figures of a suite's last full run, so the README can be rendered again (--report-only). */
-export function saveResults(path: string, results: Results | Issue11Results): void {
+export function saveResults(path: string, results: Results | Issue11Results | SqlResults): void {
   writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
 }
 
@@ -559,15 +699,17 @@ export function writeReadme(): string {
   const path = join(__dirname, '..', 'README.md');
   const deals = loadResultsFrom<Results>(RESULTS_PATH);
   const issue11 = loadResultsFrom<Issue11Results>(ISSUE11_RESULTS_PATH);
+  const sql = loadResultsFrom<SqlResults>(SQL_RESULTS_PATH);
   const findingsPath = join(__dirname, 'findings.md');
   const findings = existsSync(findingsPath) ? `\n${readFileSync(findingsPath, 'utf8').trim()}\n` : '';
   // Other benchmarks keep their own "## " sections after this one; only the records part is rewritten.
+  // The sql suite's results come after the findings, which belong to the two suites above them.
   const existing = existsSync(path) ? readFileSync(path, 'utf8') : '';
   const otherSections = existing.match(/\n## (?!records\b)[\s\S]*$/)?.[0] ?? '';
   const notRun = '(No full run of this suite yet.)';
   writeFileSync(
     path,
-    `${README_INTRO}\n### Results\n\n${deals ? renderReport(deals) : notRun}\n\n### Results of issue 11's workloads (100,000 People)\n\n${issue11 ? renderIssue11Report(issue11) : notRun}\n${findings}${otherSections}`,
+    `${README_INTRO}\n### Results\n\n${deals ? renderReport(deals) : notRun}\n\n### Results of issue 11's workloads (100,000 People)\n\n${issue11 ? renderIssue11Report(issue11) : notRun}\n${findings}\n### Results of read-only SQL (100,000 People)\n\n${sql ? renderSqlReport(sql) : notRun}\n${otherSections}`,
   );
   return path;
 }

@@ -16,10 +16,10 @@ import { SqlRunner } from './sql-runner';
  */
 
 export const fmt = (m: Measurement) =>
-  `${m.requestsPerSecond.toFixed(1)} req/s, p50 ${m.p50Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms (n=${m.requests}${m.errors ? `, ${m.errors} errors: ${m.firstError}` : ''}; other processes ${m.foreignCores.toFixed(2)} cores)`;
+  `${m.requestsPerSecond.toFixed(1)} req/s, p50 ${m.p50Ms.toFixed(1)} ms, p95 ${m.p95Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms (n=${m.requests}${m.errors ? `, ${m.errors} errors: ${m.firstError}` : ''}; other processes ${m.foreignCores.toFixed(2)} cores)`;
 
 /** Other processes' CPU during each measurement: the machine may be shared. */
-function probeFor(config: BenchConfig, server: RunningServer) {
+export function probeFor(config: BenchConfig, server: RunningServer) {
   const databaseName = new URL(config.databaseUrl).pathname.slice(1);
   return () => probeForeignCpu(new Set([process.pid, server.pid]), databaseName);
 }

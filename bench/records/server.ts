@@ -20,6 +20,8 @@ export interface ServerOptions {
   redisUrl: string;
   rootApiKey: string;
   poolSize: number;
+  /** SQL_MAX_CONNECTIONS; the service's default when absent. */
+  sqlMaxConnections?: number;
 }
 
 export interface RunningServer {
@@ -63,6 +65,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       AUTH_FAILURES_PER_MINUTE: 60,
       FILE_TOKEN_SECRET: randomBytes(32).toString('base64url'),
       FILE_LINK_TTL_SECONDS: 3600,
+      ...(options.sqlMaxConnections ? { SQL_MAX_CONNECTIONS: options.sqlMaxConnections } : {}),
     },
   });
   const server = createServer(app);

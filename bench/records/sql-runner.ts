@@ -43,6 +43,16 @@ export class SqlRunner {
     };
   }
 
+  /** A query read as plain rows, as psql or any client would (not as one JSON text); bytes are not counted. */
+  rows(build: () => SqlQuery): Op {
+    return async () => {
+      const query = build();
+      const result = await this.pool.query(query.text, query.values);
+      if (result.rows.length === 0) throw new Error('raw query returned no row');
+      return { bytes: 0, items: 0 };
+    };
+  }
+
   async once(query: SqlQuery): Promise<{ records: unknown[]; total: number | null }> {
     const result = await this.pool.query<{ records: string; total?: string }>(query.text, query.values);
     const row = result.rows[0]!;
