@@ -32,7 +32,12 @@ export interface UploadsResults {
   runs: CaseRun[];
 }
 
-const SOURCE_DIRS = ['apps/upload-service/src', 'packages/contracts/src', 'packages/server-kit/src'];
+const SOURCE_DIRS = [
+  'apps/upload-service/src',
+  'packages/contracts/src',
+  'packages/server-kit/src',
+  'packages/storage/src',
+];
 const ROOT = join(__dirname, '..', '..');
 
 function quiet(command: string, args: string[]): string {

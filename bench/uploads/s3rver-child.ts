@@ -2,7 +2,7 @@ import S3rver from 's3rver';
 import type { ChildMessage } from './children';
 
 /**
- * Entry of the s3rver child: the S3 implementation the upload-service's storage tests use (with
+ * Entry of the s3rver child: the S3 implementation the storage package's tests use (with
  * the workspace's patch, pnpm-workspace.yaml), on an ephemeral port of 127.0.0.1, storing under
  * the directory given as the first argument. Its one account is S3RVER / S3RVER.
  */

@@ -1,4 +1,4 @@
-// s3rver ships no types: the little of it that the benchmark uses (as in apps/upload-service/test).
+// s3rver ships no types: the little of it that the benchmark uses (as in packages/storage/test).
 declare module 's3rver' {
   import type { AddressInfo } from 'node:net';
 

@@ -7,12 +7,12 @@ import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/heal
 import { errorMiddleware, unknownRoute } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
+import type { ObjectStorage } from '@recordbase/storage';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { UploadServiceConfig } from './config';
 import { crossOrigin } from './cross-origin';
 import { downloadRoute } from './files/download-route';
-import type { ObjectStorage } from './storage';
 import { uploadRouter } from './uploads/upload-routes';
 
 export interface UploadServiceDeps {

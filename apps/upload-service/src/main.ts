@@ -3,11 +3,11 @@ import { createDb } from '@recordbase/db';
 import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
 import { closeServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
+import { createStorage } from '@recordbase/storage';
 import { Redis } from 'ioredis';
 import { createApp } from './app';
 import { loadConfig } from './config';
 import { scheduleOrphanSweeps } from './files/orphan-sweeper';
-import { createStorage } from './storage';
 
 /** Orphans are rare and their grace is long: a look every quarter hour is plenty. */
 const SWEEP_INTERVAL_MS = 15 * 60_000;

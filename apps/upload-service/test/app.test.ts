@@ -1,7 +1,7 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LocalDiskStorage } from '@recordbase/storage';
 import supertest from 'supertest';
-import { LocalDiskStorage } from '../src/storage';
 import { type Harness, startHarness } from './harness';
 
 let h: Harness;

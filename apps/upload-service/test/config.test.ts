@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
+import { createStorage, LocalDiskStorage, S3Storage } from '@recordbase/storage';
 import { loadConfig } from '../src/config';
-import { createStorage, LocalDiskStorage, S3Storage } from '../src/storage';
 
 /** Variables without a default. */
 const required = { FILE_TOKEN_SECRET: 's'.repeat(32) };

@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import { createDb, type Db } from '@recordbase/db';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
 import { createLogger } from '@recordbase/server-kit/logger';
+import { LocalDiskStorage, type ObjectStorage } from '@recordbase/storage';
 import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { createApp, type UploadServiceDeps } from '../src/app';
-import { LocalDiskStorage, type ObjectStorage } from '../src/storage';
 
 export interface Harness {
   api: TestAgent;

@@ -2,10 +2,10 @@ import type { PrismaClient } from '@recordbase/db';
 import { type Authenticate, type Principal, principalByKeyId } from '@recordbase/server-kit/auth';
 import { AppError, notFound, unauthorized } from '@recordbase/server-kit/errors';
 import { verifyFileToken } from '@recordbase/server-kit/file-tokens';
+import { assertStorageKey, type ObjectStorage, StorageNotFoundError } from '@recordbase/storage';
 import { create as contentDisposition } from 'content-disposition';
 import type { Request, RequestHandler, Response } from 'express';
 import parseRange from 'range-parser';
-import { assertStorageKey, type ObjectStorage, StorageNotFoundError } from '../storage';
 import { findStoredFile, mayDownload, type StoredFileRow } from './file-records';
 
 /**

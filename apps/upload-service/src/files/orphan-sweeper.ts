@@ -1,8 +1,8 @@
 import { type Connections, withTransaction } from '@recordbase/db';
 import { qualifiedTable, quoteIdent } from '@recordbase/db/physical';
 import type { Logger } from '@recordbase/server-kit/logger';
+import type { ObjectStorage } from '@recordbase/storage';
 import type pg from 'pg';
-import type { ObjectStorage } from '../storage';
 
 /**
  * Deletes uploaded files nothing refers to once their grace period is over: an attachment no

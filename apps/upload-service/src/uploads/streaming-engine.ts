@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
 import { identifierSchema, MAX_NAME_LENGTH } from '@recordbase/contracts/common';
 import { AppError, badRequest } from '@recordbase/server-kit/errors';
+import type { ObjectStorage } from '@recordbase/storage';
 import type { Request } from 'express';
 import type { StorageEngine } from 'multer';
 import type { AttachmentTarget } from '../files/file-records';
 import type { Judgement } from '../sniff';
-import type { ObjectStorage } from '../storage';
 import { type ContentVerdict, createContentInspector, type DeclaredFile } from './content';
 import { newStorageKey, type UploadKind } from './storage-keys';
 

@@ -13,10 +13,10 @@ import {
   requireScope,
 } from '@recordbase/server-kit/auth';
 import { AppError, badRequest } from '@recordbase/server-kit/errors';
+import type { ObjectStorage } from '@recordbase/storage';
 import { type Request, type RequestHandler, Router } from 'express';
 import multer, { MulterError } from 'multer';
 import { findAttachmentTarget, recordStoredFile } from '../files/file-records';
-import type { ObjectStorage } from '../storage';
 import { judgeAttachment, judgeCsv, judgeXlsx } from './content';
 import {
   PayloadTooLargeWhileStreaming,

@@ -1,27 +1,16 @@
-import type { UploadServiceConfig } from '../config';
+import type { StorageConfig } from './env';
 import { LocalDiskStorage } from './local-disk';
 import type { StorageDriver } from './object-storage';
 import { PartPool } from './part-pool';
 import { DEFAULT_PART_SIZE, S3Storage } from './s3';
 
 export { OutsideRootError } from './confined-path';
+export type { StorageConfig } from './env';
 export { assertStorageKey } from './keys';
 export { LocalDiskStorage } from './local-disk';
 export * from './object-storage';
 export { PartPool } from './part-pool';
 export { S3Storage } from './s3';
-
-export type StorageConfig = Pick<
-  UploadServiceConfig,
-  | 'STORAGE_DRIVER'
-  | 'STORAGE_DIR'
-  | 'S3_ENDPOINT'
-  | 'S3_BUCKET'
-  | 'S3_ACCESS_KEY'
-  | 'S3_SECRET_KEY'
-  | 'S3_REGION'
-  | 'S3_UPLOAD_BUFFERS'
->;
 
 /** The driver STORAGE_DRIVER names; `main` then runs its `prepare()` once before serving. */
 export function createStorage(config: StorageConfig): StorageDriver {

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import { PartPool } from '../src/storage/part-pool';
-import { partsOf } from '../src/storage/parts';
+import { PartPool } from '../src/part-pool';
+import { partsOf } from '../src/parts';
 
 /** The parts of `chunks` cut by a pool of `capacity` buffers of `size` bytes, copied out. */
 async function cut(chunks: string[], size: number, capacity = 1) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { Readable } from 'node:stream';
 import S3rver from 's3rver';
-import { LocalDiskStorage, S3Storage, type StorageDriver } from '../src/storage';
+import { LocalDiskStorage, S3Storage, type StorageDriver } from '../src';
 
 /** A storage driver on throwaway ground, with a look behind the interface where tests need one. */
 export interface StorageFixture {

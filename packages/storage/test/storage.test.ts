@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import { InvalidStorageKeyError, type ObjectStorage, StorageNotFoundError } from '../src/storage';
-import { DEFAULT_PART_SIZE } from '../src/storage/s3';
+import { InvalidStorageKeyError, type ObjectStorage, StorageNotFoundError } from '../src';
+import { DEFAULT_PART_SIZE } from '../src/s3';
 import {
   bodyBytes,
   bytesOf,

@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { OutsideRootError } from '../src/storage/confined-path';
-import { ensureStorageDir } from '../src/storage/local-disk';
+import { OutsideRootError } from '../src/confined-path';
+import { ensureStorageDir } from '../src/local-disk';
 import { bytesOf, collect, localDiskFixture } from './storage-fixtures';
 
 type Fixture = Awaited<ReturnType<typeof localDiskFixture>>;

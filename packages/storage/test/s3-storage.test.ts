@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
-import { PartPool, S3Storage } from '../src/storage';
-import { DEFAULT_PART_SIZE } from '../src/storage/s3';
+import { PartPool, S3Storage } from '../src';
+import { DEFAULT_PART_SIZE } from '../src/s3';
 import { bytesOf, CHUNK, collect, lazyBody, s3Fixture, sha256Of } from './storage-fixtures';
 
 type Fixture = Awaited<ReturnType<typeof s3Fixture>>;
