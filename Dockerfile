@@ -1,5 +1,6 @@
 # One image for every recordbase service; docker-compose.yml picks the service by its command:
 #   node --import tsx apps/<records-api|upload-service|webhook-dispatcher>/src/main.ts
+#   node --import tsx apps/records-api/src/imports/main.ts   (the import worker)
 #   node scripts/recordbase.mjs migrate   (one-shot, before the services start)
 FROM node:20-slim
 
@@ -22,5 +23,5 @@ RUN mkdir -p /data/files && chown -R node:node /data
 
 ENV NODE_ENV=production
 USER node
-EXPOSE 3000 3001 3002
+EXPOSE 3000 3001 3002 3003
 CMD ["node", "--import", "tsx", "apps/records-api/src/main.ts"]

@@ -19,6 +19,7 @@ const stackEnvSchema = commonEnvSchema.extend({
   RECORDS_API_PORT: portSchema(3000),
   UPLOAD_SERVICE_PORT: portSchema(3001),
   WEBHOOK_DISPATCHER_PORT: portSchema(3002),
+  IMPORT_WORKER_PORT: portSchema(3003),
 });
 
 const ROOT_KEY_FILE = join(root, '.data', 'root-api-key');
@@ -89,6 +90,7 @@ async function main() {
     ['records-api', env.RECORDS_API_PORT],
     ['upload-service', env.UPLOAD_SERVICE_PORT],
     ['webhook-dispatcher', env.WEBHOOK_DISPATCHER_PORT],
+    ['import-worker', env.IMPORT_WORKER_PORT],
   ] as const) {
     const service = launchService({
       name,
@@ -114,6 +116,7 @@ async function main() {
       `    JSON API        http://localhost:${env.RECORDS_API_PORT}/api/v1`,
       `    uploads, files  http://localhost:${env.UPLOAD_SERVICE_PORT}`,
       `    dispatcher      http://localhost:${env.WEBHOOK_DISPATCHER_PORT}/readyz`,
+      `    import worker   http://localhost:${env.IMPORT_WORKER_PORT}/readyz`,
       '',
       announce,
       'Press Ctrl-C to stop.',

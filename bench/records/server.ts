@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createDb } from '@recordbase/db';
 import { createApp } from '@recordbase/records-api/app';
 import { createEventPublisher } from '@recordbase/records-api/events/publisher';
+import { createImportQueue } from '@recordbase/records-api/imports/queue';
 import { closeServer, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { Redis } from 'ioredis';
@@ -49,10 +50,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // No dispatcher runs here: the events go to a queue of their own, deleted at the end.
   const queuePrefix = `bench-records-${randomBytes(6).toString('hex')}`;
   const events = createEventPublisher({ redisUrl: options.redisUrl, prefix: queuePrefix, logger });
+  const imports = createImportQueue({ redisUrl: options.redisUrl, prefix: queuePrefix, logger });
   const app = createApp({
     db,
     redis,
     events,
+    imports,
     logger,
     config: {
       ROOT_API_KEY: options.rootApiKey,
@@ -77,6 +80,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     async close() {
       await closeServer(server);
       await events.close();
+      await imports.close();
       await deleteQueueKeys(options.redisUrl, queuePrefix);
       redis.disconnect();
       await db.close();

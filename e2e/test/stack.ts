@@ -46,6 +46,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     'records-api': await freePort(),
     'upload-service': await freePort(),
     'webhook-dispatcher': await freePort(),
+    'import-worker': await freePort(),
   } satisfies Record<ServiceName, number>;
   const env: NodeJS.ProcessEnv = {
     ...process.env,

@@ -22,10 +22,12 @@ import { createSqlConnections } from './domain/sql/connections';
 import { SQL_DEFAULTS, type SqlQueryContext } from './domain/sql/query';
 import { createSqlRoles } from './domain/sql/roles';
 import type { EventPublisher } from './events/publisher';
+import { importRoutes } from './http/imports.routes';
 import { recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
 import { sqlRoutes } from './http/sql.routes';
 import { webhookRoutes } from './http/webhooks.routes';
+import type { ImportQueue } from './imports/queue';
 
 /** API keys kept per process, oldest forgotten first. */
 const MAX_KEPT_API_KEYS = 10_000;
@@ -35,6 +37,8 @@ export interface RecordsApiDeps {
   redis: Redis;
   /** Publishes committed events to the webhook dispatcher's queue. */
   events: EventPublisher;
+  /** Where accepted imports wait for the import worker. */
+  imports: ImportQueue;
   logger: Logger;
   config: Pick<
     RecordsApiConfig,
@@ -62,7 +66,7 @@ export interface RecordsApiDeps {
 }
 
 export function createApp(deps: RecordsApiDeps): Express {
-  const { db, redis, events, logger, config } = deps;
+  const { db, redis, events, imports, logger, config } = deps;
   const webhookSecretKey = parseSecretKey(config.WEBHOOK_SECRET_KEY);
   const app = express();
   app.disable('x-powered-by');
@@ -123,6 +127,7 @@ export function createApp(deps: RecordsApiDeps): Express {
     }),
   );
   api.use(webhookRoutes(db.prisma, webhookSecretKey));
+  api.use(importRoutes({ prisma: db.prisma, queue: imports }));
   app.use('/api/v1', api);
 
   app.use(unknownRoute);

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { createApp } from './app';
 import { loadConfig } from './config';
 import { createEventPublisher } from './events/publisher';
+import { createImportQueue } from './imports/queue';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -30,12 +31,14 @@ async function main(): Promise<void> {
   });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const events = createEventPublisher({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
-  const server = createServer(createApp({ db, redis, events, logger, config }));
+  const imports = createImportQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
+  const server = createServer(createApp({ db, redis, events, imports, logger, config }));
   const port = await listen(server, config.PORT, config.HOST);
   logger.info({ port }, 'records-api listening');
   installShutdown(logger, [
     ['http server', () => closeServer(server)],
     ['events queue', () => events.close()],
+    ['imports queue', () => imports.close()],
     ['redis', () => redis.quit()],
     ['database', () => db.close()],
   ]);

@@ -8,6 +8,7 @@ import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { createApp } from '../src/app';
 import { createEventPublisher } from '../src/events/publisher';
+import { createImportQueue } from '../src/imports/queue';
 
 export interface Harness {
   api: TestAgent;
@@ -77,10 +78,16 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     prefix: queuePrefix,
     logger: createLogger('records-api-test', 'silent'),
   });
+  const imports = createImportQueue({
+    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    prefix: queuePrefix,
+    logger: createLogger('records-api-test', 'silent'),
+  });
   const app = createApp({
     db,
     redis,
     events,
+    imports,
     logger: createLogger('records-api-test', 'silent'),
     config: {
       ROOT_API_KEY: rootKey,
@@ -111,6 +118,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     queuePrefix,
     async close() {
       await events.close();
+      await imports.close();
       // No dispatcher consumes the events these tests publish: their queue goes with the harness.
       await deleteKeysUnder(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', queuePrefix);
       redis.disconnect();

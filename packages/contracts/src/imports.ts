@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { nameSchema, tableRefSchema, textSchema, uuidSchema } from './common';
 
-/** The most row errors an import status lists; further errors are only counted in the message. */
-export const MAX_IMPORT_ERRORS_REPORTED = 100;
+/** The most cell errors an import status lists; a last entry counts the rest. */
+export const MAX_IMPORT_ERRORS_REPORTED = 1000;
 
 export const startImportRequestSchema = z
   .strictObject({
@@ -55,5 +55,11 @@ export const importStatusSchema = z.object({
   /** Columns with no field of the same name in an existing target table. */
   skippedColumns: z.array(z.string()),
   errors: z.array(importRowErrorSchema),
+  createdAt: z.string(),
+  updatedAt: z.string(),
 });
 export type ImportStatus = z.infer<typeof importStatusSchema>;
+
+/** GET …/imports: the database's most recent imports, newest first. */
+export const importListResponseSchema = z.object({ imports: z.array(importStatusSchema) });
+export type ImportListResponse = z.infer<typeof importListResponseSchema>;

@@ -47,6 +47,8 @@ describe('import responses', () => {
       rowsTotal: 10,
       skippedColumns: ['Unknown'],
       errors: [{ row: 4, column: 'Age', message: 'not a number' }],
+      createdAt: '2026-11-24T03:00:00.000Z',
+      updatedAt: '2026-11-24T03:00:05.000Z',
     };
     expect(importStatusSchema.parse(status)).toEqual(status);
     expect(

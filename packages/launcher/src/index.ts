@@ -6,14 +6,22 @@ import { createInterface } from 'node:readline';
 /**
  * The one way the services are started, for `npm start` (scripts/stack.ts), the e2e tests
  * (e2e/test/stack.ts) and the benchmarks (bench/webhooks/services.ts): `node --import tsx
- * apps/<name>/src/main.ts` from the repository root with the given environment and PORT, ready
- * once `GET /readyz` answers 200. What each caller adds (its environment, flags, log prefixes,
+ * <entry>` from the repository root with the given environment and PORT, ready once
+ * `GET /readyz` answers 200. What each caller adds (its environment, flags, log prefixes,
  * counters) stays with the caller.
  */
 
 export const REPO_ROOT = join(__dirname, '..', '..', '..');
-export const serviceNames = ['records-api', 'upload-service', 'webhook-dispatcher'] as const;
+export const serviceNames = ['records-api', 'upload-service', 'webhook-dispatcher', 'import-worker'] as const;
 export type ServiceName = (typeof serviceNames)[number];
+
+/** Each service's entry point; the import worker is records-api's code in a process of its own. */
+export const serviceEntries: Record<ServiceName, string> = {
+  'records-api': 'apps/records-api/src/main.ts',
+  'upload-service': 'apps/upload-service/src/main.ts',
+  'webhook-dispatcher': 'apps/webhook-dispatcher/src/main.ts',
+  'import-worker': 'apps/records-api/src/imports/main.ts',
+};
 
 /** A port of 127.0.0.1 that was free a moment ago. */
 export async function freePort(): Promise<number> {
@@ -95,7 +103,7 @@ export function launchService<Name extends ServiceName>(options: ServiceOptions<
   const { name, port, output } = options;
   const child = spawn(
     process.execPath,
-    [...(options.execArgv ?? []), '--import', 'tsx', join(REPO_ROOT, 'apps', name, 'src', 'main.ts')],
+    [...(options.execArgv ?? []), '--import', 'tsx', join(REPO_ROOT, serviceEntries[name])],
     {
       cwd: REPO_ROOT,
       env: { ...options.env, PORT: String(port) },

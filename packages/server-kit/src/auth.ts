@@ -152,6 +152,11 @@ export function requireScope(principal: Principal, scope: ApiKeyScope, why?: str
   }
 }
 
+/** The service itself at work on one database (the import worker): every scope, on it alone. */
+export function serviceOn(databaseId: string): Principal {
+  return { keyId: null, scopes: new Set(allScopes), databaseIds: new Set([databaseId]) };
+}
+
 export function isRoot(principal: Principal): boolean {
   return principal.keyId === null;
 }

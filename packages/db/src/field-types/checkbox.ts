@@ -2,6 +2,7 @@ import { rawKey } from './column-sql';
 import { needBoolean } from './operands';
 import { equalityOperators } from './operators';
 import { notSupported } from './oracle';
+import { booleanFromText } from './text-cells';
 import type { FieldTypeModule } from './types';
 
 /** true or false, never empty: an absent value is false. */
@@ -10,6 +11,7 @@ export const checkbox: FieldTypeModule<'checkbox'> = {
   column: { sqlType: 'boolean', notNullDefault: 'false' },
   prepared: 'columns',
   coerce: (value) => value ?? false,
+  fromText: booleanFromText,
   // A boolean's text output is already its JSON, and the column is never null.
   json: ({ column }) => `${column}::text`,
   filters: equalityOperators(needBoolean, 'boolean'),

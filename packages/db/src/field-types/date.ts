@@ -4,6 +4,7 @@ import { epochMicros } from './dates';
 import { needDay } from './operands';
 import { comparisonOperators, equalityOperators, isNotNull, isNull } from './operators';
 import { asStringOrNull, notSupported } from './oracle';
+import { dateFromText } from './text-cells';
 import type { FieldTypeModule } from './types';
 
 const DATE_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -56,6 +57,7 @@ export const date: FieldTypeModule<'date'> = {
   type: 'date',
   column: { sqlType: 'date' },
   prepared: 'columns',
+  fromText: dateFromText,
   coerce: (value, { raw, fail }) => {
     if (value !== null && !isRealDate(value as string)) fail(`${JSON.stringify(raw)} is not a real date`);
     return value;

@@ -4,6 +4,7 @@ import { epochMicros } from './dates';
 import { needDateTimeOrDay } from './operands';
 import { byOperator, comparisonSql, isComparison } from './operators';
 import { asStringOrNull, notSupported } from './oracle';
+import { dateTimeFromText } from './text-cells';
 import type { ConditionContext, FieldTypeModule } from './types';
 
 /**
@@ -97,6 +98,7 @@ export const datetime: FieldTypeModule<'datetime'> = {
   type: 'datetime',
   column: { sqlType: 'timestamptz' },
   prepared: 'columns',
+  fromText: dateTimeFromText,
   coerce: (value, { raw, fail }) => {
     if (value === null) return null;
     const iso = normaliseDateTime(value as string);

@@ -49,6 +49,7 @@ export function fieldTypeModule(type: FieldType): FieldTypeModule {
 
 export { type DateTimeOperand, epochMicros, parseDateTimeOperand } from './dates';
 export { dateTimeCondition, matchDateTime } from './datetime';
+export * from './imports';
 export { type KeyKind, type KeyKindSpec, type KeyValue, keyKinds } from './key-kinds';
 export { needUuid, needUuidList } from './operands';
 export { lower, notSupported } from './oracle';

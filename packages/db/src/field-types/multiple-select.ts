@@ -4,6 +4,7 @@ import { toJsonOrNull } from './column-sql';
 import { needString, needStringList } from './operands';
 import { asArray, notSupported } from './oracle';
 import { optionNames } from './select-options';
+import { listFromText } from './text-cells';
 import type { ConditionContext, FieldTypeModule } from './types';
 
 const option = (ctx: ConditionContext) => `${ctx.params.add(needString(ctx, 'an option name'))}::text`;
@@ -40,6 +41,7 @@ export const multipleSelect: FieldTypeModule<'multiple_select'> = {
   type: 'multiple_select',
   column: { sqlType: 'text[]', notNullDefault: "'{}'::text[]" },
   prepared: 'columns',
+  fromText: listFromText,
   coerce: (value, { template, fail }) => {
     if (value === null) return [];
     const options = optionNames(template as FieldTemplate<'multiple_select'>);

@@ -5,6 +5,7 @@ import type { KeyKind } from './key-kinds';
 import { needNumber, needNumberList } from './operands';
 import { comparisonOperators, equalityOperators, isNotNull, isNull, listOperators } from './operators';
 import { asNumberOrNull, notSupported } from './oracle';
+import { numberFromText } from './text-cells';
 import type { ColumnSpec, FieldTypeModule, MatchKey, OperatorSql, Readings } from './types';
 
 /**
@@ -58,6 +59,7 @@ interface NumericVariant {
   keyKind: KeyKind;
   matchKey: MatchKey;
   coerce: FieldTypeModule['coerce'];
+  fromText: (text: string) => number | undefined;
   convertFrom: FieldTypeModule['convertFrom'];
   fitToTemplate?: FieldTypeModule['fitToTemplate'];
 }
@@ -67,6 +69,7 @@ const double: NumericVariant = {
   keyKind: 'float',
   matchKey: rawKey('float8_ops'),
   coerce: (value) => value,
+  fromText: numberFromText,
   convertFrom: (from) => from.number ?? null,
 };
 
@@ -74,12 +77,16 @@ export function numeric<T extends FieldType>(
   type: T,
   variant: Partial<NumericVariant> = {},
 ): FieldTypeModule<T> {
-  const { column, keyKind, matchKey, coerce, convertFrom, fitToTemplate } = { ...double, ...variant };
+  const { column, keyKind, matchKey, coerce, fromText, convertFrom, fitToTemplate } = {
+    ...double,
+    ...variant,
+  };
   return {
     type,
     column,
     prepared: 'columns',
     coerce,
+    fromText,
     json: ({ column }) => textOrNull(column),
     filters: numberOperators,
     sort: ({ column }) => ({ expression: column, kind: keyKind }),

@@ -37,6 +37,7 @@ export const singleSelect: FieldTypeModule<'single_select'> = {
   type: 'single_select',
   column: { sqlType: 'text' },
   prepared: 'columns',
+  fromText: (text) => text.trim(),
   coerce: (value, { template, fail }) => {
     if (value === null) return null;
     if (!optionNames(template as FieldTemplate<'single_select'>).has(value as string)) {

@@ -75,12 +75,14 @@ export function validatedFrom(type: string, pattern: string) {
 export function textLike<T extends FieldType>(
   type: T,
   convertFrom: FieldTypeModule['convertFrom'],
+  fromText: (text: string) => string | undefined = (text) => text,
 ): FieldTypeModule<T> {
   return {
     type,
     column: { sqlType: 'text' },
     prepared: 'columns',
     coerce: (value) => (value === null || value === '' ? null : value),
+    fromText,
     json: ({ column }) => toJsonOrNull(column),
     filters: textOperators,
     sort: ({ column }) => ({ expression: `${column} COLLATE "C"`, kind: 'text' }),

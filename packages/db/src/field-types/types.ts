@@ -21,6 +21,12 @@ export interface FieldTypeModule<T extends FieldType = FieldType> {
    * Rules that need the field's template are checked here; `fail` ends with a 400.
    */
   coerce(value: unknown, input: CoerceInput): unknown;
+  /**
+   * An imported cell's text (never empty) as the written value it stands for, which the write
+   * schema and `coerce` then check as any written value; undefined when the text cannot be one.
+   * Absent: imports cannot fill the type (links, attachments).
+   */
+  fromText?(text: string): unknown;
   /** The value as JSON text, never SQL NULL (an empty value is the JSON `null`). */
   json(sql: FieldSql): string;
   /**

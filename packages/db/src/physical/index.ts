@@ -1,5 +1,6 @@
 export * from './column-types';
 export * from './conversions';
+export * from './copy';
 export * from './ddl';
 export * from './naming';
 export * from './params';

@@ -1,0 +1,148 @@
+import type {
+  ImportListResponse,
+  ImportRowError,
+  ImportStatus,
+  StartImportRequest,
+  StartImportResponse,
+} from '@recordbase/contracts/imports';
+import { newRecordId, type PrismaClient } from '@recordbase/db';
+import { isRoot, type Principal, requireScope } from '@recordbase/server-kit/auth';
+import { badRequest, notFound } from '@recordbase/server-kit/errors';
+import type { ImportQueue } from '../imports/queue';
+import { findAccessibleDatabase, findTableByRef } from './access';
+
+/**
+ * Imports as the API sees them: started (queued for the worker, apps/records-api/src/imports),
+ * read, listed, cancelled. An import reads a file its own key uploaded through /csvupload or
+ * /xlsxupload (the root key: any); any other upload is as unknown as one that never was.
+ */
+
+export interface ImportsDeps {
+  prisma: PrismaClient;
+  queue: ImportQueue;
+}
+
+const XLSX_MIME_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
+/** Which reader an import upload needs: upload-service judged its type from its bytes. */
+export function importFormat(upload: { mimeType: string }): 'csv' | 'xlsx' {
+  return upload.mimeType === XLSX_MIME_TYPE ? 'xlsx' : 'csv';
+}
+const LISTED_IMPORTS = 50;
+export const CANCELLED_MESSAGE = 'Cancelled';
+
+export async function startImport(
+  deps: ImportsDeps,
+  principal: Principal,
+  databaseId: string,
+  body: StartImportRequest,
+): Promise<StartImportResponse> {
+  const database = await findAccessibleDatabase(deps.prisma, principal, databaseId);
+  if (body.tableId === undefined)
+    requireScope(principal, 'schema:write', 'an import without tableId creates a table');
+  const upload = await deps.prisma.uploadedFile.findUnique({ where: { key: body.s3Key } });
+  const ownUpload = upload?.kind === 'import' && (isRoot(principal) || upload.apiKeyId === principal.keyId);
+  if (!upload || !ownUpload) {
+    throw notFound(`body.s3Key: no CSV or Excel upload ${JSON.stringify(body.s3Key)} of this key`);
+  }
+  if (importFormat(upload) !== 'xlsx' && body.sheet !== undefined) {
+    throw badRequest('body.sheet: only an Excel file has sheets');
+  }
+  const table =
+    body.tableId === undefined ? null : await findTableByRef(deps.prisma, database.id, body.tableId);
+  const id = newRecordId();
+  await deps.prisma.import.create({
+    data: {
+      id,
+      databaseId: database.id,
+      s3Key: upload.key,
+      tableId: table?.id ?? null,
+      tableName: table ? null : (body.tableName ?? tableNameOf(upload.fileName)),
+      sheet: body.sheet ?? null,
+      firstRowIsHeader: body.firstRowIsHeader,
+      status: 'queued',
+    },
+  });
+  await deps.queue.enqueue(id);
+  return { id, status: 'queued' };
+}
+
+/** The file's name without its extension, as a table name. */
+function tableNameOf(fileName: string): string {
+  const base = fileName.replace(/\.(csv|xlsx)$/i, '').trim();
+  return (base.length > 0 ? base : 'Imported').slice(0, 255);
+}
+
+type ImportRow = Awaited<ReturnType<PrismaClient['import']['findUniqueOrThrow']>>;
+
+function toStatus(row: ImportRow): ImportStatus {
+  return {
+    id: row.id,
+    status: row.status as ImportStatus['status'],
+    tableId: row.tableId,
+    rowsImported: row.rowsImported,
+    rowsTotal: row.rowsTotal,
+    skippedColumns: row.skippedColumns as string[],
+    errors: row.errors as ImportRowError[],
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+async function findImport(prisma: PrismaClient, principal: Principal, databaseId: string, importId: string) {
+  const database = await findAccessibleDatabase(prisma, principal, databaseId);
+  const row = await prisma.import.findFirst({ where: { id: importId, databaseId: database.id } });
+  if (!row) throw notFound(`Import ${importId} not found`);
+  return row;
+}
+
+export async function getImport(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+  importId: string,
+): Promise<ImportStatus> {
+  return toStatus(await findImport(prisma, principal, databaseId, importId));
+}
+
+export async function listImports(
+  prisma: PrismaClient,
+  principal: Principal,
+  databaseId: string,
+): Promise<ImportListResponse> {
+  const database = await findAccessibleDatabase(prisma, principal, databaseId);
+  const rows = await prisma.import.findMany({
+    where: { databaseId: database.id },
+    orderBy: { createdAt: 'desc' },
+    take: LISTED_IMPORTS,
+  });
+  return { imports: rows.map(toStatus) };
+}
+
+/**
+ * Marks a queued or running import failed. The worker checks as it goes and at its commit, which
+ * only happens while the import is still running, so a cancelled import writes nothing.
+ */
+export async function cancelImport(
+  deps: ImportsDeps,
+  principal: Principal,
+  databaseId: string,
+  importId: string,
+): Promise<ImportStatus> {
+  const row = await findImport(deps.prisma, principal, databaseId, importId);
+  const cancelled = await deps.prisma.import.updateManyAndReturn({
+    where: { id: row.id, status: { in: ['queued', 'running'] } },
+    data: {
+      status: 'failed',
+      errors: [{ row: null, column: null, message: CANCELLED_MESSAGE }],
+      updatedAt: new Date(),
+    },
+  });
+  const [updated] = cancelled;
+  if (!updated)
+    throw badRequest(
+      `Import ${importId} has already ${row.status}; only a queued or running import can be cancelled`,
+    );
+  await deps.queue.remove(importId);
+  return toStatus(updated);
+}

@@ -1,0 +1,437 @@
+import { randomUUID } from 'node:crypto';
+import type { FieldType } from '@recordbase/contracts/fields';
+import type { TableInput } from '@recordbase/contracts/schema';
+import { type Db, databaseErrorOf, newRecordId, type Tx } from '@recordbase/db';
+import { ColumnInference, fieldTypeModule, importCell } from '@recordbase/db/field-types';
+import { copyLine, qualifiedTable, quoteIdent } from '@recordbase/db/physical';
+import { serviceOn } from '@recordbase/server-kit/auth';
+import { AppError } from '@recordbase/server-kit/errors';
+import type { Logger } from '@recordbase/server-kit/logger';
+import type { ObjectStorage } from '@recordbase/storage';
+import { findTableByRef } from '../domain/access';
+import { importedRecordsEvent, publishingEvents, tableEvent } from '../domain/events';
+import { importFormat } from '../domain/imports';
+import { databaseForChange, inSchemaTransaction, SCHEMA_CHANGE_TIMEOUT_MS } from '../domain/schema-tx';
+import { tableWithFields, toTableDto } from '../domain/serialize';
+import { createTablesInTx } from '../domain/tables';
+import type { EventPublisher } from '../events/publisher';
+import { matchColumns, newFieldNames, type TargetField, unique } from './columns';
+import { CellErrors } from './errors';
+import {
+  DEFAULT_READER_LIMITS,
+  ImportFileError,
+  type ImportRow,
+  type ReaderLimits,
+  readCsv,
+  readXlsx,
+} from './readers';
+import { copyIntoStaging, createStaging, dropStaging, stagingColumns, stagingTable } from './staging';
+
+/**
+ * One import, start to end. The file is read as it streams from storage: for a new table once to
+ * infer each column's type from every value, then again to copy; for an existing table once.
+ * Rows go by COPY into a staging table of the run; one transaction then creates the table (or
+ * checks the existing one), moves the rows in, appends the events and marks the import
+ * succeeded, and only while this run still holds the import: a cancel or a newer run means
+ * nothing is written.
+ */
+
+export interface ImportContext {
+  db: Db;
+  storage: Pick<ObjectStorage, 'get'>;
+  events: EventPublisher;
+  logger: Logger;
+  limits?: ReaderLimits;
+  /** Rows between two progress reports (and cancel checks). */
+  progressEveryRows?: number;
+}
+
+interface Run {
+  id: string;
+  attempt: string;
+  databaseId: string;
+  s3Key: string;
+  tableId: string | null;
+  tableName: string | null;
+  sheet: string | null;
+  firstRowIsHeader: boolean;
+}
+
+/** The import is no longer this run's: cancelled, or taken over by a newer run. */
+class NotOurs extends Error {}
+
+/** A column of the file that goes into the table: which cell, into what, under what label. */
+interface PlannedColumn {
+  index: number;
+  label: string;
+  type: FieldType;
+  template: unknown;
+  fieldId?: string;
+}
+
+const PROGRESS_EVERY_ROWS = 5000;
+const LINES_PER_CHUNK = 500;
+const EVENT_BATCH = 1000;
+
+export type ImportOutcome = 'succeeded' | 'failed' | 'not-ours';
+
+export async function runImport(ctx: ImportContext, importId: string): Promise<ImportOutcome> {
+  const run = await claim(ctx.db, importId);
+  if (!run) return 'not-ours';
+  const errors = new CellErrors();
+  try {
+    const upload = await ctx.db.prisma.uploadedFile.findUnique({ where: { key: run.s3Key } });
+    if (!upload) throw new ImportFileError('the uploaded file is gone', null);
+    const open = () => openRows(ctx, run, importFormat(upload));
+    if (run.tableId === null) await intoNewTable(ctx, run, open, errors);
+    else await intoExistingTable(ctx, run, open, errors);
+    return 'succeeded';
+  } catch (error) {
+    if (error instanceof NotOurs) return 'not-ours';
+    const failure = failureOf(error);
+    if (failure === null) ctx.logger.error({ err: error, importId }, 'import failed');
+    await fail(
+      ctx.db,
+      run,
+      errors,
+      failure ?? { row: null, message: 'The import failed on our side; try again later' },
+    );
+    return 'failed';
+  } finally {
+    await dropStaging(ctx.db.pool, run.attempt).catch(() => {});
+  }
+}
+
+/** Takes the import for this run: queued, or running under a run that died. */
+async function claim(db: Db, importId: string): Promise<Run | null> {
+  const { rows } = await db.pool.query<Run>(
+    `UPDATE imports SET status = 'running', attempt = $2, rows_imported = 0, rows_total = NULL,
+            errors = '[]', skipped_columns = '[]', updated_at = now()
+      WHERE id = $1 AND status IN ('queued', 'running')
+      RETURNING id, attempt, database_id AS "databaseId", s3_key AS "s3Key", table_id AS "tableId",
+                table_name AS "tableName", sheet, first_row_is_header AS "firstRowIsHeader"`,
+    [importId, randomUUID()],
+  );
+  return rows[0] ?? null;
+}
+
+async function openRows(
+  ctx: ImportContext,
+  run: Run,
+  kind: 'csv' | 'xlsx',
+): Promise<AsyncIterable<ImportRow>> {
+  const source = await ctx.storage.get(run.s3Key);
+  const limits = ctx.limits ?? DEFAULT_READER_LIMITS;
+  return kind === 'xlsx'
+    ? readXlsx(source, run.sheet ? { sheet: run.sheet } : {}, limits)
+    : readCsv(source, limits);
+}
+
+type OpenRows = () => Promise<AsyncIterable<ImportRow>>;
+
+/** Reports progress every so many rows, and learns there whether the import is still this run's. */
+function progressReporter(ctx: ImportContext, run: Run) {
+  const every = ctx.progressEveryRows ?? PROGRESS_EVERY_ROWS;
+  let last = 0;
+  const report = async (rowsImported: number, rowsTotal: number | null) => {
+    const { rowCount } = await ctx.db.pool.query(
+      `UPDATE imports SET rows_imported = $3, rows_total = COALESCE($4, rows_total), updated_at = now()
+        WHERE id = $1 AND attempt = $2 AND status = 'running'`,
+      [run.id, run.attempt, rowsImported, rowsTotal],
+    );
+    if (rowCount === 0) throw new NotOurs();
+  };
+  return {
+    report,
+    async every(rowsRead: number, rowsImported: number) {
+      if (rowsRead - last < every) return;
+      last = rowsRead;
+      await report(rowsImported, null);
+    },
+  };
+}
+
+async function intoNewTable(ctx: ImportContext, run: Run, open: OpenRows, errors: CellErrors): Promise<void> {
+  const progress = progressReporter(ctx, run);
+  // First pass: the header, the width, and each column's type from every value.
+  let header: string[] | null = null;
+  let width = 0;
+  let rowsTotal = 0;
+  const inferences: ColumnInference[] = [];
+  let first = true;
+  for await (const row of await open()) {
+    width = Math.max(width, row.cells.length);
+    if (first && run.firstRowIsHeader) {
+      header = row.cells;
+      first = false;
+      continue;
+    }
+    first = false;
+    rowsTotal += 1;
+    for (let index = 0; index < row.cells.length; index += 1) {
+      let inference = inferences[index];
+      if (!inference) {
+        inference = new ColumnInference();
+        inferences[index] = inference;
+      }
+      inference.observe(row.cells[index] as string);
+    }
+    await progress.every(rowsTotal, 0);
+  }
+  if (width === 0) throw new ImportFileError('the file has no columns', null);
+  await progress.report(0, rowsTotal);
+  const names = newFieldNames(header, width);
+  const columns: PlannedColumn[] = names.map((label, index) => {
+    const inferred = (inferences[index] ?? new ColumnInference()).result();
+    return { index, label, type: inferred.type, template: inferred.template };
+  });
+  // The first field names each record: a type that cannot keep its values as text.
+  const primary = columns[0] as PlannedColumn;
+  if (fieldTypeModule(primary.type).primary === false) {
+    primary.type = 'long_text';
+    primary.template = {};
+  }
+
+  const imported = await copyRows(ctx, run, open, columns, errors, progress, rowsTotal);
+  const input: TableInput = {
+    name: run.tableName ?? 'Imported',
+    fields: columns.map((column) => ({
+      name: column.label,
+      type: column.type,
+      template: column.template,
+    })) as TableInput['fields'],
+  };
+  await inSchemaTransaction({ prisma: ctx.db.prisma, events: ctx.events }, async (tx) => {
+    const database = await databaseForChange(tx, serviceOn(run.databaseId), run.databaseId);
+    const taken = new Set(
+      (await tx.table.findMany({ where: { databaseId: database.id }, select: { nameKey: true } })).map(
+        (table) => table.nameKey,
+      ),
+    );
+    const [tableId] = await createTablesInTx(
+      tx,
+      database,
+      [{ ...input, name: unique(input.name, taken) }],
+      () => 'import',
+    );
+    const table = toTableDto(
+      await tx.table.findUniqueOrThrow({ where: { id: tableId as string }, include: tableWithFields }),
+    );
+    await tableEvent(tx, database.id, 'table.created', table);
+    const target = { databaseId: database.id, id: table.id, schemaName: database.schemaName };
+    await moveRows(
+      tx,
+      run,
+      target,
+      table.fields.map((field) => field.id),
+    );
+    await finish(tx, run, { tableId: table.id, rowsImported: imported, rowsTotal, errors, skipped: [] });
+  });
+}
+
+async function intoExistingTable(
+  ctx: ImportContext,
+  run: Run,
+  open: OpenRows,
+  errors: CellErrors,
+): Promise<void> {
+  const progress = progressReporter(ctx, run);
+  const table = await findTableByRef(ctx.db.prisma, run.databaseId, run.tableId as string);
+  const fields: TargetField[] = (
+    await ctx.db.prisma.field.findMany({ where: { tableId: table.id }, orderBy: { position: 'asc' } })
+  ).map((field) => ({
+    id: field.id,
+    name: field.name,
+    type: field.type as FieldType,
+    template: field.template,
+  }));
+  // The header decides the columns; without one, the widest row (read as the copy goes) cannot be
+  // known beforehand, so every field is offered a column.
+  let header: string[] | null = null;
+  if (run.firstRowIsHeader) {
+    for await (const row of await open()) {
+      header = row.cells;
+      break;
+    }
+  }
+  const width = header ? header.length : fields.length;
+  const match = matchColumns(header, width, fields);
+  const columns: PlannedColumn[] = [];
+  match.fields.forEach((field, index) => {
+    if (field) {
+      const label = header ? (header[index] ?? '').trim() : `Column ${index + 1}`;
+      columns.push({ index, label, type: field.type, template: field.template, fieldId: field.id });
+    }
+  });
+  const imported = await copyRows(ctx, run, open, columns, errors, progress, null);
+  const rowsTotal = imported + errors.rowsSkipped;
+  await publishingEvents(
+    ctx.events,
+    (work: (tx: Tx) => Promise<void>) =>
+      ctx.db.prisma.$transaction(work, { maxWait: 10_000, timeout: SCHEMA_CHANGE_TIMEOUT_MS }),
+    async (tx: Tx) => {
+      await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${SCHEMA_CHANGE_TIMEOUT_MS}`);
+      const database = await tx.database.findUnique({ where: { id: run.databaseId } });
+      const current = await tx.field.findMany({
+        where: { tableId: table.id },
+        select: { id: true, type: true },
+      });
+      const typeOf = new Map(current.map((field) => [field.id, field.type]));
+      const changed = columns.find((column) => typeOf.get(column.fieldId as string) !== column.type);
+      if (!database || changed) {
+        throw new ImportFileError(
+          changed
+            ? `the field ${JSON.stringify(changed.label)} was deleted or changed type during the import`
+            : 'the database was deleted during the import',
+          null,
+        );
+      }
+      const target = { databaseId: database.id, id: table.id, schemaName: database.schemaName };
+      await moveRows(
+        tx,
+        run,
+        target,
+        columns.map((column) => column.fieldId as string),
+      );
+      await finish(tx, run, {
+        tableId: table.id,
+        rowsImported: imported,
+        rowsTotal,
+        errors,
+        skipped: match.skipped,
+      });
+    },
+  );
+}
+
+/** Second pass: each row's cells checked as written values, the rows that fit copied to staging. */
+async function copyRows(
+  ctx: ImportContext,
+  run: Run,
+  open: OpenRows,
+  columns: readonly PlannedColumn[],
+  errors: CellErrors,
+  progress: ReturnType<typeof progressReporter>,
+  rowsTotal: number | null,
+): Promise<number> {
+  await createStaging(
+    ctx.db.pool,
+    run.attempt,
+    columns.map((column) => fieldTypeModule(column.type).column?.sqlType ?? 'text'),
+  );
+  let imported = 0;
+  let read = 0;
+  const rows = await open();
+  async function* lines(): AsyncGenerator<string> {
+    let chunk = '';
+    let inChunk = 0;
+    let first = true;
+    const values: unknown[] = new Array(columns.length + 1);
+    for await (const row of rows) {
+      if (first && run.firstRowIsHeader) {
+        first = false;
+        continue;
+      }
+      first = false;
+      read += 1;
+      values[0] = newRecordId();
+      let fits = true;
+      for (let index = 0; index < columns.length; index += 1) {
+        const column = columns[index] as PlannedColumn;
+        const outcome = importCell(column.type, column.template, row.cells[column.index] ?? '');
+        if (outcome.ok) values[index + 1] = outcome.value;
+        else {
+          fits = false;
+          errors.add(row.row, column.label, outcome.message);
+        }
+      }
+      if (!fits) {
+        errors.skipRow();
+      } else {
+        chunk += copyLine(values);
+        imported += 1;
+        inChunk += 1;
+        if (inChunk >= LINES_PER_CHUNK) {
+          yield chunk;
+          chunk = '';
+          inChunk = 0;
+        }
+      }
+      await progress.every(read, imported);
+    }
+    if (chunk.length > 0) yield chunk;
+  }
+  await copyIntoStaging(ctx.db.pool, run.attempt, columns.length, lines());
+  await progress.report(imported, rowsTotal ?? read);
+  return imported;
+}
+
+interface Target {
+  databaseId: string;
+  id: string;
+  schemaName: string;
+}
+
+/** The staged rows into the table, in the file's order, and their events, a batch of ids each. */
+async function moveRows(tx: Tx, run: Run, target: Target, fieldIds: readonly string[]): Promise<void> {
+  const staging = stagingTable(run.attempt);
+  const into = ['id', ...fieldIds.map((id) => quoteIdent(id))].join(', ');
+  const from = ['id', ...stagingColumns(fieldIds.length)].join(', ');
+  await tx.$executeRawUnsafe(
+    `INSERT INTO ${qualifiedTable(target.schemaName, target.id)} (${into}) SELECT ${from} FROM ${staging} ORDER BY ord`,
+  );
+  const batches = await tx.$queryRawUnsafe<{ ids: string[] }[]>(
+    `SELECT array_agg(id::text ORDER BY ord) AS ids FROM ${staging} GROUP BY (ord - 1) / ${EVENT_BATCH} ORDER BY min(ord)`,
+  );
+  for (const batch of batches) await importedRecordsEvent(tx, target, batch.ids);
+}
+
+interface Outcome {
+  tableId: string;
+  rowsImported: number;
+  rowsTotal: number;
+  errors: CellErrors;
+  skipped: string[];
+}
+
+/** Marks the import succeeded in the transaction that writes its rows, if it is still this run's. */
+async function finish(tx: Tx, run: Run, outcome: Outcome): Promise<void> {
+  const updated = await tx.$executeRawUnsafe(
+    `UPDATE imports SET status = 'succeeded', table_id = $3, rows_imported = $4, rows_total = $5,
+            errors = $6::jsonb, skipped_columns = $7::jsonb, updated_at = now()
+      WHERE id = $1::uuid AND attempt = $2::uuid AND status = 'running'`,
+    run.id,
+    run.attempt,
+    outcome.tableId,
+    outcome.rowsImported,
+    outcome.rowsTotal,
+    JSON.stringify(outcome.errors.list()),
+    JSON.stringify(outcome.skipped),
+  );
+  if (updated === 0) throw new NotOurs();
+}
+
+interface Failure {
+  row: number | null;
+  message: string;
+}
+
+/** The file's failure first, then the cell errors met before it. */
+async function fail(db: Db, run: Run, errors: CellErrors, failure: Failure): Promise<void> {
+  await db.pool.query(
+    `UPDATE imports SET status = 'failed', rows_imported = 0, errors = $3::jsonb, updated_at = now()
+      WHERE id = $1 AND attempt = $2 AND status = 'running'`,
+    [run.id, run.attempt, JSON.stringify([{ ...failure, column: null }, ...errors.list()])],
+  );
+}
+
+/** What the import's status says of a failure; null when it is ours to fix (logged). */
+function failureOf(error: unknown): Failure | null {
+  if (error instanceof ImportFileError) return { row: error.row, message: error.message };
+  if (error instanceof AppError && error.status < 500) return { row: null, message: error.message };
+  const database = databaseErrorOf(error);
+  if (database && /^(22|23|54)/.test(database.code)) {
+    return { row: null, message: `The database refused the rows: ${database.message}` };
+  }
+  return null;
+}

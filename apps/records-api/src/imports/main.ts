@@ -1,0 +1,61 @@
+import { createServer } from 'node:http';
+import { createDb } from '@recordbase/db';
+import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
+import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
+import { closeServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
+import { createLogger } from '@recordbase/server-kit/logger';
+import { createMetrics } from '@recordbase/server-kit/metrics';
+import { createStorage } from '@recordbase/storage';
+import express from 'express';
+import { Redis } from 'ioredis';
+import { createEventPublisher } from '../events/publisher';
+import { loadImportWorkerConfig } from './config';
+import { startImportWorker } from './worker';
+
+/** The import worker's process: `npm start` runs one; operators run as many as imports need. */
+async function main(): Promise<void> {
+  const config = loadImportWorkerConfig();
+  const logger = createLogger('import-worker', config.LOG_LEVEL);
+  await checkPostgres(config.DATABASE_URL);
+  await checkRedis(config.REDIS_URL);
+  const db = createDb(config.DATABASE_URL, {
+    applicationName: 'import-worker',
+    maxConnections: 5,
+    statementTimeoutMs: config.STATEMENT_TIMEOUT_MS,
+    acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
+  });
+  const storage = createStorage(config);
+  await storage.prepare();
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
+  redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
+  const events = createEventPublisher({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
+  const worker = startImportWorker({
+    ctx: { db, storage, events, logger },
+    redisUrl: config.REDIS_URL,
+    prefix: config.QUEUE_PREFIX,
+    lockDurationMs: config.IMPORT_JOB_LOCK_MS,
+  });
+  const app = express();
+  app.disable('x-powered-by');
+  const metrics = createMetrics('import-worker');
+  app.use(metrics.middleware);
+  app.use(
+    operationalRoutes({ ...dependencyChecks(db.pool, redis), storage: () => storage.check() }, metrics),
+  );
+  const server = createServer(app);
+  const port = await listen(server, config.PORT, config.HOST);
+  logger.info({ port }, 'import-worker listening');
+  installShutdown(logger, [
+    ['http server', () => closeServer(server)],
+    // The import in progress is abandoned, not finished: its run is taken up again from the start.
+    ['worker', () => worker.close()],
+    ['events queue', () => events.close()],
+    ['redis', () => redis.quit()],
+    ['database', () => db.close()],
+  ]);
+}
+
+main().catch((error: unknown) => {
+  console.error(`import-worker failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

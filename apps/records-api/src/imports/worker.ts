@@ -1,0 +1,106 @@
+import { jobQueues, parseJobPayload } from '@recordbase/contracts/jobs';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { type ImportContext, runImport } from './job';
+import { sweepStaging } from './staging';
+
+/**
+ * The import worker: one import at a time per process (scale by running more), taken from the
+ * BullMQ queue. A worker killed mid-import loses its job's lock; BullMQ hands the stalled job to
+ * another worker (or this one, restarted), which runs the import again from the start, since
+ * nothing of the dead run was committed. The sweep queues imports Redis lost (queued, or running
+ * with no progress for a while) and drops the staging tables of dead runs.
+ */
+
+export interface ImportWorkerOptions {
+  ctx: ImportContext;
+  redisUrl: string;
+  prefix: string;
+  /** How often the sweep runs; the first runs at start. */
+  sweepEveryMs?: number;
+  /** A running import that reported nothing for this long is taken to be a dead run's. */
+  staleAfterMs?: number;
+  /** How long a job's lock lasts without renewal: a dead worker's job is taken over after it. */
+  lockDurationMs?: number;
+}
+
+export interface ImportWorker {
+  /** True while the worker is connected to Redis. */
+  isRunning(): boolean;
+  close(): Promise<void>;
+}
+
+const DEFAULT_SWEEP_MS = 30_000;
+const DEFAULT_STALE_MS = 5 * 60_000;
+/** An import that waits this long without being taken is queued again (Redis may have lost it). */
+const QUEUED_GRACE_MS = 30_000;
+
+export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
+  const { ctx } = options;
+  const { queueName, jobName } = jobQueues.imports;
+  const connection = new Redis(options.redisUrl, {
+    maxRetriesPerRequest: null,
+    connectionName: 'import-worker',
+  });
+  connection.on('error', (error) => ctx.logger.warn({ err: error }, 'import worker: redis error'));
+  const worker = new Worker(
+    queueName,
+    async (job) => {
+      const { importId } = parseJobPayload('imports', job.data);
+      const outcome = await runImport(ctx, importId);
+      ctx.logger.info({ importId, outcome }, 'import finished');
+    },
+    {
+      connection,
+      prefix: options.prefix,
+      concurrency: 1,
+      lockDuration: options.lockDurationMs ?? 30_000,
+      // A job whose worker died is run again, a few times, rather than failed at the first stall.
+      maxStalledCount: 5,
+      stalledInterval: options.lockDurationMs ?? 30_000,
+    },
+  );
+  worker.on('error', (error) => ctx.logger.warn({ err: error }, 'import worker error'));
+  const queue = new Queue(queueName, { connection, prefix: options.prefix });
+
+  const requeue = async (importId: string) => {
+    const job = await queue.getJob(importId);
+    if (job && !(await job.isCompleted()) && !(await job.isFailed())) return;
+    await job?.remove();
+    await queue.add(jobName, parseJobPayload('imports', { importId }), { jobId: importId });
+  };
+
+  const sweep = async () => {
+    const staleAfter = options.staleAfterMs ?? DEFAULT_STALE_MS;
+    const { rows } = await ctx.db.pool.query<{ id: string }>(
+      `SELECT id FROM imports
+        WHERE (status = 'queued' AND updated_at < now() - make_interval(secs => $1))
+           OR (status = 'running' AND updated_at < now() - make_interval(secs => $2))
+        ORDER BY created_at LIMIT 100`,
+      [QUEUED_GRACE_MS / 1000, staleAfter / 1000],
+    );
+    for (const { id } of rows) await requeue(id);
+    await sweepStaging(ctx.db.pool);
+  };
+  let sweeping = Promise.resolve();
+  const runSweep = () => {
+    sweeping = sweeping
+      .then(sweep)
+      .catch((error: unknown) => ctx.logger.warn({ err: error }, 'import sweep failed'));
+  };
+  runSweep();
+  const timer = setInterval(runSweep, options.sweepEveryMs ?? DEFAULT_SWEEP_MS);
+  timer.unref();
+
+  return {
+    isRunning: () => worker.isRunning(),
+    async close() {
+      clearInterval(timer);
+      await sweeping;
+      // Not waiting for the import in progress: it is taken up again from the start.
+      await worker.close(true);
+      await queue.close();
+      connection.disconnect();
+    },
+  };
+}

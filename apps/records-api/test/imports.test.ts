@@ -1,0 +1,445 @@
+import ExcelJS from 'exceljs';
+import { createBase, databaseSnapshot, type Harness, startHarness } from './harness';
+import { CSV, type ImportFixture, importFixture, XLSX } from './import-fixture';
+
+/**
+ * CSV and Excel imports through the API and the import worker: a new table typed from every
+ * value, an existing table filled by header name, cells that do not fit, cancels, hostile files,
+ * and all or nothing.
+ */
+
+let h: Harness;
+let f: ImportFixture;
+let auth: string;
+let baseId: string;
+
+const url = (path = '') => `/api/v1/bases/${baseId}${path}`;
+
+async function start(body: object, expected = 202) {
+  const res = await h.api.post(url('/imports')).set('Authorization', auth).send(body);
+  expect(res.status).toBe(expected);
+  return res.body;
+}
+
+async function importFile(body: object) {
+  const started = await start(body);
+  return f.finished(baseId, started.id);
+}
+
+async function listAll(tableId: string) {
+  const res = await h.api
+    .post(url(`/tables/${tableId}/records/list`))
+    .set('Authorization', auth)
+    .send({ limit: 1000 })
+    .expect(200);
+  return res.body.records as { id: string; fields: Record<string, unknown> }[];
+}
+
+async function xlsx(sheets: Record<string, unknown[][]>): Promise<Buffer> {
+  const workbook = new ExcelJS.Workbook();
+  for (const [name, rows] of Object.entries(sheets)) {
+    const sheet = workbook.addWorksheet(name);
+    for (const row of rows) sheet.addRow(row);
+  }
+  return Buffer.from(await workbook.xlsx.writeBuffer());
+}
+
+beforeAll(async () => {
+  h = await startHarness();
+  f = await importFixture(h);
+  f.startWorker();
+  auth = h.bearer(h.rootKey);
+  const base = await createBase(h, {
+    name: 'Imports',
+    tables: [
+      {
+        name: 'People',
+        fields: [
+          { name: 'Name', type: 'single_line_text' },
+          { name: 'Age', type: 'number' },
+          {
+            name: 'Stage',
+            type: 'single_select',
+            template: { options: [{ name: 'Lead' }, { name: 'Won' }] },
+          },
+          { name: 'Active', type: 'checkbox' },
+        ],
+      },
+    ],
+  });
+  baseId = base.body.id;
+});
+afterAll(async () => {
+  await f.close();
+  await h.close();
+});
+
+describe('a CSV into a new table', () => {
+  it('types each column from every value, checked through records/list', async () => {
+    const csv = [
+      'Name,Amount,Paid,Due,At,Email,Site,Notes',
+      'Ada,12.5,yes,2024-02-29,2024-02-29 10:00,ada@example.com,https://ada.example,"two',
+      'lines"',
+      'Grace,-3,no,2023-12-01,2024-03-01T12:30:15Z,grace@example.org,http://grace.example/x,plain',
+      ',,,,,,,',
+    ].join('\r\n');
+    const s3Key = await f.upload('people 2024.csv', csv);
+    const status = await importFile({ s3Key });
+    expect(status).toMatchObject({ status: 'succeeded', rowsImported: 3, rowsTotal: 3, errors: [] });
+    const table = await h.api
+      .get(url(`/tables/${status.tableId}`))
+      .set('Authorization', auth)
+      .expect(200);
+    expect(table.body.name).toBe('people 2024');
+    expect(
+      table.body.fields.map((field: { name: string; type: string }) => [field.name, field.type]),
+    ).toEqual([
+      ['Name', 'single_line_text'],
+      ['Amount', 'number'],
+      ['Paid', 'checkbox'],
+      ['Due', 'date'],
+      ['At', 'datetime'],
+      ['Email', 'email'],
+      ['Site', 'url'],
+      ['Notes', 'long_text'],
+    ]);
+    const records = await listAll(status.tableId as string);
+    expect(records.map((record) => record.fields)).toEqual([
+      {
+        Name: 'Ada',
+        Amount: 12.5,
+        Paid: true,
+        Due: '2024-02-29',
+        At: '2024-02-29T10:00:00.000Z',
+        Email: 'ada@example.com',
+        Site: 'https://ada.example',
+        Notes: 'two\r\nlines',
+      },
+      {
+        Name: 'Grace',
+        Amount: -3,
+        Paid: false,
+        Due: '2023-12-01',
+        At: '2024-03-01T12:30:15.000Z',
+        Email: 'grace@example.org',
+        Site: 'http://grace.example/x',
+        Notes: 'plain',
+      },
+      { Name: null, Amount: null, Paid: false, Due: null, At: null, Email: null, Site: null, Notes: null },
+    ]);
+  });
+
+  it('names blank and repeated headers, and takes a semicolon CSV', async () => {
+    const s3Key = await f.upload('semi.csv', '\uFEFFName;;name;id\nA;1;x;7\nB;2;y;8\n');
+    const status = await importFile({ s3Key, tableName: 'Semicolons' });
+    expect(status.status).toBe('succeeded');
+    const table = await h.api
+      .get(url(`/tables/${status.tableId}`))
+      .set('Authorization', auth)
+      .expect(200);
+    expect(table.body.fields.map((field: { name: string }) => field.name)).toEqual([
+      'Name',
+      'Column 2',
+      'name (2)',
+      'id (imported)',
+    ]);
+    const records = await listAll(status.tableId as string);
+    expect(records.map((record) => record.fields['Column 2'])).toEqual([1, 2]);
+  });
+
+  it('without a header row, names columns and imports the first row too', async () => {
+    const s3Key = await f.upload('plain.csv', 'a,1\nb,2\n');
+    const status = await importFile({ s3Key, firstRowIsHeader: false, tableName: 'No header' });
+    expect(status).toMatchObject({ status: 'succeeded', rowsImported: 2 });
+    const records = await listAll(status.tableId as string);
+    expect(records.map((record) => record.fields)).toEqual([
+      { 'Column 1': 'a', 'Column 2': 1 },
+      { 'Column 1': 'b', 'Column 2': 2 },
+    ]);
+  });
+
+  it('takes the next free name when the table name is taken', async () => {
+    const s3Key = await f.upload('People.csv', 'X\n1\n');
+    const status = await importFile({ s3Key });
+    const table = await h.api
+      .get(url(`/tables/${status.tableId}`))
+      .set('Authorization', auth)
+      .expect(200);
+    expect(table.body.name).toBe('People (2)');
+  });
+});
+
+describe('into an existing table', () => {
+  it('matches columns to fields by header name, any case, and lists the others', async () => {
+    const book = await xlsx({
+      Notes: [['ignored']],
+      Data: [
+        ['name', 'AGE', 'Stage', 'Unknown', 'Active'],
+        ['Lin', 41, 'Won', 'zzz', true],
+        ['Mo', 7, 'Lead', 'yyy', false],
+      ],
+    });
+    const s3Key = await f.upload('people.xlsx', book, XLSX);
+    const status = await importFile({ s3Key, tableId: 'People', sheet: 'Data' });
+    expect(status).toMatchObject({
+      status: 'succeeded',
+      rowsImported: 2,
+      rowsTotal: 2,
+      skippedColumns: ['Unknown'],
+    });
+    const records = await listAll('People');
+    expect(records.map((record) => record.fields)).toEqual(
+      expect.arrayContaining([
+        { Name: 'Lin', Age: 41, Stage: 'Won', Active: true },
+        { Name: 'Mo', Age: 7, Stage: 'Lead', Active: false },
+      ]),
+    );
+  });
+
+  it('reports each cell that does not fit with its row and column, and skips its row', async () => {
+    const before = (await listAll('People')).length;
+    const csv = [
+      'Name,Age,Stage',
+      'ok,1,Lead',
+      'bad age,abc,Lead',
+      'bad stage,3,Nope',
+      'both,x,y',
+      'fine,5,',
+    ].join('\n');
+    const s3Key = await f.upload('bad.csv', csv);
+    const status = await importFile({ s3Key, tableId: 'People' });
+    expect(status.status).toBe('succeeded');
+    expect(status.rowsImported).toBe(2);
+    expect(status.rowsTotal).toBe(5);
+    expect(status.errors).toEqual([
+      { row: 3, column: 'Age', message: expect.stringMatching(/"abc" must be a number/) },
+      { row: 4, column: 'Stage', message: expect.stringMatching(/"Nope".*unknown option/) },
+      { row: 5, column: 'Age', message: expect.any(String) },
+      { row: 5, column: 'Stage', message: expect.any(String) },
+    ]);
+    expect((await listAll('People')).length).toBe(before + 2);
+  });
+});
+
+describe('all or nothing', () => {
+  it('a file that breaks after thousands of good rows leaves the database as it was', async () => {
+    const good = Array.from({ length: 3000 }, (_, index) => `name ${index},${index},Lead`);
+    const csv = `Name,Age,Stage\n${good.join('\n')}\nbroken,"1,Lead\n`;
+    const before = await databaseSnapshot(h.db);
+    const count = (await h.db.pool.query('SELECT sum(delta)::int AS n FROM table_row_counts')).rows[0].n;
+    for (const body of [{ tableId: 'People' }, { tableName: 'Half made' }]) {
+      const s3Key = await f.upload('breaks.csv', csv);
+      const status = await importFile({ s3Key, ...body });
+      expect(status).toMatchObject({ status: 'failed', rowsImported: 0 });
+      expect(status.errors[0]).toMatchObject({
+        row: expect.any(Number),
+        message: expect.stringMatching(/quot/i),
+      });
+    }
+    const after = await databaseSnapshot(h.db);
+    for (const name of ['public.imports', 'public.uploaded_files']) {
+      delete before[name];
+      delete after[name];
+    }
+    expect(after).toEqual(before);
+    expect((await h.db.pool.query('SELECT sum(delta)::int AS n FROM table_row_counts')).rows[0].n).toBe(
+      count,
+    );
+    const staged = await h.db.pool.query(
+      `SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'import_staging'`,
+    );
+    expect(staged.rows[0].n).toBe(0);
+  });
+});
+
+describe('the API', () => {
+  it('lists imports newest first and refuses what it cannot start', async () => {
+    const listed = await h.api.get(url('/imports')).set('Authorization', auth).expect(200);
+    expect(listed.body.imports.length).toBeGreaterThan(0);
+    const times = listed.body.imports.map((item: { createdAt: string }) => item.createdAt);
+    expect([...times].sort().reverse()).toEqual(times);
+    await start({ s3Key: 'imports/00000000-0000-4000-8000-000000000000/none.csv' }, 404);
+    const s3Key = await f.upload('x.csv', 'A\n1\n');
+    expect((await start({ s3Key, sheet: 'One' }, 400)).error.message).toMatch(/sheet/);
+    await start({ s3Key, tableId: 'Nothing' }, 404);
+    await start({ s3Key, tableId: 'People', tableName: 'Both' }, 400);
+    await h.api
+      .get(url('/imports/00000000-0000-4000-8000-000000000000'))
+      .set('Authorization', auth)
+      .expect(404);
+  });
+
+  it("refuses another key's upload as unknown, and a new table without schema:write", async () => {
+    const writer = await h.api
+      .post('/api/v1/api-keys')
+      .set('Authorization', auth)
+      .send({ name: 'writer', scopes: ['records:write'] })
+      .expect(201);
+    const theirs = await f.upload('theirs.csv', 'A\n1\n');
+    const mine = await f.upload('mine.csv', 'Name\nx\n', CSV, writer.body.id);
+    const as = (body: object) =>
+      h.api.post(url('/imports')).set('Authorization', h.bearer(writer.body.key)).send(body);
+    expect((await as({ s3Key: theirs, tableId: 'People' })).status).toBe(404);
+    expect((await as({ s3Key: mine })).status).toBe(403);
+    const started = await as({ s3Key: mine, tableId: 'People' });
+    expect(started.status).toBe(202);
+    expect((await f.finished(baseId, started.body.id)).status).toBe('succeeded');
+  });
+});
+
+describe('cancel', () => {
+  it('a queued import never runs', async () => {
+    await f.stopWorker();
+    try {
+      const s3Key = await f.upload('later.csv', 'A\n1\n');
+      const started = await start({ s3Key, tableName: 'Never' });
+      const cancelled = await h.api
+        .delete(url(`/imports/${started.id}`))
+        .set('Authorization', auth)
+        .expect(200);
+      expect(cancelled.body).toMatchObject({
+        status: 'failed',
+        errors: [{ row: null, column: null, message: 'Cancelled' }],
+      });
+      await h.api
+        .delete(url(`/imports/${started.id}`))
+        .set('Authorization', auth)
+        .expect(400);
+    } finally {
+      f.startWorker();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const tables = await h.api.get(url('/tables')).set('Authorization', auth).expect(200);
+    expect(tables.body.tables.map((table: { name: string }) => table.name)).not.toContain('Never');
+  });
+
+  it('a running import stops and writes nothing', async () => {
+    await f.stopWorker();
+    f.startWorker({ progressEveryRows: 100 });
+    const rows = Array.from({ length: 200_000 }, (_, index) => `row ${index},${index}`);
+    const s3Key = await f.upload('big.csv', `Name,N\n${rows.join('\n')}\n`);
+    const before = await databaseSnapshot(h.db);
+    const started = await start({ s3Key, tableName: 'Cancelled big' });
+    for (;;) {
+      const res = await h.api
+        .get(url(`/imports/${started.id}`))
+        .set('Authorization', auth)
+        .expect(200);
+      if (res.body.status === 'running' && res.body.rowsTotal === null) break;
+      if (res.body.status !== 'queued')
+        throw new Error(`import went ${res.body.status} before it could be cancelled`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await h.api
+      .delete(url(`/imports/${started.id}`))
+      .set('Authorization', auth)
+      .expect(200);
+    const status = await f.finished(baseId, started.id);
+    expect(status.status).toBe('failed');
+    // Give the run time to notice, then nothing but the import's own row changed.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const after = await databaseSnapshot(h.db);
+    for (const name of ['public.imports', 'public.uploaded_files']) {
+      delete before[name];
+      delete after[name];
+    }
+    expect(after).toEqual(before);
+    await f.stopWorker();
+    f.startWorker();
+  });
+});
+
+describe('hostile and broken files end in failed with a clear message, writing nothing', () => {
+  const cases: [string, () => Promise<Buffer | string>, string, RegExp][] = [
+    ['broken quoting', async () => 'A,B\n1,"unclosed\n2,3\n', CSV, /quot/i],
+    [
+      'binary junk named .csv',
+      async () => Buffer.from([0x00, 0xff, 0xfe, 0x01, 0x02, 0x00, 0x9f]),
+      CSV,
+      /UTF-8|text/i,
+    ],
+    ['a 10 MB cell', async () => `A\n${'x'.repeat(10 * 1024 * 1024)}\n`, CSV, /characters/],
+    [
+      'a million columns',
+      async () => `${Array.from({ length: 1_000_000 }, (_, i) => `c${i}`).join(',')}\n`,
+      CSV,
+      /columns/,
+    ],
+    ['a zip that is not a workbook', async () => zipOf('hello.txt', 'hi'), XLSX, /workbook|Excel/i],
+  ];
+
+  it.each(cases)('%s', async (_name, content, mimeType, message) => {
+    const before = await databaseSnapshot(h.db);
+    const s3Key = await f.upload('hostile.bin', await content(), mimeType);
+    const status = await importFile({ s3Key, tableName: 'Hostile' });
+    expect(status.status).toBe('failed');
+    expect(status.errors[0]?.message).toMatch(message);
+    const after = await databaseSnapshot(h.db);
+    for (const name of ['public.imports', 'public.uploaded_files']) {
+      delete before[name];
+      delete after[name];
+    }
+    expect(after).toEqual(before);
+  });
+});
+
+describe('events', () => {
+  it('records created by an import go to webhooks as record.created, source import, a batch of ids each', async () => {
+    const rows = Array.from({ length: 2500 }, (_, index) => `p${index}`);
+    const s3Key = await f.upload('events.csv', `Name\n${rows.join('\n')}\n`);
+    const status = await importFile({ s3Key, tableName: 'Evented' });
+    expect(status.status).toBe('succeeded');
+    const { rows: events } = await h.db.pool.query<{
+      type: string;
+      source: string;
+      data: { recordIds: string[] };
+    }>(`SELECT type, source, data FROM outbox_events WHERE table_id = $1 ORDER BY seq`, [status.tableId]);
+    const created = events.filter((event) => event.type === 'record.created');
+    expect(created.map((event) => event.source)).toEqual(['import', 'import', 'import']);
+    const ids = created.flatMap((event) => event.data.recordIds);
+    const records = await h.db.pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM outbox_events WHERE table_id = $1 AND type = 'table.created'`,
+      [status.tableId],
+    );
+    expect(records.rows[0]?.n).toBe(1);
+    expect(new Set(ids).size).toBe(2500);
+  });
+});
+
+/** A stored zip of one entry (no compression), enough to be a zip and not a workbook. */
+function zipOf(name: string, text: string): Buffer {
+  const data = Buffer.from(text);
+  const fileName = Buffer.from(name);
+  const crc = crc32(data);
+  const local = Buffer.alloc(30);
+  local.writeUInt32LE(0x04034b50, 0);
+  local.writeUInt16LE(20, 4);
+  local.writeUInt32LE(crc, 14);
+  local.writeUInt32LE(data.length, 18);
+  local.writeUInt32LE(data.length, 22);
+  local.writeUInt16LE(fileName.length, 26);
+  const central = Buffer.alloc(46);
+  central.writeUInt32LE(0x02014b50, 0);
+  central.writeUInt16LE(20, 4);
+  central.writeUInt16LE(20, 6);
+  central.writeUInt32LE(crc, 16);
+  central.writeUInt32LE(data.length, 20);
+  central.writeUInt32LE(data.length, 24);
+  central.writeUInt16LE(fileName.length, 28);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(1, 8);
+  end.writeUInt16LE(1, 10);
+  end.writeUInt32LE(central.length + fileName.length, 12);
+  end.writeUInt32LE(local.length + fileName.length + data.length, 16);
+  return Buffer.concat([local, fileName, data, central, fileName, end]);
+}
+
+function crc32(bytes: Buffer): number {
+  let crc = 0xffffffff;
+  for (const byte of bytes) {
+    crc ^= byte;
+    for (let bit = 0; bit < 8; bit += 1) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}

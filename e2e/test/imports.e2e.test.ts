@@ -1,0 +1,110 @@
+import { type Receiver, startReceiver } from './receiver';
+import { type Stack, startStack } from './stack';
+
+/**
+ * An import as a user runs it, across the services: the file uploaded to upload-service, the
+ * import started through records-api, run by the import worker, which is SIGKILLed half-way:
+ * restarted, it takes the import up again from the start and every row lands exactly once.
+ */
+
+const ROWS = 150_000;
+let stack: Stack;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  stack = await startStack({ env: { IMPORT_JOB_LOCK_MS: '2000' } });
+}, 120_000);
+afterAll(async () => {
+  await stack?.stop();
+  await receiver?.close();
+});
+
+async function uploadCsv(name: string, csv: string): Promise<string> {
+  const form = new FormData();
+  form.append('filepond', new Blob([csv], { type: 'text/csv' }), name);
+  const response = await fetch(`http://127.0.0.1:${stack.ports['upload-service']}/csvupload`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.rootKey}` },
+    body: form,
+  });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { s3Key: string }).s3Key;
+}
+
+async function statusOf(baseId: string, importId: string) {
+  const res = await stack.api('GET', `/bases/${baseId}/imports/${importId}`);
+  expect(res.status).toBe(200);
+  return res.body as {
+    status: string;
+    rowsImported: number;
+    rowsTotal: number | null;
+    tableId: string | null;
+  };
+}
+
+it('a worker killed mid-import: after its restart the import completes with every row exactly once', async () => {
+  const base = await stack.api('POST', '/bases', { name: 'E2E imports' });
+  expect(base.status).toBe(201);
+  const lines = Array.from({ length: ROWS }, (_, index) => `person ${index},${index},${index % 2 === 0}`);
+  const s3Key = await uploadCsv('people.csv', `Name,Number,Even\n${lines.join('\n')}\n`);
+  const started = await stack.api('POST', `/bases/${base.body.id}/imports`, { s3Key });
+  expect(started.status).toBe(202);
+
+  // Killed once the import is under way: past its first pass or into its copy.
+  for (;;) {
+    const status = await statusOf(base.body.id, started.body.id);
+    if (status.status === 'running' && (status.rowsTotal !== null || status.rowsImported > 0)) break;
+    expect(['queued', 'running']).toContain(status.status);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await stack.kill('import-worker', 'SIGKILL');
+  await stack.start('import-worker');
+
+  const deadline = Date.now() + 120_000;
+  let status = await statusOf(base.body.id, started.body.id);
+  while (status.status !== 'succeeded' && status.status !== 'failed' && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    status = await statusOf(base.body.id, started.body.id);
+  }
+  expect(status).toMatchObject({ status: 'succeeded', rowsImported: ROWS, rowsTotal: ROWS });
+
+  // Exactly once: as many records as rows, each name once, and no second table.
+  const sql = await stack.api('POST', `/bases/${base.body.id}/sql`, {
+    query:
+      'SELECT count(*) AS records, count(DISTINCT "Name") AS names, sum("Number") AS total FROM "people"',
+  });
+  expect(sql.status).toBe(200);
+  expect(sql.body.rows).toEqual([[ROWS, ROWS, (ROWS * (ROWS - 1)) / 2]]);
+  const tables = await stack.api('GET', `/bases/${base.body.id}/tables`);
+  expect(tables.body.tables.map((table: { name: string }) => table.name)).toEqual(['people']);
+}, 240_000);
+
+it("delivers an import's records to webhook subscribers: record.created, source import, every id once", async () => {
+  const base = await stack.api('POST', '/bases', {
+    name: 'E2E import events',
+    tables: [{ name: 'Leads', fields: [{ name: 'Name', type: 'single_line_text' }] }],
+  });
+  expect(base.status).toBe(201);
+  const hook = await stack.api('POST', `/bases/${base.body.id}/webhooks`, {
+    url: receiver.url,
+    events: ['record.created'],
+  });
+  expect(hook.status).toBe(201);
+  const names = Array.from({ length: 2500 }, (_, index) => `lead ${index}`);
+  const s3Key = await uploadCsv('leads.csv', `Name\n${names.join('\n')}\n`);
+  const started = await stack.api('POST', `/bases/${base.body.id}/imports`, { s3Key, tableId: 'Leads' });
+  expect(started.status).toBe(202);
+  const deliveries = await receiver.waitFor(3, 60_000, { webhookId: hook.body.id, distinct: true });
+  const events = deliveries.map((delivery) => delivery.json);
+  for (const event of events) {
+    expect(event).toMatchObject({
+      type: 'record.created',
+      metadata: { source: 'import', baseId: base.body.id },
+    });
+  }
+  const ids = events.flatMap((event) => event.data.recordIds as string[]);
+  expect(new Set(ids).size).toBe(2500);
+  const listed = await stack.api('POST', `/bases/${base.body.id}/tables/Leads/records/list`, { limit: 1 });
+  expect(listed.body.total).toBe(2500);
+}, 120_000);
