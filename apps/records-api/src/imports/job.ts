@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FieldType } from '@recordbase/contracts/fields';
 import type { TableInput } from '@recordbase/contracts/schema';
 import { type Db, databaseErrorOf, newRecordId, type Tx } from '@recordbase/db';
-import { ColumnInference, fieldTypeModule, importCell } from '@recordbase/db/field-types';
+import { type CellOutcome, ColumnInference, fieldTypeModule, importCell } from '@recordbase/db/field-types';
 import { copyLine, qualifiedTable, quoteIdent } from '@recordbase/db/physical';
 import { serviceOn } from '@recordbase/server-kit/auth';
 import { AppError } from '@recordbase/server-kit/errors';
@@ -67,6 +67,12 @@ interface PlannedColumn {
   type: FieldType;
   template: unknown;
   fieldId?: string;
+  /**
+   * Every value of the column passed importCell in the first pass (a new table's inferred type
+   * other than text, whose storability importCell checks as the rows are copied): its value is
+   * its type's reading of the text again, without checking it twice.
+   */
+  inferred?: boolean;
 }
 
 const PROGRESS_EVERY_ROWS = 5000;
@@ -183,13 +189,15 @@ async function intoNewTable(ctx: ImportContext, run: Run, open: OpenRows, errors
   const names = newFieldNames(header, width);
   const columns: PlannedColumn[] = names.map((label, index) => {
     const inferred = (inferences[index] ?? new ColumnInference()).result();
-    return { index, label, type: inferred.type, template: inferred.template };
+    const text = inferred.type === 'single_line_text' || inferred.type === 'long_text';
+    return { index, label, type: inferred.type, template: inferred.template, inferred: !text };
   });
   // The first field names each record: a type that cannot keep its values as text.
   const primary = columns[0] as PlannedColumn;
   if (fieldTypeModule(primary.type).primary === false) {
     primary.type = 'long_text';
     primary.template = {};
+    primary.inferred = false;
   }
 
   const imported = await copyRows(ctx, run, open, columns, errors, progress, rowsTotal);
@@ -338,7 +346,10 @@ async function copyRows(
       let fits = true;
       for (let index = 0; index < columns.length; index += 1) {
         const column = columns[index] as PlannedColumn;
-        const outcome = importCell(column.type, column.template, row.cells[column.index] ?? '');
+        const text = row.cells[column.index] ?? '';
+        const outcome = column.inferred
+          ? inferredCell(column, text)
+          : importCell(column.type, column.template, text);
         if (outcome.ok) values[index + 1] = outcome.value;
         else {
           fits = false;
@@ -364,6 +375,13 @@ async function copyRows(
   await copyIntoStaging(ctx.db.pool, run.attempt, columns.length, lines());
   await progress.report(imported, rowsTotal ?? read);
   return imported;
+}
+
+/** A cell of a column whose every value importCell took in the first pass. */
+function inferredCell(column: PlannedColumn, text: string): CellOutcome {
+  const module = fieldTypeModule(column.type);
+  if (text === '') return importCell(column.type, column.template, text);
+  return { ok: true, value: module.fromText?.(text) };
 }
 
 interface Target {

@@ -72,14 +72,22 @@ export class ColumnInference {
   observe(text: string): void {
     if (text === '') return;
     this.seen = true;
-    const multiline = text.includes('\n') || text.includes('\r');
-    // long_text takes every text, so the list never empties; text that spans lines is long text.
-    this.possible = this.possible.filter(
-      (type) =>
+    // The text types take any text the readers give, the single line one without line breaks;
+    // whether it is storable text is checked with the cells themselves (importCell). The others
+    // are asked cheaply first (fromText), in full only when they may take the value.
+    const possible = this.possible;
+    let kept = 0;
+    for (const type of possible) {
+      const takes =
         type === 'long_text' ||
-        (!(multiline && type === 'single_line_text') && importCell(type, this.templates.get(type), text).ok),
-    );
-    if (this.possible[0] === 'number') this.decimals = Math.max(this.decimals, decimalPlaces(text));
+        (type === 'single_line_text'
+          ? !text.includes('\n') && !text.includes('\r')
+          : fieldTypeModule(type).fromText?.(text) !== undefined &&
+            importCell(type, this.templates.get(type), text).ok);
+      if (takes) possible[kept++] = type;
+    }
+    possible.length = kept;
+    if (possible[0] === 'number') this.decimals = Math.max(this.decimals, decimalPlaces(text));
   }
 
   result(): { type: InferredType; template: Record<string, unknown> } {
