@@ -99,23 +99,3 @@ export async function recordEvent(
   });
   appended(client, id);
 }
-
-/**
- * An import's records, one event per batch of ids: `recordIds` without the records themselves,
- * which a receiver reads through the API if it needs them (an import may hold millions).
- */
-export async function importedRecordsEvent(
-  tx: Tx,
-  table: { databaseId: string; id: string },
-  recordIds: readonly string[],
-): Promise<void> {
-  if (recordIds.length === 0) return;
-  const id = await appendOutboxEventInTx(tx, {
-    databaseId: table.databaseId,
-    tableId: table.id,
-    type: 'record.created',
-    source: 'import',
-    dataJson: JSON.stringify({ tableId: table.id, recordIds }),
-  });
-  appended(tx, id);
-}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FieldType } from '@recordbase/contracts/fields';
 import type { TableInput } from '@recordbase/contracts/schema';
-import { type Db, databaseErrorOf, newRecordId, type Tx } from '@recordbase/db';
+import { type Db, databaseErrorOf, newRecordId, outboxInsertColumns, type Tx } from '@recordbase/db';
 import { type CellOutcome, ColumnInference, fieldTypeModule, importCell } from '@recordbase/db/field-types';
 import { copyLine, qualifiedTable, quoteIdent } from '@recordbase/db/physical';
 import { serviceOn } from '@recordbase/server-kit/auth';
@@ -9,7 +9,7 @@ import { AppError } from '@recordbase/server-kit/errors';
 import type { Logger } from '@recordbase/server-kit/logger';
 import type { ObjectStorage } from '@recordbase/storage';
 import { findTableByRef } from '../domain/access';
-import { importedRecordsEvent, publishingEvents, tableEvent } from '../domain/events';
+import { noteAppended, publishingEvents, tableEvent } from '../domain/events';
 import { importFormat } from '../domain/imports';
 import { databaseForChange, inSchemaTransaction, SCHEMA_CHANGE_TIMEOUT_MS } from '../domain/schema-tx';
 import { tableWithFields, toTableDto } from '../domain/serialize';
@@ -149,10 +149,10 @@ function progressReporter(ctx: ImportContext, run: Run) {
   };
   return {
     report,
-    async every(rowsRead: number, rowsImported: number) {
+    async every(rowsRead: number, rowsImported: number, rowsTotal: number | null = null) {
       if (rowsRead - last < every) return;
       last = rowsRead;
-      await report(rowsImported, null);
+      await report(rowsImported, rowsTotal);
     },
   };
 }
@@ -200,7 +200,7 @@ async function intoNewTable(ctx: ImportContext, run: Run, open: OpenRows, errors
     primary.inferred = false;
   }
 
-  const imported = await copyRows(ctx, run, open, columns, errors, progress, rowsTotal);
+  const imported = await copyRows(ctx, run, open, columns, errors, progressReporter(ctx, run), rowsTotal);
   const input: TableInput = {
     name: run.tableName ?? 'Imported',
     fields: columns.map((column) => ({
@@ -368,7 +368,7 @@ async function copyRows(
           inChunk = 0;
         }
       }
-      await progress.every(read, imported);
+      await progress.every(read, imported, rowsTotal);
     }
     if (chunk.length > 0) yield chunk;
   }
@@ -398,10 +398,20 @@ async function moveRows(tx: Tx, run: Run, target: Target, fieldIds: readonly str
   await tx.$executeRawUnsafe(
     `INSERT INTO ${qualifiedTable(target.schemaName, target.id)} (${into}) SELECT ${from} FROM ${staging} ORDER BY ord`,
   );
-  const batches = await tx.$queryRawUnsafe<{ ids: string[] }[]>(
-    `SELECT array_agg(id::text ORDER BY ord) AS ids FROM ${staging} GROUP BY (ord - 1) / ${EVENT_BATCH} ORDER BY min(ord)`,
+  // One record.created per batch of ids, appended in SQL: the ids never come through the worker.
+  const events = await tx.$queryRawUnsafe<{ id: string }[]>(
+    `INSERT INTO outbox_events (${outboxInsertColumns.join(', ')})
+     SELECT gen_random_uuid(), $1::uuid, $2, 'record.created', 'import',
+            json_build_object('tableId', $2::text, 'recordIds', json_agg(id ORDER BY ord))
+       FROM ${staging} GROUP BY (ord - 1) / ${EVENT_BATCH} ORDER BY min(ord)
+     RETURNING id::text`,
+    target.databaseId,
+    target.id,
   );
-  for (const batch of batches) await importedRecordsEvent(tx, target, batch.ids);
+  noteAppended(
+    tx,
+    events.map((event) => event.id),
+  );
 }
 
 interface Outcome {

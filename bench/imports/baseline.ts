@@ -1,0 +1,77 @@
+import { createReadStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { quoteIdent } from '@recordbase/db/physical';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { COLUMNS } from './dataset';
+
+/**
+ * The baseline: PostgreSQL's own `COPY … FROM STDIN (FORMAT csv, HEADER)` of the same CSV file
+ * into an equivalent plain table (the file's columns with the types the import gives them, no
+ * key, no index, no trigger), the file streamed from disk through pg-copy-streams as `psql
+ * \copy` streams it; and the aggregates that check an imported table against it.
+ */
+
+/** The baseline table's column for each of the file's columns. */
+export const BASELINE_COLUMNS = COLUMNS.map((column) => column.name.toLowerCase().replace(/\W+/g, '_'));
+
+export interface CopyRun {
+  seconds: number;
+  rows: number;
+}
+
+export async function connect(databaseUrl: string, name: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: name });
+  await client.connect();
+  return client;
+}
+
+export async function createBaselineTable(client: pg.Client, table: string): Promise<void> {
+  await client.query(`DROP TABLE IF EXISTS ${quoteIdent(table)}`);
+  await client.query(
+    `CREATE TABLE ${quoteIdent(table)} (${COLUMNS.map((column, index) => `${quoteIdent(BASELINE_COLUMNS[index]!)} ${column.sql}`).join(', ')})`,
+  );
+}
+
+/** Timed: from the COPY statement sent to its completion (every row written). */
+export async function copyCsv(client: pg.Client, table: string, csvPath: string): Promise<CopyRun> {
+  const started = performance.now();
+  const stream = client.query(
+    copyFrom(
+      `COPY ${quoteIdent(table)} (${BASELINE_COLUMNS.map(quoteIdent).join(', ')}) FROM STDIN (FORMAT csv, HEADER)`,
+    ),
+  );
+  await pipeline(createReadStream(csvPath, { highWaterMark: 256 * 1024 }), stream);
+  return { seconds: (performance.now() - started) / 1000, rows: stream.rowCount };
+}
+
+/**
+ * What the check compares, per table: row count, and per column the values present and a sum of
+ * them (numbers exactly: the quantities, the prices in cents; dates as days, datetimes as
+ * seconds; text by length, so that a quote, comma or line break read wrongly shows).
+ */
+export function aggregatesSql(table: string, columns: readonly string[]): string {
+  const [name, quantity, price, active, joined, seen, email, website, notes] = columns.map(quoteIdent);
+  return `SELECT count(*)::text AS rows,
+    count(${name})::text AS names, coalesce(sum(length(${name})), 0)::text AS name_chars,
+    count(${quantity})::text AS quantities, coalesce(sum(${quantity}), 0)::bigint::text AS quantity_sum,
+    count(${price})::text AS prices, coalesce(sum(round(${price} * 100)), 0)::bigint::text AS price_cents,
+    count(*) FILTER (WHERE ${active})::text AS trues,
+    count(${joined})::text AS joined, coalesce(sum(${joined} - date '1970-01-01'), 0)::text AS joined_days,
+    count(${seen})::text AS seen, coalesce(sum(extract(epoch FROM ${seen})), 0)::bigint::text AS seen_seconds,
+    count(${email})::text AS emails, coalesce(sum(length(${email})), 0)::text AS email_chars,
+    count(${website})::text AS websites, coalesce(sum(length(${website})), 0)::text AS website_chars,
+    count(${notes})::text AS notes, coalesce(sum(length(${notes})), 0)::text AS note_chars,
+    count(*) FILTER (WHERE strpos(${notes}, chr(10)) > 0)::text AS multiline_notes,
+    count(*) FILTER (WHERE strpos(${notes}, '"') > 0)::text AS quoted_notes
+    FROM ${table}`;
+}
+
+export async function aggregates(
+  client: pg.Client,
+  table: string,
+  columns: readonly string[],
+): Promise<Record<string, string>> {
+  const { rows } = await client.query<Record<string, string>>(aggregatesSql(table, columns));
+  return rows[0]!;
+}
