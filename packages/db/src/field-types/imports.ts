@@ -51,6 +51,7 @@ export const INFERRED_TYPES = [
 export type InferredType = (typeof INFERRED_TYPES)[number];
 
 const MAX_DECIMAL_PLACES = 10;
+const MAX_REMEMBERED_VALUES = 4096;
 
 /** The decimal places a number's text shows (none in exponent form). */
 function decimalPlaces(text: string): number {
@@ -68,6 +69,33 @@ export class ColumnInference {
   );
   private decimals = 0;
   private seen = false;
+  /**
+   * What each type answered for a value met before: columns of few distinct values (statuses,
+   * flags, dates) are checked once per value. Dropped when most values are new.
+   */
+  private readonly answers = new Map<string, Map<InferredType, boolean>>();
+  private remember = true;
+  private hits = 0;
+
+  private takes(type: InferredType, text: string): boolean {
+    if (type === 'long_text') return true;
+    if (type === 'single_line_text') return !text.includes('\n') && !text.includes('\r');
+    return (
+      fieldTypeModule(type).fromText?.(text) !== undefined &&
+      importCell(type, this.templates.get(type), text).ok
+    );
+  }
+
+  private rememberAnswers(text: string, answers: Map<InferredType, boolean>): void {
+    if (this.answers.size < MAX_REMEMBERED_VALUES) {
+      this.answers.set(text, answers);
+      return;
+    }
+    if (this.hits < MAX_REMEMBERED_VALUES) {
+      this.remember = false;
+      this.answers.clear();
+    }
+  }
 
   observe(text: string): void {
     if (text === '') return;
@@ -76,17 +104,26 @@ export class ColumnInference {
     // whether it is storable text is checked with the cells themselves (importCell). The others
     // are asked cheaply first (fromText), in full only when they may take the value.
     const possible = this.possible;
+    // Only the text types left: they take the value on sight.
+    if (possible[0] === 'single_line_text' || possible[0] === 'long_text') {
+      if (possible[0] === 'single_line_text' && (text.includes('\n') || text.includes('\r')))
+        possible.shift();
+      return;
+    }
+    const remembered = this.remember ? this.answers.get(text) : undefined;
+    if (remembered) this.hits += 1;
+    const answers = this.remember ? (remembered ?? new Map<InferredType, boolean>()) : null;
     let kept = 0;
     for (const type of possible) {
-      const takes =
-        type === 'long_text' ||
-        (type === 'single_line_text'
-          ? !text.includes('\n') && !text.includes('\r')
-          : fieldTypeModule(type).fromText?.(text) !== undefined &&
-            importCell(type, this.templates.get(type), text).ok);
+      let takes = answers?.get(type);
+      if (takes === undefined) {
+        takes = this.takes(type, text);
+        answers?.set(type, takes);
+      }
       if (takes) possible[kept++] = type;
     }
     possible.length = kept;
+    if (answers && !remembered) this.rememberAnswers(text, answers);
     if (possible[0] === 'number') this.decimals = Math.max(this.decimals, decimalPlaces(text));
   }
 
