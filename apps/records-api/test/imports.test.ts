@@ -252,6 +252,18 @@ describe('all or nothing', () => {
   });
 });
 
+describe('an upload gone from storage', () => {
+  it('fails the import saying so', async () => {
+    const s3Key = await f.upload('gone.csv', 'A\n1\n');
+    await f.storage.delete(s3Key);
+    const status = await importFile({ s3Key, tableName: 'Gone' });
+    expect(status).toMatchObject({
+      status: 'failed',
+      errors: [{ row: null, message: 'the uploaded file is gone' }],
+    });
+  });
+});
+
 describe('the API', () => {
   it('lists imports newest first and refuses what it cannot start', async () => {
     const listed = await h.api.get(url('/imports')).set('Authorization', auth).expect(200);

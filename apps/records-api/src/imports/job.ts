@@ -7,7 +7,7 @@ import { copyLine, qualifiedTable, quoteIdent } from '@recordbase/db/physical';
 import { serviceOn } from '@recordbase/server-kit/auth';
 import { AppError } from '@recordbase/server-kit/errors';
 import type { Logger } from '@recordbase/server-kit/logger';
-import type { ObjectStorage } from '@recordbase/storage';
+import { type ObjectStorage, StorageNotFoundError } from '@recordbase/storage';
 import { findTableByRef } from '../domain/access';
 import { noteAppended, publishingEvents, tableEvent } from '../domain/events';
 import { importFormat } from '../domain/imports';
@@ -126,7 +126,10 @@ async function openRows(
   run: Run,
   kind: 'csv' | 'xlsx',
 ): Promise<AsyncIterable<ImportRow>> {
-  const source = await ctx.storage.get(run.s3Key);
+  const source = await ctx.storage.get(run.s3Key).catch((error: unknown) => {
+    if (error instanceof StorageNotFoundError) throw new ImportFileError('the uploaded file is gone', null);
+    throw error;
+  });
   const limits = ctx.limits ?? DEFAULT_READER_LIMITS;
   return kind === 'xlsx'
     ? readXlsx(source, run.sheet ? { sheet: run.sheet } : {}, limits)

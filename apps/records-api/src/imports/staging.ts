@@ -40,17 +40,14 @@ export async function copyIntoStaging(
   lines: AsyncIterable<string>,
 ): Promise<void> {
   const client = await pool.connect();
-  let healthy = false;
   try {
     await client.query(`SET statement_timeout = ${COPY_TIMEOUT_MS}`);
     const columns = ['id', ...stagingColumns(columnCount)].join(', ');
     const target = client.query(copyFrom(`COPY ${stagingTable(attempt)} (${columns}) FROM STDIN`));
     await pipeline(Readable.from(lines), target);
-    healthy = true;
   } finally {
     // The session's timeout was raised for the COPY: the connection does not go back as it is.
     client.release(true);
-    void healthy;
   }
 }
 
