@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { LocalDiskStorage } from '@recordbase/storage';
 import { createEventPublisher } from '../src/events/publisher';
+import type { ReaderLimits } from '../src/imports/readers';
 import { type ImportWorker, startImportWorker } from '../src/imports/worker';
 import type { Harness } from './harness';
 
@@ -26,7 +27,7 @@ export interface ImportFixture {
     mimeType?: string,
     apiKeyId?: string | null,
   ): Promise<string>;
-  startWorker(options?: { progressEveryRows?: number }): ImportWorker;
+  startWorker(options?: { progressEveryRows?: number; limits?: ReaderLimits }): ImportWorker;
   stopWorker(): Promise<void>;
   /** Polls the import until it has finished (succeeded or failed). */
   finished(databaseId: string, importId: string, timeoutMs?: number): Promise<ImportStatusBody>;

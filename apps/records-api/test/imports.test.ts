@@ -1,4 +1,5 @@
 import ExcelJS from 'exceljs';
+import { DEFAULT_READER_LIMITS } from '../src/imports/readers';
 import { createBase, databaseSnapshot, type Harness, startHarness } from './harness';
 import { CSV, type ImportFixture, importFixture, XLSX } from './import-fixture';
 
@@ -249,6 +250,34 @@ describe('all or nothing', () => {
       `SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'import_staging'`,
     );
     expect(staged.rows[0].n).toBe(0);
+  });
+});
+
+describe('a workbook that unpacks past the budget', () => {
+  it('fails the import at the budget, writing nothing', async () => {
+    await f.stopWorker();
+    f.startWorker({ limits: { ...DEFAULT_READER_LIMITS, maxInflatedBytes: 1024 * 1024 } });
+    try {
+      // 100,000 rows of one repeated cell: a small zip whose sheet XML inflates to several MB.
+      const book = await xlsx({ Bomb: Array.from({ length: 100_000 }, () => ['same', 'same']) });
+      expect(book.length).toBeLessThan(1024 * 1024);
+      const before = await databaseSnapshot(h.db);
+      const s3Key = await f.upload('bomb.xlsx', book, XLSX);
+      const status = await importFile({ s3Key, tableName: 'Bomb' });
+      expect(status).toMatchObject({
+        status: 'failed',
+        errors: [{ message: expect.stringMatching(/unpacks to more than/) }],
+      });
+      const after = await databaseSnapshot(h.db);
+      for (const name of ['public.imports', 'public.uploaded_files']) {
+        delete before[name];
+        delete after[name];
+      }
+      expect(after).toEqual(before);
+    } finally {
+      await f.stopWorker();
+      f.startWorker();
+    }
   });
 });
 
