@@ -2,6 +2,7 @@ import ExcelJS from 'exceljs';
 import { DEFAULT_READER_LIMITS } from '../src/imports/readers';
 import { createBase, databaseSnapshot, type Harness, startHarness } from './harness';
 import { CSV, type ImportFixture, importFixture, XLSX } from './import-fixture';
+import { zip } from './zip-fixture';
 
 /**
  * CSV and Excel imports through the API and the import worker: a new table typed from every
@@ -406,7 +407,12 @@ describe('hostile and broken files end in failed with a clear message, writing n
       CSV,
       /columns/,
     ],
-    ['a zip that is not a workbook', async () => zipOf('hello.txt', 'hi'), XLSX, /workbook|Excel/i],
+    [
+      'a zip that is not a workbook',
+      async () => zip([{ name: 'hello.txt', data: 'hi' }]),
+      XLSX,
+      /workbook|Excel/i,
+    ],
   ];
 
   it.each(cases)('%s', async (_name, content, mimeType, message) => {
@@ -446,41 +452,3 @@ describe('events', () => {
     expect(new Set(ids).size).toBe(2500);
   });
 });
-
-/** A stored zip of one entry (no compression), enough to be a zip and not a workbook. */
-function zipOf(name: string, text: string): Buffer {
-  const data = Buffer.from(text);
-  const fileName = Buffer.from(name);
-  const crc = crc32(data);
-  const local = Buffer.alloc(30);
-  local.writeUInt32LE(0x04034b50, 0);
-  local.writeUInt16LE(20, 4);
-  local.writeUInt32LE(crc, 14);
-  local.writeUInt32LE(data.length, 18);
-  local.writeUInt32LE(data.length, 22);
-  local.writeUInt16LE(fileName.length, 26);
-  const central = Buffer.alloc(46);
-  central.writeUInt32LE(0x02014b50, 0);
-  central.writeUInt16LE(20, 4);
-  central.writeUInt16LE(20, 6);
-  central.writeUInt32LE(crc, 16);
-  central.writeUInt32LE(data.length, 20);
-  central.writeUInt32LE(data.length, 24);
-  central.writeUInt16LE(fileName.length, 28);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(1, 8);
-  end.writeUInt16LE(1, 10);
-  end.writeUInt32LE(central.length + fileName.length, 12);
-  end.writeUInt32LE(local.length + fileName.length + data.length, 16);
-  return Buffer.concat([local, fileName, data, central, fileName, end]);
-}
-
-function crc32(bytes: Buffer): number {
-  let crc = 0xffffffff;
-  for (const byte of bytes) {
-    crc ^= byte;
-    for (let bit = 0; bit < 8; bit += 1) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
-  }
-  return (crc ^ 0xffffffff) >>> 0;
-}

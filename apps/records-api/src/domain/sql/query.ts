@@ -116,7 +116,11 @@ interface PostgresError {
   hint?: unknown;
 }
 
-/** Refusals that are the database's state rather than the query's fault. */
+/**
+ * Refusals that are the database's state rather than the query's fault. Narrower than
+ * classifyDatabaseError's: in a caller's own SQL, the rest of class 53 (its temp_file_limit, the
+ * memory it asked for) is the query's doing, answered 400.
+ */
 const BUSY_STATES = new Set(['53300', '57P01', '57P02', '57P03', '40001', '40P01']);
 
 /** PostgreSQL's refusal of a query, worded for its author: 400, with its message and position. */

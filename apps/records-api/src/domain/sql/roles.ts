@@ -8,7 +8,7 @@ import {
   sqlRoleSettingsDdl,
 } from '@recordbase/db/physical';
 import type { DatabaseRef } from '../access';
-import { noteDatabaseChange, rebuildChangedSqlViews } from './views';
+import { lockUntilCommit, noteDatabaseChange, rebuildChangedSqlViews } from './views';
 
 /** What a connection for one database's queries logs in with. */
 export interface SqlCredentials {
@@ -52,10 +52,7 @@ export function createSqlRoles(prisma: PrismaClient, secretKey: Buffer, limits: 
         // The limits of this process's configuration, which may have changed since the role was made.
         await prisma.$transaction(async (tx) => {
           // PostgreSQL refuses two concurrent changes of one role ("tuple concurrently updated").
-          await tx.$executeRawUnsafe(
-            'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
-            `sql-role:${database.id}`,
-          );
+          await lockUntilCommit(tx, `sql-role:${database.id}`);
           for (const statement of sqlRoleSettingsDdl(database.id, limits))
             await tx.$executeRawUnsafe(statement);
         });

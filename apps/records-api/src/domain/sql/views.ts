@@ -11,6 +11,11 @@ import type { DatabaseRef } from '../access';
 
 const changed = new WeakMap<Tx, Map<string, Pick<DatabaseRef, 'id' | 'schemaName'>>>();
 
+/** A lock on `key` held by the transaction until it ends (PostgreSQL's advisory locks). */
+export async function lockUntilCommit(tx: Tx, key: string): Promise<void> {
+  await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', key);
+}
+
 /**
  * Called before the change's DDL: the views go at once, since PostgreSQL refuses to drop or
  * convert a column a view reads, and come back at the end of the transaction.
@@ -24,10 +29,7 @@ export async function noteDatabaseChange(
   if (databases.has(database.id)) return;
   databases.set(database.id, database);
   // One rebuilder of a database's views at a time: changes, and first reads (ensureSqlViews).
-  await tx.$executeRawUnsafe(
-    'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
-    `sql-views:${database.id}`,
-  );
+  await lockUntilCommit(tx, `sql-views:${database.id}`);
   for (const statement of dropSqlViews(database.id)) await tx.$executeRawUnsafe(statement);
 }
 
