@@ -144,10 +144,9 @@ describe('refused by PostgreSQL, with 400 and the data intact', () => {
   });
 
   it('pg_sleep past the timeout is stopped', async () => {
-    const started = Date.now();
+    // Only the statement timeout words this refusal.
     const res = await sql({ query: 'SELECT pg_sleep(30)' }).expect(400);
     expect(res.body.error.message).toMatch(/time limit/);
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('a timeout lifted by the query lasts only for its own transaction', async () => {
@@ -178,10 +177,10 @@ describe('what the query role can see', () => {
   });
 
   it('a query of 100 million generated rows is capped at its limit', async () => {
-    const started = Date.now();
+    // Generating all of them takes far past the 1 s timeout here: a 200 means the rows were
+    // read no further than the limit, not generated to the end.
     const res = await sql({ query: 'SELECT generate_series(1, 100000000) AS n', limit: 3 }).expect(200);
     expect(res.body).toMatchObject({ rows: [[1], [2], [3]], rowCount: 3, truncated: true });
-    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS * 5);
   });
 
   it('the role is a login of its own: no superuser, no inheritance, no memberships, read-only', async () => {
