@@ -1,6 +1,6 @@
 import ExcelJS from 'exceljs';
 import { DEFAULT_READER_LIMITS } from '../src/imports/readers';
-import { createBase, databaseSnapshot, type Harness, startHarness } from './harness';
+import { createBase, databaseSnapshot, type Harness, schemaNameOf, startHarness } from './harness';
 import { CSV, type ImportFixture, importFixture, XLSX } from './import-fixture';
 import { zip } from './zip-fixture';
 
@@ -157,6 +157,40 @@ describe('a CSV into a new table', () => {
     expect(records.map((record) => record.fields)).toEqual([
       { 'Column 1': 'a', 'Column 2': 1 },
       { 'Column 1': 'b', 'Column 2': 2 },
+    ]);
+  });
+
+  it("keeps the file's order, builds the table's indexes, and numbers later records after the file's", async () => {
+    const rows = Array.from({ length: 2500 }, (_, index) => `row ${index},${index}`);
+    const s3Key = await f.upload('ordered.csv', ['Label,N', ...rows].join('\n'));
+    const status = await importFile({ s3Key, tableName: 'Ordered' });
+    expect(status).toMatchObject({ status: 'succeeded', rowsImported: 2500 });
+    const tableId = status.tableId as string;
+    await h.api
+      .post(url(`/tables/${tableId}/records`))
+      .set('Authorization', auth)
+      .send({ record: { Label: 'typed later', N: -1 } })
+      .expect(201);
+    const seen: unknown[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await h.api
+        .post(url(`/tables/${tableId}/records/list`))
+        .set('Authorization', auth)
+        .send({ limit: 1000, ...(cursor ? { cursor } : {}) })
+        .expect(200);
+      for (const record of page.body.records) seen.push(record.fields.N);
+      cursor = page.body.nextCursor ?? undefined;
+    } while (cursor);
+    expect(seen).toEqual([...Array.from({ length: 2500 }, (_, index) => index), -1]);
+    const indexes = await h.db.pool.query<{ indexdef: string }>(
+      'SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY indexname',
+      [schemaNameOf(baseId), tableId],
+    );
+    expect(indexes.rows.map((row) => row.indexdef.replace(/^.* USING /, ''))).toEqual([
+      'btree (created_at, seq)',
+      'btree (id)',
+      'btree (seq)',
     ]);
   });
 

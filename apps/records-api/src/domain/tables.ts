@@ -9,7 +9,8 @@ import { newTableId, type PrismaClient, type Tx } from '@recordbase/db';
 import {
   addField,
   commentOnTable,
-  createTable as createTableDdl,
+  createTableIndexes,
+  createTableWithoutIndexes,
   dropField,
   dropTable,
 } from '@recordbase/db/physical';
@@ -40,13 +41,15 @@ async function assertTableNameFree(tx: Tx, databaseId: string, name: string, exc
 
 /**
  * Creates tables with their physical storage. Link fields may point at any table of the batch
- * (by name), so every table's own columns are created first and the link tables after.
+ * (by name), so every table's own columns are created first and the link tables after. `fill`,
+ * when given, writes rows into the new tables before their indexes are built (an import).
  */
 export async function createTablesInTx(
   tx: Tx,
   database: DatabaseRef,
   inputs: readonly TableInput[],
   where: (index: number) => string,
+  fill?: (tableIds: readonly string[]) => Promise<void>,
 ): Promise<string[]> {
   const count = await tx.table.count({ where: { databaseId: database.id } });
   if (count + inputs.length > MAX_TABLES_PER_DATABASE) {
@@ -97,10 +100,17 @@ export async function createTablesInTx(
       },
     });
     const physicalTable = { schemaName: database.schemaName, id, name: input.name };
-    await runDdl(tx, createTableDdl(physicalTable, fields.map(toPhysicalField)));
+    await runDdl(tx, createTableWithoutIndexes(physicalTable, fields.map(toPhysicalField)));
   }
-  for (const [index, input] of inputs.entries()) {
-    const physicalTable = { schemaName: database.schemaName, id: ids[index]!, name: input.name };
+  if (fill) await fill(ids);
+  const physicalTables = inputs.map((input, index) => ({
+    schemaName: database.schemaName,
+    id: ids[index]!,
+    name: input.name,
+  }));
+  // Link tables reference the tables' primary keys: every table's indexes first.
+  for (const physicalTable of physicalTables) await runDdl(tx, createTableIndexes(physicalTable));
+  for (const [index, physicalTable] of physicalTables.entries()) {
     for (const field of definitions[index]!.filter((f) => f.type === 'linked_record')) {
       await runDdl(tx, addField(physicalTable, toPhysicalField(field)));
     }

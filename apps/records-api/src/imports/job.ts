@@ -3,7 +3,7 @@ import type { FieldType } from '@recordbase/contracts/fields';
 import type { TableInput } from '@recordbase/contracts/schema';
 import { type Db, databaseErrorOf, newRecordId, outboxInsertColumns, type Tx } from '@recordbase/db';
 import { type CellOutcome, ColumnInference, fieldTypeModule, importCell } from '@recordbase/db/field-types';
-import { copyLine, qualifiedTable, quoteIdent } from '@recordbase/db/physical';
+import { copyLine, qualifiedTable, quoteIdent, systemColumns } from '@recordbase/db/physical';
 import { serviceOn } from '@recordbase/server-kit/auth';
 import { AppError } from '@recordbase/server-kit/errors';
 import type { Logger } from '@recordbase/server-kit/logger';
@@ -219,23 +219,37 @@ async function intoNewTable(ctx: ImportContext, run: Run, open: OpenRows, errors
         (table) => table.nameKey,
       ),
     );
+    // The rows go in before the table's indexes are built: one build rather than one per row.
     const [tableId] = await createTablesInTx(
       tx,
       database,
       [{ ...input, name: unique(input.name, taken) }],
       () => 'import',
+      async ([id]) => {
+        const fields = await tx.field.findMany({
+          where: { tableId: id as string },
+          orderBy: { position: 'asc' },
+          select: { id: true },
+        });
+        const target = { databaseId: database.id, id: id as string, schemaName: database.schemaName };
+        await insertIntoNewTable(
+          tx,
+          run,
+          target,
+          fields.map((field) => field.id),
+        );
+      },
     );
     const table = toTableDto(
       await tx.table.findUniqueOrThrow({ where: { id: tableId as string }, include: tableWithFields }),
     );
+    // table.created before the records' events, as the table comes before its rows.
     await tableEvent(tx, database.id, 'table.created', table);
-    const target = { databaseId: database.id, id: table.id, schemaName: database.schemaName };
-    await moveRows(
-      tx,
-      run,
-      target,
-      table.fields.map((field) => field.id),
-    );
+    await appendRecordEvents(tx, run, {
+      databaseId: database.id,
+      id: table.id,
+      schemaName: database.schemaName,
+    });
     await finish(tx, run, { tableId: table.id, rowsImported: imported, rowsTotal, errors, skipped: [] });
   });
 }
@@ -393,20 +407,40 @@ interface Target {
   schemaName: string;
 }
 
-/** The staged rows into the table, in the file's order, and their events, a batch of ids each. */
+/** The staged rows into an existing table, in the file's order, and their events. */
 async function moveRows(tx: Tx, run: Run, target: Target, fieldIds: readonly string[]): Promise<void> {
-  const staging = stagingTable(run.attempt);
   const into = ['id', ...fieldIds.map((id) => quoteIdent(id))].join(', ');
   const from = ['id', ...stagingColumns(fieldIds.length)].join(', ');
   await tx.$executeRawUnsafe(
-    `INSERT INTO ${qualifiedTable(target.schemaName, target.id)} (${into}) SELECT ${from} FROM ${staging} ORDER BY ord`,
+    `INSERT INTO ${qualifiedTable(target.schemaName, target.id)} (${into}) SELECT ${from} FROM ${stagingTable(run.attempt)} ORDER BY ord`,
   );
-  // One record.created per batch of ids, appended in SQL: the ids never come through the worker.
+  await appendRecordEvents(tx, run, target);
+}
+
+/**
+ * The staged rows into a table made by this import, its insertion order (`seq`) the file's: the
+ * staging table's own numbering, so no sort is needed; the table's sequence then follows on.
+ */
+async function insertIntoNewTable(tx: Tx, run: Run, target: Target, fieldIds: readonly string[]) {
+  const table = qualifiedTable(target.schemaName, target.id);
+  const into = [systemColumns.id, systemColumns.seq, ...fieldIds.map((id) => quoteIdent(id))].join(', ');
+  const from = ['id', 'ord', ...stagingColumns(fieldIds.length)].join(', ');
+  await tx.$executeRawUnsafe(
+    `INSERT INTO ${table} (${into}) OVERRIDING SYSTEM VALUE SELECT ${from} FROM ${stagingTable(run.attempt)}`,
+  );
+  await tx.$queryRawUnsafe(
+    `SELECT setval(pg_get_serial_sequence($1, '${systemColumns.seq}'), max(${systemColumns.seq})) FROM ${table}`,
+    table,
+  );
+}
+
+/** One record.created per batch of ids, appended in SQL: the ids never come through the worker. */
+async function appendRecordEvents(tx: Tx, run: Run, target: Target): Promise<void> {
   const events = await tx.$queryRawUnsafe<{ id: string }[]>(
     `INSERT INTO outbox_events (${outboxInsertColumns.join(', ')})
      SELECT gen_random_uuid(), $1::uuid, $2, 'record.created', 'import',
             json_build_object('tableId', $2::text, 'recordIds', json_agg(id ORDER BY ord))
-       FROM ${staging} GROUP BY (ord - 1) / ${EVENT_BATCH} ORDER BY min(ord)
+       FROM ${stagingTable(run.attempt)} GROUP BY (ord - 1) / ${EVENT_BATCH} ORDER BY min(ord)
      RETURNING id::text`,
     target.databaseId,
     target.id,

@@ -40,9 +40,18 @@ export function dropDatabaseSchema(schemaName: string): string[] {
 }
 
 export function createTable(table: PhysicalTable, fields: readonly PhysicalField[]): string[] {
+  return [...createTableWithoutIndexes(table, fields), ...createTableIndexes(table)];
+}
+
+/**
+ * A new table without its indexes. A table filled in the transaction that creates it (an import)
+ * gets its rows first and its indexes after (createTableIndexes): one build instead of an index
+ * update per row, several times faster for a big file.
+ */
+export function createTableWithoutIndexes(table: PhysicalTable, fields: readonly PhysicalField[]): string[] {
   const ref = qualifiedTable(table.schemaName, table.id);
   const columns = [
-    `${systemColumns.id} uuid PRIMARY KEY DEFAULT gen_random_uuid()`,
+    `${systemColumns.id} uuid NOT NULL DEFAULT gen_random_uuid()`,
     `${systemColumns.seq} bigint GENERATED ALWAYS AS IDENTITY`,
     `${systemColumns.createdAt} timestamptz NOT NULL DEFAULT now()`,
     `${systemColumns.updatedAt} timestamptz NOT NULL DEFAULT now()`,
@@ -52,9 +61,6 @@ export function createTable(table: PhysicalTable, fields: readonly PhysicalField
   }
   const statements = [
     `CREATE TABLE ${ref} (${columns.join(', ')})`,
-    `CREATE UNIQUE INDEX ${quoteIdent(`${table.id}_seq`)} ON ${ref} (${systemColumns.seq})`,
-    // The default order of every listing: createdAt ascending, insertion order breaking ties.
-    `CREATE INDEX ${quoteIdent(`${table.id}_created`)} ON ${ref} (${systemColumns.createdAt}, ${systemColumns.seq})`,
     ...commentOnTable(table),
     ...rowCountTriggers(table),
   ];
@@ -62,6 +68,17 @@ export function createTable(table: PhysicalTable, fields: readonly PhysicalField
     if (hasColumn(field.type)) statements.push(...commentOnField(table, field));
   }
   return statements;
+}
+
+/** The indexes every table has; the primary key is the one link tables reference. */
+export function createTableIndexes(table: PhysicalTable): string[] {
+  const ref = qualifiedTable(table.schemaName, table.id);
+  return [
+    `ALTER TABLE ${ref} ADD PRIMARY KEY (${systemColumns.id})`,
+    `CREATE UNIQUE INDEX ${quoteIdent(`${table.id}_seq`)} ON ${ref} (${systemColumns.seq})`,
+    // The default order of every listing: createdAt ascending, insertion order breaking ties.
+    `CREATE INDEX ${quoteIdent(`${table.id}_created`)} ON ${ref} (${systemColumns.createdAt}, ${systemColumns.seq})`,
+  ];
 }
 
 /**
