@@ -205,6 +205,92 @@ describe('a CSV into a new table', () => {
   });
 });
 
+describe('a new table read once, its rows staged as the types look so far', () => {
+  async function fieldsOf(tableId: string) {
+    const table = await h.api
+      .get(url(`/tables/${tableId}`))
+      .set('Authorization', auth)
+      .expect(200);
+    return Object.fromEntries(
+      table.body.fields.map((field: { name: string; type: string }) => [field.name, field.type]),
+    );
+  }
+
+  it('a column that stops looking like numbers late keeps every text as written', async () => {
+    const rows = Array.from(
+      { length: 3000 },
+      (_, index) => `r${index},${index}.50,${index % 2 ? 'yes' : 'no'}`,
+    );
+    rows.push('last,n/a,maybe');
+    const s3Key = await f.upload('late.csv', ['Label,Amount,Flag', ...rows].join('\n'));
+    const status = await importFile({ s3Key, tableName: 'Late change' });
+    expect(status).toMatchObject({ status: 'succeeded', rowsImported: 3001, rowsTotal: 3001, errors: [] });
+    expect(await fieldsOf(status.tableId)).toEqual({
+      Label: 'single_line_text',
+      Amount: 'single_line_text',
+      Flag: 'single_line_text',
+    });
+    const records = await listAll(status.tableId);
+    expect(records.slice(0, 2).map((record) => record.fields)).toEqual([
+      { Label: 'r0', Amount: '0.50', Flag: 'no' },
+      { Label: 'r1', Amount: '1.50', Flag: 'yes' },
+    ]);
+  });
+
+  it('emails that turn into text, a late line break, and a checkbox empty at first keep their values', async () => {
+    const csv = [
+      'Contact,Note,Done',
+      'a@example.com,first,',
+      ' b@example.com ,second,',
+      'call Bob,"two',
+      'lines",yes',
+      ',,no',
+    ].join('\n');
+    const s3Key = await f.upload('drift.csv', csv);
+    const status = await importFile({ s3Key, tableName: 'Drift' });
+    expect(status).toMatchObject({ status: 'succeeded', rowsImported: 4, errors: [] });
+    expect(await fieldsOf(status.tableId)).toEqual({
+      Contact: 'single_line_text',
+      Note: 'long_text',
+      Done: 'checkbox',
+    });
+    expect((await listAll(status.tableId)).map((record) => record.fields)).toEqual([
+      { Contact: 'a@example.com', Note: 'first', Done: false },
+      { Contact: ' b@example.com ', Note: 'second', Done: false },
+      { Contact: 'call Bob', Note: 'two\nlines', Done: true },
+      { Contact: null, Note: null, Done: false },
+    ]);
+  });
+
+  it('date-times keep the milliseconds a written value keeps, whatever their zone', async () => {
+    const csv = [
+      'At',
+      '2024-03-05T12:34:56.123456Z',
+      '2024-03-05 12:34:56.9999+02:00',
+      '2024-03-05T12:34',
+    ].join('\n');
+    const s3Key = await f.upload('instants.csv', csv);
+    const status = await importFile({ s3Key, tableName: 'Instants' });
+    expect(status.status).toBe('succeeded');
+    expect((await listAll(status.tableId)).map((record) => record.fields.At)).toEqual([
+      '2024-03-05T12:34:56.123Z',
+      '2024-03-05T10:34:56.999Z',
+      '2024-03-05T12:34:00.000Z',
+    ]);
+  });
+
+  it('a row wider than the first adds a column, empty in the rows before it', async () => {
+    const s3Key = await f.upload('ragged.csv', 'a,1\nb,2,extra\nc,3\n');
+    const status = await importFile({ s3Key, firstRowIsHeader: false, tableName: 'Ragged' });
+    expect(status).toMatchObject({ status: 'succeeded', rowsImported: 3 });
+    expect((await listAll(status.tableId)).map((record) => record.fields)).toEqual([
+      { 'Column 1': 'a', 'Column 2': 1, 'Column 3': null },
+      { 'Column 1': 'b', 'Column 2': 2, 'Column 3': 'extra' },
+      { 'Column 1': 'c', 'Column 2': 3, 'Column 3': null },
+    ]);
+  });
+});
+
 describe('into an existing table', () => {
   it('matches columns to fields by header name, any case, and lists the others', async () => {
     const book = await xlsx({

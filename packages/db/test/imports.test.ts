@@ -1,4 +1,11 @@
-import { ColumnInference, importCell } from '../src/field-types';
+import {
+  ColumnInference,
+  fieldTypeModule,
+  INFERRED_TYPES,
+  importCell,
+  inferredCell,
+  sameImportedValue,
+} from '../src/field-types';
 import { copyLine } from '../src/physical';
 
 /** Imported text as field values (field-types/imports.ts) and as COPY lines (physical/copy.ts). */
@@ -53,6 +60,91 @@ describe('cells', () => {
       message: expect.stringMatching(/between 0 and 5/),
     });
     expect(importCell('linked_record', { tableId: 't' }, 'x').ok).toBe(false);
+  });
+});
+
+describe('cells of a column typed by inference', () => {
+  const samples = [
+    '0',
+    '-12.50',
+    ' 7 ',
+    '1e3',
+    '.5',
+    'yes',
+    'N',
+    '✓',
+    'checked',
+    '2024-02-29',
+    ' 2023-12-31 ',
+    '2024-03-05T12:34:56Z',
+    '2024-03-05 12:34',
+    '2024-03-05T12:34:56.123456789+05:30',
+    '2024-03-05t01:02:03.4z',
+    '2024-02-29T24:00:00Z',
+    'a@example.com',
+    'https://example.com/x?y',
+    'plain',
+    ' spaced ',
+    'two\nlines',
+    '',
+  ];
+
+  it('read as the inferred type give what importCell gives, for every text the inference takes', () => {
+    let compared = 0;
+    for (const type of INFERRED_TYPES) {
+      for (const text of samples) {
+        const inference = new ColumnInference();
+        inference.observe(text);
+        if (text !== '' && inference.current() !== type) continue;
+        expect([type, text, inferredCell(type, {}, text)]).toEqual([type, text, importCell(type, {}, text)]);
+        compared += 1;
+      }
+    }
+    expect(compared).toBeGreaterThan(INFERRED_TYPES.length + 15);
+  });
+
+  it('keep their value from one type to another only among the types valued as their text', () => {
+    expect(sameImportedValue('email', 'single_line_text')).toBe(true);
+    expect(sameImportedValue('url', 'long_text')).toBe(true);
+    expect(sameImportedValue('single_line_text', 'long_text')).toBe(true);
+    expect(sameImportedValue('number', 'single_line_text')).toBe(false);
+    expect(sameImportedValue('date', 'long_text')).toBe(false);
+    expect(sameImportedValue('checkbox', 'checkbox')).toBe(true);
+  });
+});
+
+describe('date-times in their ISO form', () => {
+  const fail = (message: string): never => {
+    throw new Error(message);
+  };
+  /** What the date-time type stores: the instant Date reads, in ISO form, years 1 to 9999. */
+  const reference = (text: string): string | null => {
+    const time = Date.parse(text);
+    if (Number.isNaN(time)) return null;
+    const iso = new Date(time).toISOString();
+    return /^\d{4}-/.test(iso) && !iso.startsWith('0000') ? iso : null;
+  };
+  const stored = (text: string): string | null => {
+    try {
+      return fieldTypeModule('datetime').coerce(text, { template: {}, raw: text, fail }) as string;
+    } catch {
+      return null;
+    }
+  };
+
+  it('are what Date makes of them, in range or out (months, days past 28, hour 24, year 0)', () => {
+    let seed = 20261124;
+    const random = (below: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % below;
+    };
+    const two = (n: number) => String(n).padStart(2, '0');
+    for (let round = 0; round < 20_000; round += 1) {
+      const year = [0, 1, 1970, 2024, 9999][random(5)] as number;
+      const fraction = ['', '.1', '.12', '.123', '.1234'][random(5)] as string;
+      const text = `${String(year).padStart(4, '0')}-${two(random(14))}-${two(random(33))}T${two(random(26))}:${two(random(61))}:${two(random(61))}${fraction}Z`;
+      expect([text, stored(text)]).toEqual([text, reference(text)]);
+    }
   });
 });
 

@@ -16,6 +16,13 @@ export class CellErrors {
     this.rowsSkipped += 1;
   }
 
+  /** Forgets every error: the rows are read again. */
+  clear(): void {
+    this.listed.length = 0;
+    this.unlisted = 0;
+    this.rowsSkipped = 0;
+  }
+
   list(): ImportRowError[] {
     if (this.unlisted === 0) return this.listed;
     const more = `${this.unlisted.toLocaleString('en-US')} more cells did not fit their fields`;

@@ -1,9 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import type { FieldType } from '@recordbase/contracts/fields';
+import { type FieldType, fieldTypeContracts } from '@recordbase/contracts/fields';
 import type { TableInput } from '@recordbase/contracts/schema';
 import { type Db, databaseErrorOf, newRecordId, outboxInsertColumns, type Tx } from '@recordbase/db';
-import { type CellOutcome, ColumnInference, fieldTypeModule, importCell } from '@recordbase/db/field-types';
-import { copyLine, qualifiedTable, quoteIdent, systemColumns } from '@recordbase/db/physical';
+import {
+  ColumnInference,
+  fieldTypeModule,
+  type InferredType,
+  importCell,
+  inferredCell,
+  sameImportedValue,
+} from '@recordbase/db/field-types';
+import {
+  copyLine,
+  copyValue,
+  qualifiedTable,
+  quoteIdent,
+  quoteLiteral,
+  systemColumns,
+} from '@recordbase/db/physical';
 import { serviceOn } from '@recordbase/server-kit/auth';
 import { AppError } from '@recordbase/server-kit/errors';
 import type { Logger } from '@recordbase/server-kit/logger';
@@ -28,9 +42,10 @@ import {
 import { copyIntoStaging, createStaging, dropStaging, stagingColumns, stagingTable } from './staging';
 
 /**
- * One import, start to end. The file is read as it streams from storage: for a new table once to
- * infer each column's type from every value, then again to copy; for an existing table once.
- * Rows go by COPY into a staging table of the run; one transaction then creates the table (or
+ * One import, start to end. The file is read once as it streams from storage: for a new table,
+ * each column's type is inferred from every value while the rows are staged as the types look so
+ * far (read again only when a column's type changed its values on the way); for an existing
+ * table, the rows are checked against its fields. Rows go by COPY into a staging table of the run; one transaction then creates the table (or
  * checks the existing one), moves the rows in, appends the events and marks the import
  * succeeded, and only while this run still holds the import: a cancel or a newer run means
  * nothing is written.
@@ -67,11 +82,7 @@ interface PlannedColumn {
   type: FieldType;
   template: unknown;
   fieldId?: string;
-  /**
-   * Every value of the column passed importCell in the first pass (a new table's inferred type
-   * other than text, whose storability importCell checks as the rows are copied): its value is
-   * its type's reading of the text again, without checking it twice.
-   */
+  /** A new table's column, whose type its inference gave: its cells are read with inferredCell. */
   inferred?: boolean;
 }
 
@@ -161,49 +172,32 @@ function progressReporter(ctx: ImportContext, run: Run) {
 }
 
 async function intoNewTable(ctx: ImportContext, run: Run, open: OpenRows, errors: CellErrors): Promise<void> {
-  const progress = progressReporter(ctx, run);
-  // First pass: the header, the width, and each column's type from every value.
-  let header: string[] | null = null;
-  let width = 0;
-  let rowsTotal = 0;
-  const inferences: ColumnInference[] = [];
-  let first = true;
-  for await (const row of await open()) {
-    width = Math.max(width, row.cells.length);
-    if (first && run.firstRowIsHeader) {
-      header = row.cells;
-      first = false;
-      continue;
-    }
-    first = false;
-    rowsTotal += 1;
-    for (let index = 0; index < row.cells.length; index += 1) {
-      let inference = inferences[index];
-      if (!inference) {
-        inference = new ColumnInference();
-        inferences[index] = inference;
-      }
-      inference.observe(row.cells[index] as string);
-    }
-    await progress.every(rowsTotal, 0);
-  }
+  const first = await readAndStage(ctx, run, open, errors);
+  const { rowsTotal, width, header } = first;
   if (width === 0) throw new ImportFileError('the file has no columns', null);
-  await progress.report(0, rowsTotal);
   const names = newFieldNames(header, width);
   const columns: PlannedColumn[] = names.map((label, index) => {
-    const inferred = (inferences[index] ?? new ColumnInference()).result();
-    const text = inferred.type === 'single_line_text' || inferred.type === 'long_text';
-    return { index, label, type: inferred.type, template: inferred.template, inferred: !text };
+    const inferred = (first.inferences[index] ?? new ColumnInference()).result();
+    return { index, label, type: inferred.type, template: inferred.template, inferred: true };
   });
   // The first field names each record: a type that cannot keep its values as text.
   const primary = columns[0] as PlannedColumn;
   if (fieldTypeModule(primary.type).primary === false) {
     primary.type = 'long_text';
     primary.template = {};
-    primary.inferred = false;
+  }
+  let imported = first.staged;
+  // The rows were staged as each column's type looked then: when one turned out otherwise, they
+  // are read again as the final types.
+  if (!first.staging.fits(columns)) {
+    await dropStaging(ctx.db.pool, run.attempt);
+    errors.clear();
+    await progressReporter(ctx, run).report(0, rowsTotal);
+    imported = await copyRows(ctx, run, open, columns, errors, progressReporter(ctx, run), rowsTotal);
+  } else {
+    await progressReporter(ctx, run).report(imported, rowsTotal);
   }
 
-  const imported = await copyRows(ctx, run, open, columns, errors, progressReporter(ctx, run), rowsTotal);
   const input: TableInput = {
     name: run.tableName ?? 'Imported',
     fields: columns.map((column) => ({
@@ -236,7 +230,7 @@ async function intoNewTable(ctx: ImportContext, run: Run, open: OpenRows, errors
           tx,
           run,
           target,
-          fields.map((field) => field.id),
+          columns.map((column, index) => ({ ...column, fieldId: fields[index]?.id as string })),
         );
       },
     );
@@ -252,6 +246,168 @@ async function intoNewTable(ctx: ImportContext, run: Run, open: OpenRows, errors
     });
     await finish(tx, run, { tableId: table.id, rowsImported: imported, rowsTotal, errors, skipped: [] });
   });
+}
+
+/**
+ * What a new table's rows were staged as, column by column: each cell converted for the type its
+ * column's inference held when the cell was read. The staged rows stand when every column's final
+ * type gives its cells the same values; a row wider than the first stops the staging.
+ */
+class StagedTypes {
+  private readonly converted: (FieldType | null)[];
+  private stopped = false;
+
+  constructor(readonly width: number) {
+    this.converted = new Array(width).fill(null);
+  }
+
+  get active(): boolean {
+    return !this.stopped;
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** Notes that column `index` converts as `type` now; false (and stops) when it converted otherwise before. */
+  convertAs(index: number, type: FieldType): boolean {
+    const before = this.converted[index];
+    if (before === null || before === undefined) this.converted[index] = type;
+    else if (!sameImportedValue(before, type)) this.stop();
+    return !this.stopped;
+  }
+
+  fits(columns: readonly PlannedColumn[]): boolean {
+    if (this.stopped || columns.length !== this.width) return false;
+    return columns.every((column, index) => {
+      const converted = this.converted[index];
+      return converted === null || converted === undefined || sameImportedValue(converted, column.type);
+    });
+  }
+}
+
+interface FirstPass {
+  header: string[] | null;
+  width: number;
+  rowsTotal: number;
+  inferences: ColumnInference[];
+  staging: StagedTypes;
+  staged: number;
+}
+
+/**
+ * The one read of a file into a new table: each column's type from every value, and the rows
+ * staged meanwhile as the types look so far, which is what they stay for most files.
+ */
+async function readAndStage(
+  ctx: ImportContext,
+  run: Run,
+  open: OpenRows,
+  errors: CellErrors,
+): Promise<FirstPass> {
+  const reporter = progressReporter(ctx, run);
+  const rows = (await open())[Symbol.asyncIterator]();
+  const firstRow = await rows.next();
+  const pass: FirstPass = {
+    header: null,
+    width: 0,
+    rowsTotal: 0,
+    inferences: [],
+    staging: new StagedTypes(0),
+    staged: 0,
+  };
+  if (firstRow.done) {
+    await rows.return?.();
+    return pass;
+  }
+  pass.header = run.firstRowIsHeader ? firstRow.value.cells : null;
+  pass.width = firstRow.value.cells.length;
+  const staging = new StagedTypes(pass.width);
+  pass.staging = staging;
+  const labels = newFieldNames(pass.header, pass.width);
+  const templates = new Map<FieldType, unknown>();
+  const templateOf = (type: InferredType) => {
+    let template = templates.get(type);
+    if (template === undefined) {
+      template = fieldTypeContracts[type].template.parse({});
+      templates.set(type, template);
+    }
+    return template;
+  };
+  const inferences = pass.inferences;
+  const values: unknown[] = new Array(pass.width + 1);
+
+  /** Infers from the row and, while the staging holds, returns its COPY line ('' when skipped). */
+  const take = (row: ImportRow): string => {
+    pass.rowsTotal += 1;
+    const cells = row.cells;
+    if (cells.length > pass.width) {
+      pass.width = cells.length;
+      staging.stop();
+    }
+    for (let index = 0; index < cells.length; index += 1) {
+      let inference = inferences[index];
+      if (!inference) {
+        inference = new ColumnInference();
+        inferences[index] = inference;
+      }
+      inference.observe(cells[index] as string);
+    }
+    if (!staging.active) return '';
+    values[0] = newRecordId();
+    let fits = true;
+    for (let index = 0; index < staging.width; index += 1) {
+      const text = cells[index] ?? '';
+      if (text === '') {
+        values[index + 1] = null;
+        continue;
+      }
+      const type = (inferences[index] as ColumnInference).current() as InferredType;
+      if (!staging.convertAs(index, type)) return '';
+      const outcome = inferredCell(type, templateOf(type), text);
+      if (outcome.ok) values[index + 1] = outcome.value;
+      else {
+        fits = false;
+        errors.add(row.row, labels[index] as string, outcome.message);
+      }
+    }
+    if (!fits) {
+      errors.skipRow();
+      return '';
+    }
+    pass.staged += 1;
+    return copyLine(values);
+  };
+
+  async function* lines(): AsyncGenerator<string> {
+    let chunk = '';
+    let inChunk = 0;
+    if (!run.firstRowIsHeader) chunk += take(firstRow.value as ImportRow);
+    for (;;) {
+      const next = await rows.next();
+      if (next.done) break;
+      const line = take(next.value);
+      if (line !== '') {
+        chunk += line;
+        inChunk += 1;
+        if (inChunk >= LINES_PER_CHUNK) {
+          yield chunk;
+          chunk = '';
+          inChunk = 0;
+        }
+      }
+      await reporter.every(pass.rowsTotal, staging.active ? pass.staged : 0);
+    }
+    if (chunk.length > 0) yield chunk;
+  }
+
+  await createStaging(ctx.db.pool, run.attempt, pass.width);
+  try {
+    await copyIntoStaging(ctx.db.pool, run.attempt, pass.width, lines());
+  } finally {
+    await rows.return?.();
+  }
+  return pass;
 }
 
 async function intoExistingTable(
@@ -312,12 +468,7 @@ async function intoExistingTable(
         );
       }
       const target = { databaseId: database.id, id: table.id, schemaName: database.schemaName };
-      await moveRows(
-        tx,
-        run,
-        target,
-        columns.map((column) => column.fieldId as string),
-      );
+      await moveRows(tx, run, target, columns);
       await finish(tx, run, {
         tableId: table.id,
         rowsImported: imported,
@@ -339,11 +490,7 @@ async function copyRows(
   progress: ReturnType<typeof progressReporter>,
   rowsTotal: number | null,
 ): Promise<number> {
-  await createStaging(
-    ctx.db.pool,
-    run.attempt,
-    columns.map((column) => fieldTypeModule(column.type).column?.sqlType ?? 'text'),
-  );
+  await createStaging(ctx.db.pool, run.attempt, columns.length);
   let imported = 0;
   let read = 0;
   const rows = await open();
@@ -365,7 +512,7 @@ async function copyRows(
         const column = columns[index] as PlannedColumn;
         const text = row.cells[column.index] ?? '';
         const outcome = column.inferred
-          ? inferredCell(column, text)
+          ? inferredCell(column.type, column.template, text)
           : importCell(column.type, column.template, text);
         if (outcome.ok) values[index + 1] = outcome.value;
         else {
@@ -394,23 +541,32 @@ async function copyRows(
   return imported;
 }
 
-/** A cell of a column whose every value importCell took in the first pass. */
-function inferredCell(column: PlannedColumn, text: string): CellOutcome {
-  const module = fieldTypeModule(column.type);
-  if (text === '') return importCell(column.type, column.template, text);
-  return { ok: true, value: module.fromText?.(text) };
-}
-
 interface Target {
   databaseId: string;
   id: string;
   schemaName: string;
 }
 
+/**
+ * The staged columns as the target's values: each column's COPY text read as its type, an empty
+ * cell staged before the column's type was known given the type's empty value (false for a
+ * checkbox).
+ */
+function stagedValues(columns: readonly PlannedColumn[]): string[] {
+  return columns.map((column, index) => {
+    const sqlType = fieldTypeModule(column.type).column?.sqlType ?? 'text';
+    const value = `${stagingColumns(columns.length)[index]}::${sqlType}`;
+    const empty = importCell(column.type, column.template, '');
+    return empty.ok && empty.value !== null
+      ? `COALESCE(${value}, ${quoteLiteral(copyValue(empty.value))}::${sqlType})`
+      : value;
+  });
+}
+
 /** The staged rows into an existing table, in the file's order, and their events. */
-async function moveRows(tx: Tx, run: Run, target: Target, fieldIds: readonly string[]): Promise<void> {
-  const into = ['id', ...fieldIds.map((id) => quoteIdent(id))].join(', ');
-  const from = ['id', ...stagingColumns(fieldIds.length)].join(', ');
+async function moveRows(tx: Tx, run: Run, target: Target, columns: readonly PlannedColumn[]): Promise<void> {
+  const into = ['id', ...columns.map((column) => quoteIdent(column.fieldId as string))].join(', ');
+  const from = ['id', ...stagedValues(columns)].join(', ');
   await tx.$executeRawUnsafe(
     `INSERT INTO ${qualifiedTable(target.schemaName, target.id)} (${into}) SELECT ${from} FROM ${stagingTable(run.attempt)} ORDER BY ord`,
   );
@@ -421,10 +577,14 @@ async function moveRows(tx: Tx, run: Run, target: Target, fieldIds: readonly str
  * The staged rows into a table made by this import, its insertion order (`seq`) the file's: the
  * staging table's own numbering, so no sort is needed; the table's sequence then follows on.
  */
-async function insertIntoNewTable(tx: Tx, run: Run, target: Target, fieldIds: readonly string[]) {
+async function insertIntoNewTable(tx: Tx, run: Run, target: Target, columns: readonly PlannedColumn[]) {
   const table = qualifiedTable(target.schemaName, target.id);
-  const into = [systemColumns.id, systemColumns.seq, ...fieldIds.map((id) => quoteIdent(id))].join(', ');
-  const from = ['id', 'ord', ...stagingColumns(fieldIds.length)].join(', ');
+  const into = [
+    systemColumns.id,
+    systemColumns.seq,
+    ...columns.map((column) => quoteIdent(column.fieldId as string)),
+  ].join(', ');
+  const from = ['id', 'ord', ...stagedValues(columns)].join(', ');
   await tx.$executeRawUnsafe(
     `INSERT INTO ${table} (${into}) OVERRIDING SYSTEM VALUE SELECT ${from} FROM ${stagingTable(run.attempt)}`,
   );

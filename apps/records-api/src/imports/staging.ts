@@ -5,9 +5,11 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 
 /**
- * An import's rows on their way: an unlogged table in the import_staging schema, typed as the
- * target's columns, filled by COPY as the file streams, emptied into the target in the import's
- * one transaction, dropped afterwards. A run that died leaves its table to the next run's sweep.
+ * An import's rows on their way: an unlogged table in the import_staging schema, filled by COPY
+ * as the file streams, emptied into the target in the import's one transaction, dropped
+ * afterwards. A run that died leaves its table to the next run's sweep. Its columns are text, the
+ * values' COPY text, read as the target's types by the move (the same input functions COPY into
+ * the typed columns would use): a new table's types are known only at the end of the file.
  */
 
 export const STAGING_SCHEMA = 'import_staging';
@@ -19,12 +21,8 @@ export function stagingTable(attempt: string): string {
 }
 
 /** `ord` keeps the file's order; `c0`, `c1`… hold the target's columns in the order given. */
-export async function createStaging(
-  pool: pg.Pool,
-  attempt: string,
-  sqlTypes: readonly string[],
-): Promise<void> {
-  const columns = sqlTypes.map((type, index) => `c${index} ${type}`);
+export async function createStaging(pool: pg.Pool, attempt: string, columnCount: number): Promise<void> {
+  const columns = stagingColumns(columnCount).map((column) => `${column} text`);
   await pool.query(
     `CREATE UNLOGGED TABLE ${stagingTable(attempt)} (ord bigint GENERATED ALWAYS AS IDENTITY, id uuid NOT NULL${columns.map((column) => `, ${column}`).join('')})`,
   );

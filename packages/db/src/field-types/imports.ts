@@ -11,6 +11,11 @@ export type CellOutcome = { ok: true; value: unknown } | { ok: false; message: s
 
 class CellRefused extends Error {}
 
+/** Made once: a closure made per cell costs more than the check itself under tsx (keepNames). */
+const refuseCell = (message: string): never => {
+  throw new CellRefused(message);
+};
+
 const MAX_QUOTED = 60;
 const quoted = (text: string) =>
   JSON.stringify(text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}…` : text);
@@ -27,10 +32,7 @@ export function importCell(type: FieldType, template: unknown, text: string): Ce
     return { ok: false, message: `${quoted(text)} ${reason ?? 'is refused'}` };
   }
   try {
-    const fail = (message: string): never => {
-      throw new CellRefused(message);
-    };
-    return { ok: true, value: module.coerce(parsed.data, { template, raw: text, fail }) };
+    return { ok: true, value: module.coerce(parsed.data, { template, raw: text, fail: refuseCell }) };
   } catch (error) {
     if (error instanceof CellRefused) return { ok: false, message: `${quoted(text)}: ${error.message}` };
     throw error;
@@ -49,6 +51,38 @@ export const INFERRED_TYPES = [
   'long_text',
 ] as const satisfies readonly FieldType[];
 export type InferredType = (typeof INFERRED_TYPES)[number];
+
+/** The inferred types that take any text on sight; whether it is storable is left to importCell. */
+const TAKEN_ON_SIGHT: ReadonlySet<FieldType> = new Set(['single_line_text', 'long_text']);
+/** The inferred types whose value is the cell's text itself, as it is. */
+const VALUED_AS_TEXT: ReadonlySet<FieldType> = new Set(['email', 'url', 'single_line_text', 'long_text']);
+
+/**
+ * Whether a cell's value as `converted` is its value as `final` too: the same type, or two whose
+ * value is the text itself (a column read as email that turns out to be text keeps its values).
+ */
+export function sameImportedValue(converted: FieldType, final: FieldType): boolean {
+  return converted === final || (VALUED_AS_TEXT.has(converted) && VALUED_AS_TEXT.has(final));
+}
+
+/**
+ * A cell's value for the type its column's inference holds: the inference took the text with
+ * importCell already, so only the conversion is left, except for the text types, which take any
+ * text on sight and still check that it is storable.
+ */
+export function inferredCell(type: FieldType, template: unknown, text: string): CellOutcome {
+  if (text === '' || TAKEN_ON_SIGHT.has(type)) return importCell(type, template, text);
+  const module = fieldTypeModule(type);
+  try {
+    return {
+      ok: true,
+      value: module.coerce(module.fromText?.(text), { template, raw: text, fail: refuseCell }),
+    };
+  } catch (error) {
+    if (error instanceof CellRefused) return { ok: false, message: `${quoted(text)}: ${error.message}` };
+    throw error;
+  }
+}
 
 const MAX_DECIMAL_PLACES = 10;
 const MAX_REMEMBERED_VALUES = 4096;
@@ -125,6 +159,11 @@ export class ColumnInference {
     possible.length = kept;
     if (answers && !remembered) this.rememberAnswers(text, answers);
     if (possible[0] === 'number') this.decimals = Math.max(this.decimals, decimalPlaces(text));
+  }
+
+  /** The type the column would get now; null before its first value. */
+  current(): InferredType | null {
+    return this.seen ? (this.possible[0] ?? 'long_text') : null;
   }
 
   result(): { type: InferredType; template: Record<string, unknown> } {
