@@ -14,6 +14,7 @@ import {
   readXlsx,
   type XlsxOptions,
 } from '../src/imports/readers';
+import { isoText } from '../src/imports/readers/xlsx/cell-text';
 import { type ZipEntry, zip } from './zip-fixture';
 
 const MiB = 1024 * 1024;
@@ -160,6 +161,39 @@ describe('readXlsx: values', () => {
       'the Excel workbook is damaged: row 2, column 1 refers to a shared string it lacks',
     );
     expect(error.row).toBe(2);
+  });
+});
+
+describe('date cells as ISO text', () => {
+  const expected = (ms: number) => {
+    const iso = new Date(ms).toISOString();
+    return ms % 86_400_000 === 0 ? iso.slice(0, 10) : iso;
+  };
+
+  it('are what Date writes, day alone at midnight, over years 0 to 9999', () => {
+    const first = Date.parse('0000-01-01T00:00:00.000Z');
+    const last = Date.parse('9999-12-31T23:59:59.999Z');
+    const edges = [
+      first,
+      last,
+      0,
+      -1,
+      86_400_000,
+      Date.parse('2024-02-29T00:00:00Z'),
+      Date.parse('1900-03-01T12:00:00Z'),
+    ];
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const samples = [
+      ...edges,
+      ...Array.from({ length: 20_000 }, () => first + Math.floor(random() * (last - first))),
+      // Whole days, as most date cells are.
+      ...Array.from({ length: 5_000 }, () => Math.floor(random() * 3_000_000 - 700_000) * 86_400_000),
+    ].filter((ms) => ms >= first && ms <= last);
+    for (const ms of samples) expect([ms, isoText(ms)]).toEqual([ms, expected(ms)]);
   });
 });
 

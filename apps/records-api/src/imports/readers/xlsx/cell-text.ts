@@ -60,6 +60,37 @@ export function booleanText(raw: string): string {
 
 function dateText(ms: number): string | null {
   if (!Number.isFinite(ms) || ms < FIRST_DATE_MS || ms > LAST_DATE_MS) return null;
-  const iso = new Date(ms).toISOString();
-  return ms % MS_PER_DAY === 0 ? iso.slice(0, 10) : iso;
+  return isoText(ms);
+}
+
+const pad = (value: number, width: number) => String(value).padStart(width, '0');
+
+/**
+ * `new Date(ms).toISOString()` for whole milliseconds in years 0 to 9999, the day alone when the
+ * time is midnight: arithmetic on the proleptic Gregorian calendar (days to civil date, after
+ * Howard Hinnant's algorithm), a few times faster than a Date per cell of a big sheet.
+ */
+export function isoText(ms: number): string {
+  const days = Math.floor(ms / MS_PER_DAY);
+  const time = ms - days * MS_PER_DAY;
+  // Days since 0000-03-01, counted in 400-year eras of 146,097 days.
+  const shifted = days + 719_468;
+  const era = Math.floor(shifted / 146_097);
+  const dayOfEra = shifted - era * 146_097;
+  const yearOfEra = Math.floor(
+    (dayOfEra -
+      Math.floor(dayOfEra / 1460) +
+      Math.floor(dayOfEra / 36_524) -
+      Math.floor(dayOfEra / 146_096)) /
+      365,
+  );
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const monthFromMarch = Math.floor((5 * dayOfYear + 2) / 153);
+  const day = dayOfYear - Math.floor((153 * monthFromMarch + 2) / 5) + 1;
+  const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9;
+  const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
+  const date = `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
+  if (time === 0) return date;
+  const seconds = Math.floor(time / 1000);
+  return `${date}T${pad(Math.floor(seconds / 3600), 2)}:${pad(Math.floor(seconds / 60) % 60, 2)}:${pad(seconds % 60, 2)}.${pad(time % 1000, 3)}Z`;
 }
