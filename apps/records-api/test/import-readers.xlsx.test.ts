@@ -15,6 +15,7 @@ import {
   type XlsxOptions,
 } from '../src/imports/readers';
 import { isoText } from '../src/imports/readers/xlsx/cell-text';
+import { SharedStrings, TooLongString } from '../src/imports/readers/xlsx/shared-strings';
 import { type ZipEntry, zip } from './zip-fixture';
 
 const MiB = 1024 * 1024;
@@ -161,6 +162,34 @@ describe('readXlsx: values', () => {
       'the Excel workbook is damaged: row 2, column 1 refers to a shared string it lacks',
     );
     expect(error.row).toBe(2);
+  });
+});
+
+describe('shared strings, packed', () => {
+  it('give back every string as added, across blocks, in any script, and nothing past the end', () => {
+    const strings = new SharedStrings();
+    const added: (string | TooLongString)[] = [];
+    for (let index = 0; index < 60_000; index += 1) {
+      const text =
+        index % 1000 === 7
+          ? new TooLongString(200_000 + index)
+          : index % 3 === 0
+            ? `naïve ${index} 日本語 😀 `.repeat(index % 11)
+            : `plain ${index}`;
+      strings.add(text);
+      added.push(text);
+    }
+    // A string of 250 KB of UTF-8 after others: it goes into a block of its own room.
+    const big = 'é'.repeat(125_000);
+    strings.add(big);
+    added.push(big);
+    expect(strings.size).toBe(added.length);
+    added.forEach((text, index) => {
+      expect(strings.get(index)).toEqual(text);
+    });
+    expect(strings.get(added.length)).toBeUndefined();
+    expect(strings.get(-1)).toBeUndefined();
+    expect(strings.get(1.5)).toBeUndefined();
   });
 });
 

@@ -225,12 +225,12 @@ describe('a new table read once, its rows staged as the types look so far', () =
     const s3Key = await f.upload('late.csv', ['Label,Amount,Flag', ...rows].join('\n'));
     const status = await importFile({ s3Key, tableName: 'Late change' });
     expect(status).toMatchObject({ status: 'succeeded', rowsImported: 3001, rowsTotal: 3001, errors: [] });
-    expect(await fieldsOf(status.tableId)).toEqual({
+    expect(await fieldsOf(status.tableId as string)).toEqual({
       Label: 'single_line_text',
       Amount: 'single_line_text',
       Flag: 'single_line_text',
     });
-    const records = await listAll(status.tableId);
+    const records = await listAll(status.tableId as string);
     expect(records.slice(0, 2).map((record) => record.fields)).toEqual([
       { Label: 'r0', Amount: '0.50', Flag: 'no' },
       { Label: 'r1', Amount: '1.50', Flag: 'yes' },
@@ -249,12 +249,12 @@ describe('a new table read once, its rows staged as the types look so far', () =
     const s3Key = await f.upload('drift.csv', csv);
     const status = await importFile({ s3Key, tableName: 'Drift' });
     expect(status).toMatchObject({ status: 'succeeded', rowsImported: 4, errors: [] });
-    expect(await fieldsOf(status.tableId)).toEqual({
+    expect(await fieldsOf(status.tableId as string)).toEqual({
       Contact: 'single_line_text',
       Note: 'long_text',
       Done: 'checkbox',
     });
-    expect((await listAll(status.tableId)).map((record) => record.fields)).toEqual([
+    expect((await listAll(status.tableId as string)).map((record) => record.fields)).toEqual([
       { Contact: 'a@example.com', Note: 'first', Done: false },
       { Contact: ' b@example.com ', Note: 'second', Done: false },
       { Contact: 'call Bob', Note: 'two\nlines', Done: true },
@@ -272,7 +272,7 @@ describe('a new table read once, its rows staged as the types look so far', () =
     const s3Key = await f.upload('instants.csv', csv);
     const status = await importFile({ s3Key, tableName: 'Instants' });
     expect(status.status).toBe('succeeded');
-    expect((await listAll(status.tableId)).map((record) => record.fields.At)).toEqual([
+    expect((await listAll(status.tableId as string)).map((record) => record.fields.At)).toEqual([
       '2024-03-05T12:34:56.123Z',
       '2024-03-05T10:34:56.999Z',
       '2024-03-05T12:34:00.000Z',
@@ -283,7 +283,7 @@ describe('a new table read once, its rows staged as the types look so far', () =
     const s3Key = await f.upload('ragged.csv', 'a,1\nb,2,extra\nc,3\n');
     const status = await importFile({ s3Key, firstRowIsHeader: false, tableName: 'Ragged' });
     expect(status).toMatchObject({ status: 'succeeded', rowsImported: 3 });
-    expect((await listAll(status.tableId)).map((record) => record.fields)).toEqual([
+    expect((await listAll(status.tableId as string)).map((record) => record.fields)).toEqual([
       { 'Column 1': 'a', 'Column 2': 1, 'Column 3': null },
       { 'Column 1': 'b', 'Column 2': 2, 'Column 3': 'extra' },
       { 'Column 1': 'c', 'Column 2': 3, 'Column 3': null },

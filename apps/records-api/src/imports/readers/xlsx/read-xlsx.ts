@@ -3,7 +3,7 @@ import { ImportFileError } from '../import-file-error';
 import { rowsOfBatches } from '../row-iterator';
 import { DEFAULT_READER_LIMITS, type ImportRow, type ReaderLimits } from '../types';
 import { InflateBudget } from './inflate-budget';
-import { readSharedStrings } from './shared-strings';
+import { readSharedStrings, SharedStrings } from './shared-strings';
 import { type SpooledFile, spoolToTempFile } from './spool';
 import { readDateStyles } from './styles';
 import { chooseSheet, readWorkbookParts } from './workbook';
@@ -58,7 +58,7 @@ async function* xlsxBatches(
       workbook.styles === null ? [] : await readDateStyles(zip, workbook.styles, budget, maxText);
     const sharedStrings =
       workbook.sharedStrings === null
-        ? []
+        ? new SharedStrings()
         : await readSharedStrings(zip, workbook.sharedStrings, budget, limits, maxText);
     const worksheet = new WorksheetRows({ sharedStrings, dateStyles, date1904: workbook.date1904, limits });
     for await (const _ of parseXmlPart(sheet.part, zip.read(sheet.part, budget), worksheet, maxText)) {

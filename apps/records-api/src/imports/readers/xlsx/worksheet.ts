@@ -10,11 +10,11 @@ import {
   serialDateText,
 } from './cell-text';
 import { damaged, shown } from './errors';
-import { type SharedString, TooLongString } from './shared-strings';
+import { type SharedStrings, TooLongString } from './shared-strings';
 import type { XmlHandler } from './xml-part';
 
 export interface WorksheetContext {
-  sharedStrings: readonly SharedString[];
+  sharedStrings: SharedStrings;
   /** Per cell style index: whether it shows a date. */
   dateStyles: readonly boolean[];
   date1904: boolean;
@@ -162,8 +162,7 @@ export class WorksheetRows implements XmlHandler {
 
   private sharedString(value: string, column: number): string {
     const index = Number(value);
-    const shared =
-      value.trim() === '' || !Number.isInteger(index) ? undefined : this.context.sharedStrings[index];
+    const shared = value.trim() === '' ? undefined : this.context.sharedStrings.get(index);
     if (shared === undefined) {
       throw new ImportFileError(
         `the Excel workbook is damaged: row ${this.rowNumber}, column ${column} refers to a shared string it lacks`,
