@@ -38,7 +38,7 @@ export interface StatusChange {
 
 /** The import's stretches, from the status's transitions (see phasesOf). */
 export interface Phase {
-  name: 'first pass' | 'second pass + COPY to staging' | 'final transaction';
+  name: 'read: infer + COPY to staging' | 'read again (a type changed values)' | 'final transaction';
   seconds: number;
   workerCpuSeconds: number;
   postgresCpuSeconds: number;
@@ -152,43 +152,51 @@ interface ImportStatus {
 
 /**
  * The stretches between the status's transitions, timed by the status's own updated_at:
- * - first pass: from the POST until rowsTotal is set (the worker took the job, read the whole
- *   file and inferred the types);
- * - second pass: until the last progress report before the end (every cell checked and the rows
- *   streamed by COPY into the staging table);
+ * - read: from the POST until rowsTotal is set (the worker took the job, read the whole file,
+ *   inferred the types and, for a new table, streamed the rows by COPY into the staging table);
+ * - read again: only when a column's type changed the values of rows already staged; until the
+ *   last progress report before the end;
  * - final transaction: until the poll saw `succeeded` (table created, rows moved in with their
  *   events, committed).
  */
 function phasesOf(changes: StatusChange[], endMs: number, rss: { ms: number; mib: number }[], idle: number) {
-  const firstPassEnd = changes.find((change) => change.rowsTotal !== null && change.status === 'running');
+  const readEnd = changes.find((change) => change.rowsTotal !== null && change.status === 'running');
   const running = changes.filter((change) => change.status === 'running');
   const copyEnd = running[running.length - 1];
   const end = changes[changes.length - 1]!;
-  if (!firstPassEnd || !copyEnd || copyEnd === firstPassEnd) return [];
+  if (!readEnd || !copyEnd) return [];
   const zero = { worker: 0, postgres: 0, postgresShared: 0, ours: 0, other: 0 };
-  const marks = [
+  const marks: {
+    name: Phase['name'];
+    from: number;
+    to: number;
+    cpuFrom: Record<CpuClass, number>;
+    cpuTo: Record<CpuClass, number>;
+  }[] = [
     {
-      name: 'first pass' as const,
+      name: 'read: infer + COPY to staging',
       from: 0,
-      to: firstPassEnd.updatedMs,
+      to: readEnd.updatedMs,
       cpuFrom: zero,
-      cpuTo: firstPassEnd.cpu,
-    },
-    {
-      name: 'second pass + COPY to staging' as const,
-      from: firstPassEnd.updatedMs,
-      to: copyEnd.updatedMs,
-      cpuFrom: firstPassEnd.cpu,
-      cpuTo: copyEnd.cpu,
-    },
-    {
-      name: 'final transaction' as const,
-      from: copyEnd.updatedMs,
-      to: endMs,
-      cpuFrom: copyEnd.cpu,
-      cpuTo: end.cpu,
+      cpuTo: readEnd.cpu,
     },
   ];
+  if (copyEnd.updatedMs > readEnd.updatedMs) {
+    marks.push({
+      name: 'read again (a type changed values)',
+      from: readEnd.updatedMs,
+      to: copyEnd.updatedMs,
+      cpuFrom: readEnd.cpu,
+      cpuTo: copyEnd.cpu,
+    });
+  }
+  marks.push({
+    name: 'final transaction',
+    from: copyEnd.updatedMs,
+    to: endMs,
+    cpuFrom: copyEnd.cpu,
+    cpuTo: end.cpu,
+  });
   return marks.map((mark): Phase => {
     const within = rss.filter((sample) => sample.ms >= mark.from && sample.ms <= mark.to);
     return {
