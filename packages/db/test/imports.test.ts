@@ -96,11 +96,24 @@ describe('cells of a column typed by inference', () => {
         const inference = new ColumnInference();
         inference.observe(text);
         if (text !== '' && inference.current() !== type) continue;
-        expect([type, text, inferredCell(type, {}, text)]).toEqual([type, text, importCell(type, {}, text)]);
+        const expected = [type, text, importCell(type, {}, text)];
+        expect([type, text, inferredCell(type, {}, text)]).toEqual(expected);
+        if (text !== '') expect([type, text, new ColumnInference().read(text)]).toEqual(expected);
         compared += 1;
       }
     }
     expect(compared).toBeGreaterThan(INFERRED_TYPES.length + 15);
+  });
+
+  it('read as the column narrows, repeated or not, give what importCell gives for its type then', () => {
+    const inference = new ColumnInference();
+    const texts = ['1', '0', '1', 'yes', '1', '2024-01-01', 'yes', 'a@b.co', 'x\ny', '1', 'a@b.co'];
+    for (const text of texts) {
+      const outcome = inference.read(text);
+      const type = inference.current() as (typeof INFERRED_TYPES)[number];
+      expect([text, type, outcome]).toEqual([text, type, importCell(type, {}, text)]);
+    }
+    expect(inference.current()).toBe('long_text');
   });
 
   it('keep their value from one type to another only among the types valued as their text', () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type FieldType, fieldTypeContracts } from '@recordbase/contracts/fields';
+import type { FieldType } from '@recordbase/contracts/fields';
 import type { TableInput } from '@recordbase/contracts/schema';
 import { type Db, databaseErrorOf, newRecordId, outboxInsertColumns, type Tx } from '@recordbase/db';
 import {
@@ -325,15 +325,6 @@ async function readAndStage(
   const staging = new StagedTypes(pass.width);
   pass.staging = staging;
   const labels = newFieldNames(pass.header, pass.width);
-  const templates = new Map<FieldType, unknown>();
-  const templateOf = (type: InferredType) => {
-    let template = templates.get(type);
-    if (template === undefined) {
-      template = fieldTypeContracts[type].template.parse({});
-      templates.set(type, template);
-    }
-    return template;
-  };
   const inferences = pass.inferences;
   const values: unknown[] = new Array(pass.width + 1);
 
@@ -345,32 +336,34 @@ async function readAndStage(
       pass.width = cells.length;
       staging.stop();
     }
+    let fits = true;
     for (let index = 0; index < cells.length; index += 1) {
+      const text = cells[index] as string;
       let inference = inferences[index];
       if (!inference) {
         inference = new ColumnInference();
         inferences[index] = inference;
       }
-      inference.observe(cells[index] as string);
-    }
-    if (!staging.active) return '';
-    values[0] = newRecordId();
-    let fits = true;
-    for (let index = 0; index < staging.width; index += 1) {
-      const text = cells[index] ?? '';
+      if (!staging.active) {
+        inference.observe(text);
+        continue;
+      }
       if (text === '') {
         values[index + 1] = null;
         continue;
       }
-      const type = (inferences[index] as ColumnInference).current() as InferredType;
-      if (!staging.convertAs(index, type)) return '';
-      const outcome = inferredCell(type, templateOf(type), text);
+      // The value as the type the column has now, from the check that narrowed it.
+      const outcome = inference.read(text);
+      if (!staging.convertAs(index, inference.current() as InferredType)) continue;
       if (outcome.ok) values[index + 1] = outcome.value;
       else {
         fits = false;
         errors.add(row.row, labels[index] as string, outcome.message);
       }
     }
+    if (!staging.active) return '';
+    for (let index = cells.length; index < staging.width; index += 1) values[index + 1] = null;
+    values[0] = newRecordId();
     if (!fits) {
       errors.skipRow();
       return '';

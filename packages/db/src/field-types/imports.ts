@@ -95,6 +95,24 @@ function decimalPlaces(text: string): number {
   return Math.min(trimmed.length - point - 1, MAX_DECIMAL_PLACES);
 }
 
+/** An answer of a type that does not take the text. */
+const REFUSED: unique symbol = Symbol('refused');
+
+/** What importCell accepts of non-empty text, without its messages: the value, or REFUSED. */
+function valueOrRefused(type: FieldType, template: unknown, text: string): unknown {
+  const module = fieldTypeModule(type);
+  const candidate = module.fromText?.(text);
+  if (candidate === undefined) return REFUSED;
+  const parsed = fieldTypeContracts[type].writeValue.safeParse(candidate);
+  if (!parsed.success) return REFUSED;
+  try {
+    return module.coerce(parsed.data, { template, raw: text, fail: refuseCell });
+  } catch (error) {
+    if (error instanceof CellRefused) return REFUSED;
+    throw error;
+  }
+}
+
 /** A column's type, narrowed by every non-empty value it holds (a streaming pass over the file). */
 export class ColumnInference {
   private possible: InferredType[] = [...INFERRED_TYPES];
@@ -104,23 +122,20 @@ export class ColumnInference {
   private decimals = 0;
   private seen = false;
   /**
-   * What each type answered for a value met before: columns of few distinct values (statuses,
-   * flags, dates) are checked once per value. Dropped when most values are new.
+   * What each type made of a value met before (its value, or REFUSED): columns of few distinct
+   * values (statuses, flags, dates) are checked once per value. Dropped when most values are new.
    */
-  private readonly answers = new Map<string, Map<InferredType, boolean>>();
+  private readonly answers = new Map<string, Map<InferredType, unknown>>();
   private remember = true;
   private hits = 0;
 
-  private takes(type: InferredType, text: string): boolean {
-    if (type === 'long_text') return true;
-    if (type === 'single_line_text') return !text.includes('\n') && !text.includes('\r');
-    return (
-      fieldTypeModule(type).fromText?.(text) !== undefined &&
-      importCell(type, this.templates.get(type), text).ok
-    );
+  private answer(type: InferredType, text: string): unknown {
+    if (type === 'long_text') return text;
+    if (type === 'single_line_text') return text.includes('\n') || text.includes('\r') ? REFUSED : text;
+    return valueOrRefused(type, this.templates.get(type), text);
   }
 
-  private rememberAnswers(text: string, answers: Map<InferredType, boolean>): void {
+  private rememberAnswers(text: string, answers: Map<InferredType, unknown>): void {
     if (this.answers.size < MAX_REMEMBERED_VALUES) {
       this.answers.set(text, answers);
       return;
@@ -132,33 +147,52 @@ export class ColumnInference {
   }
 
   observe(text: string): void {
-    if (text === '') return;
+    if (text !== '') this.narrow(text);
+  }
+
+  /**
+   * Observes a non-empty cell and gives its value as the column's type now: what
+   * `inferredCell(current(), …)` gives, from the check the inference made anyway.
+   */
+  read(text: string): CellOutcome {
+    const value = this.narrow(text);
+    const type = this.possible[0] ?? 'long_text';
+    if (TAKEN_ON_SIGHT.has(type)) return importCell(type, this.templates.get(type), text);
+    return { ok: true, value };
+  }
+
+  /** Narrows the possible types by the text; returns its value as the first of them. */
+  private narrow(text: string): unknown {
     this.seen = true;
     // The text types take any text the readers give, the single line one without line breaks;
-    // whether it is storable text is checked with the cells themselves (importCell). The others
-    // are asked cheaply first (fromText), in full only when they may take the value.
+    // whether it is storable text is checked with the cells themselves (importCell).
     const possible = this.possible;
     // Only the text types left: they take the value on sight.
     if (possible[0] === 'single_line_text' || possible[0] === 'long_text') {
       if (possible[0] === 'single_line_text' && (text.includes('\n') || text.includes('\r')))
         possible.shift();
-      return;
+      return text;
     }
     const remembered = this.remember ? this.answers.get(text) : undefined;
     if (remembered) this.hits += 1;
-    const answers = this.remember ? (remembered ?? new Map<InferredType, boolean>()) : null;
+    const answers = this.remember ? (remembered ?? new Map<InferredType, unknown>()) : null;
     let kept = 0;
+    let first: unknown;
     for (const type of possible) {
-      let takes = answers?.get(type);
-      if (takes === undefined) {
-        takes = this.takes(type, text);
-        answers?.set(type, takes);
+      let answer = answers?.get(type);
+      if (answer === undefined) {
+        answer = this.answer(type, text);
+        answers?.set(type, answer);
       }
-      if (takes) possible[kept++] = type;
+      if (answer !== REFUSED) {
+        if (kept === 0) first = answer;
+        possible[kept++] = type;
+      }
     }
     possible.length = kept;
     if (answers && !remembered) this.rememberAnswers(text, answers);
     if (possible[0] === 'number') this.decimals = Math.max(this.decimals, decimalPlaces(text));
+    return first;
   }
 
   /** The type the column would get now; null before its first value. */
