@@ -24,6 +24,9 @@ async function main(): Promise<void> {
     statementTimeoutMs: config.STATEMENT_TIMEOUT_MS,
     acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
   });
+  // Prisma loads its query compiler (some 50-100 MB) at the first model query: loaded now, a
+  // worker that cannot load it fails at start, and the first import pays nothing for it.
+  await db.prisma.uploadedFile.findFirst({ select: { key: true } });
   const storage = createStorage(config);
   await storage.prepare();
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
