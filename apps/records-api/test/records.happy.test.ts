@@ -167,12 +167,16 @@ describe('single records', () => {
 
 describe('upsert', () => {
   it('updates records equal on matchOn and creates the rest, answering 200 in input order', async () => {
-    await post('/bulk', {
+    const plain = await post('/bulk', {
       records: [
         { Email: 'u1@example.com', Count: 1 },
         { Email: 'u2@example.com', Count: 2 },
       ],
     }).expect(201);
+    expect(plain.body.createdRecordIds).toEqual(
+      plain.body.records.map((record: { id: string }) => record.id),
+    );
+    expect(plain.body.updatedRecordIds).toEqual([]);
     const response = await post('/bulk', {
       matchOn: [fieldIds.Email],
       records: [
@@ -182,6 +186,9 @@ describe('upsert', () => {
       ],
     }).expect(200);
     const [created, second, first] = response.body.records;
+    // What happened to each, as Airtable answers an upsert: the ids created and those updated.
+    expect(response.body.createdRecordIds).toEqual([created.id]);
+    expect(response.body.updatedRecordIds).toEqual([second.id, first.id]);
     expect(created.fields).toMatchObject({ Email: 'new@example.com', Count: 30 });
     expect(second.fields).toMatchObject({ Email: 'u2@example.com', Count: 20 });
     expect(first.fields).toMatchObject({ Email: 'u1@example.com', Count: 1, Name: 'first' });

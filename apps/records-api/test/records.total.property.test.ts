@@ -384,6 +384,12 @@ class World {
     const response = await app.api.post(`${this.rowsUrl}/bulk`).set('Authorization', auth).send({ records });
     this.note(`create ${records.length} ${JSON.stringify(records)} -> ${response.status}`);
     this.expectStatus('bulk create', response, 201);
+    this.verify('a bulk create says it created every record', () =>
+      expect([response.body.createdRecordIds, response.body.updatedRecordIds]).toEqual([
+        response.body.records.map((record: TableRecord) => record.id),
+        [],
+      ]),
+    );
     this.add(response.body.records);
   }
 
@@ -428,6 +434,13 @@ class World {
     }
     this.expectStatus('upsert', response, 200);
     const answered = response.body.records as TableRecord[];
+    const matchedAt = (index: number) => matches[index]![0] !== undefined;
+    this.verify('an upsert says which records it created and which it updated', () =>
+      expect([response.body.createdRecordIds, response.body.updatedRecordIds]).toEqual([
+        answered.filter((_, index) => !matchedAt(index)).map((record) => record.id),
+        answered.filter((_, index) => matchedAt(index)).map((record) => record.id),
+      ]),
+    );
     answered.forEach((record, index) => {
       const matched = matches[index]![0];
       if (matched) {

@@ -249,7 +249,12 @@ describe('record values go only to keys that may read them', () => {
       .set('Authorization', writeOnly())
       .send({ records: [{ Name: 'a' }, { Name: 'b' }] })
       .expect(201);
-    expect(bulk.body).toEqual({ success: true, records: [withoutValues, withoutValues] });
+    expect(bulk.body).toEqual({
+      success: true,
+      records: [withoutValues, withoutValues],
+      createdRecordIds: bulk.body.records.map((record: { id: string }) => record.id),
+      updatedRecordIds: [],
+    });
     const stored = await h.api
       .get(`/api/v1/bases/${baseId}/tables/${tableId}/records/${one.body.id}`)
       .set('Authorization', root)

@@ -548,6 +548,10 @@ export type BulkRecordsRequest = z.output<typeof bulkRecordsRequestSchema>;
 export const bulkRecordsResponseSchema = z.object({
   success: z.boolean(),
   records: z.array(recordSchema),
+  /** Ids of the records this request created, in input order (all of them without matchOn). */
+  createdRecordIds: z.array(z.string()),
+  /** Ids of the existing records an upsert matched and updated, in input order. */
+  updatedRecordIds: z.array(z.string()),
 });
 export type BulkRecordsResponse = z.infer<typeof bulkRecordsResponseSchema>;
 

@@ -85,7 +85,9 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
         const result = await records.bulkWrite(recordsDb(signal), principal, address(params), body);
         return new Reply(
           result.created ? 201 : 200,
-          new RawJson(`{"success":true,"records":${result.recordsJson}}`),
+          new RawJson(
+            `{"success":true,"records":${result.recordsJson},"createdRecordIds":${JSON.stringify(result.createdIds)},"updatedRecordIds":${JSON.stringify(result.updatedIds)}}`,
+          ),
         );
       },
     ),

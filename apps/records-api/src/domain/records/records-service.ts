@@ -217,6 +217,9 @@ function matchKeys(records: PreparedRecord[], fields: FieldMeta[]): unknown[][] 
 export interface BulkResult {
   created: boolean;
   recordsJson: string;
+  /** What happened to each input record: created, or (an upsert's match) updated. */
+  createdIds: string[];
+  updatedIds: string[];
 }
 
 /** Turns what the write statement refused into the 400 the checks in Node used to give. */
@@ -255,11 +258,11 @@ export async function bulkWrite(
       });
       if (outcome.problem) refuse(outcome.problem, table, where);
       noteAppended(client, outcome.eventIds);
-      return outcome.recordsJson;
+      return outcome;
     };
     if (!body.matchOn) {
       // One statement is a transaction of its own, unless uploaded files must be locked first.
-      const recordsJson = needsUploads(prepared)
+      const { recordsJson, createdIds, updatedIds } = needsUploads(prepared)
         ? await inTransaction(records, (client) => write(client))
         : await inStatement(records, (client) => write(client));
       // New records hold only the attachments this request gave: without a file of the upload
@@ -270,6 +273,8 @@ export async function bulkWrite(
         recordsJson: signable
           ? presentRecords(recordsJson, table, principal, records.signFileLink)
           : recordsJson,
+        createdIds,
+        updatedIds,
       };
     }
     requireScope(
@@ -280,7 +285,7 @@ export async function bulkWrite(
     // In one order whatever the request's, so [a, b] and [b, a] take the same key locks.
     const fields = inCanonicalOrder(matchOnFields(table, body.matchOn));
     const keys = matchKeys(prepared, fields);
-    const recordsJson = await inTransaction(records, async (client) => {
+    const { recordsJson, createdIds, updatedIds } = await inTransaction(records, async (client) => {
       // Its own statement: the write's snapshot must begin after the locks are held.
       await lockKeys(
         client,
@@ -292,6 +297,8 @@ export async function bulkWrite(
     return {
       created: false,
       recordsJson: presentRecords(recordsJson, table, principal, records.signFileLink),
+      createdIds,
+      updatedIds,
     };
   });
 }

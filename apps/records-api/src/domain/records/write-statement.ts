@@ -44,6 +44,9 @@ export type WriteProblem =
 export interface WriteOutcome {
   /** The records in input order, as a JSON array (text). */
   recordsJson: string;
+  /** Ids of the records inserted, and of those an upsert matched and updated, in input order. */
+  createdIds: string[];
+  updatedIds: string[];
   /** The outbox events appended, in append order. */
   eventIds: string[];
   problem?: WriteProblem;
@@ -209,6 +212,8 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
   return {
     text: `WITH ${ctes.join(',\n')}
       SELECT (SELECT '[' || string_agg(j, ',' ORDER BY n) || ']' FROM rendered) AS answer,
+             (SELECT array_agg(id ORDER BY n) FROM rendered WHERE NOT matched) AS created_ids,
+             (SELECT array_agg(id ORDER BY n) FROM rendered WHERE matched) AS updated_ids,
              (SELECT array_agg(id ORDER BY type) FROM events) AS event_ids,
              (SELECT row_to_json(m) FROM missing m) AS missing,
              (SELECT row_to_json(x) FROM many x) AS many`,
@@ -220,6 +225,8 @@ export async function runWrite(client: Queryable, input: WriteInput): Promise<Wr
   const statement = writeStatement(input);
   const result = await client.query<{
     answer: string | null;
+    created_ids: string[] | null;
+    updated_ids: string[] | null;
     event_ids: string[] | null;
     missing: { f: number; n: number; linked: string } | null;
     many: { n: number; c: number } | null;
@@ -231,6 +238,8 @@ export async function runWrite(client: Queryable, input: WriteInput): Promise<Wr
     );
     return {
       recordsJson: '[]',
+      createdIds: [],
+      updatedIds: [],
       eventIds: [],
       problem: {
         kind: 'missing-link',
@@ -243,9 +252,16 @@ export async function runWrite(client: Queryable, input: WriteInput): Promise<Wr
   if (row.many) {
     return {
       recordsJson: '[]',
+      createdIds: [],
+      updatedIds: [],
       eventIds: [],
       problem: { kind: 'many-matches', index: row.many.n, count: row.many.c },
     };
   }
-  return { recordsJson: row.answer ?? '[]', eventIds: row.event_ids ?? [] };
+  return {
+    recordsJson: row.answer ?? '[]',
+    createdIds: row.created_ids ?? [],
+    updatedIds: row.updated_ids ?? [],
+    eventIds: row.event_ids ?? [],
+  };
 }
