@@ -466,6 +466,26 @@ export const MAX_CURSOR_LENGTH = 1_000_000;
  * `nextCursor` of an earlier page of the same listing (same sort and filter), is an alternative
  * to `offset` that costs the same at any depth.
  */
+/** A record read's projection: the fields to return in `data` and `fields` (all when absent). */
+export const MAX_PROJECTED_FIELDS = 500;
+export const projectionSchema = z
+  .array(fieldReferenceSchema, { error: 'must be an array of field names or ids' })
+  .min(1, { error: 'must name at least one field (leave it out for all of them)' })
+  .max(MAX_PROJECTED_FIELDS, { error: `must name at most ${MAX_PROJECTED_FIELDS} fields` });
+
+/**
+ * `GET .../records/{recordId}?fields=Name&fields=Email`: one `fields` parameter per field; other
+ * parameters are ignored, as before the projection existed.
+ */
+export const getRecordQuerySchema = z.object({
+  fields: z
+    .union([z.string(), z.array(z.string())], { error: 'must be field names or ids' })
+    .transform((value) => (Array.isArray(value) ? value : [value]))
+    .pipe(projectionSchema)
+    .optional(),
+});
+export type GetRecordQuery = z.output<typeof getRecordQuerySchema>;
+
 export const listRecordsRequestSchema = z
   .strictObject({
     limit: z
@@ -484,6 +504,7 @@ export const listRecordsRequestSchema = z
       .max(MAX_SORT_ENTRIES, { error: `must hold at most ${MAX_SORT_ENTRIES} entries` })
       .optional(),
     filter: filterSchema.optional(),
+    fields: projectionSchema.optional(),
   })
   .superRefine((request, ctx) => {
     if (request.cursor === undefined || request.offset === 0) return;

@@ -3,6 +3,7 @@ import {
   bulkDeleteRecordsRequestSchema,
   bulkRecordsRequestSchema,
   createRecordRequestSchema,
+  getRecordQuerySchema,
   listRecordsRequestSchema,
   updateRecordRequestSchema,
 } from '@recordbase/contracts/records';
@@ -119,9 +120,11 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
   router.get(
     `${base}/:recordId`,
     endpoint(
-      { access: read, params: recordParams },
-      async ({ params, principal, signal }) =>
-        new RawJson(await records.getOne(recordsDb(signal), principal, address(params), params.recordId)),
+      { access: read, params: recordParams, query: getRecordQuerySchema },
+      async ({ params, query, principal, signal }) =>
+        new RawJson(
+          await records.getOne(recordsDb(signal), principal, address(params), params.recordId, query.fields),
+        ),
     ),
   );
   router.patch(

@@ -35,13 +35,15 @@ export function recordJsonSql(
   params: SqlParams,
   /** Renders a link field from elsewhere than its link table (a write's own input): given the usual SQL. */
   linksSql?: (field: FieldMeta, fromLinkTable: string) => string,
+  /** The fields to render (a projection); all of the table's by default. */
+  fields: readonly FieldMeta[] = table.fields,
 ): RecordJsonSql {
   const pieces: string[] = [`'{"id":"'`, 'r.id::text', `'","data":{'`];
-  table.fields.forEach((field, i) => {
+  fields.forEach((field, i) => {
     pieces.push(`${params.add(`${i > 0 ? ',' : ''}${JSON.stringify(field.id)}:`)}::text`, `v.v${i}`);
   });
   pieces.push(`'},"fields":{'`);
-  table.fields.forEach((field, i) => {
+  fields.forEach((field, i) => {
     pieces.push(`${params.add(`${i > 0 ? ',' : ''}${JSON.stringify(field.name)}:`)}::text`, `v.v${i}`);
   });
   pieces.push(
@@ -51,7 +53,7 @@ export function recordJsonSql(
     `to_char(r.updated_at AT TIME ZONE 'UTC', ${ISO_UTC})`,
     `'"}'`,
   );
-  const values = table.fields.map((field, i) => {
+  const values = fields.map((field, i) => {
     const value = valueJsonSql(table, field);
     const fromLinks = fieldTypeModule(field.type).prepared === 'links' && linksSql;
     return `${fromLinks ? fromLinks(field, value) : value} AS v${i}`;

@@ -29,7 +29,7 @@ import {
 } from './store';
 import type { TableCache } from './table-cache';
 import { loadTableMeta } from './table-loader';
-import { type FieldMeta, StaleTableMeta, type TableMeta } from './table-meta';
+import { type FieldMeta, projectedFields, StaleTableMeta, type TableMeta } from './table-meta';
 import { type PreparedRecord, prepareRecord } from './values';
 import { runWrite, type WriteProblem } from './write-statement';
 
@@ -327,12 +327,15 @@ export async function getOne(
   principal: Principal,
   address: TableAddress,
   recordId: string,
+  /** Names or ids of the fields to return; all when absent. */
+  fields?: readonly string[],
 ): Promise<string> {
   const id = validRecordId(recordId);
   return withTable(tables, db, principal, address, async (table) => {
+    const projected = projectedFields(table, fields, 'query.fields');
     const client = await db.connect();
     try {
-      const json = (await fetchRecordsJson(client, table, [id])).get(id);
+      const json = (await fetchRecordsJson(client, table, [id], projected)).get(id);
       if (!json) throw notFound(`Record ${recordId} not found`);
       return presentRecords(json, table, principal, signFileLink);
     } finally {

@@ -14,7 +14,7 @@ import { decodeCursor, encodeCursor, listingDigest } from './cursor';
 import { compileFilter } from './query-compiler';
 import { recordJsonSql } from './record-json';
 import { keysetAfterSql, keyValuesSql, orderBySql, sortKeys } from './sort-order';
-import { type FieldMeta, StaleTableMeta, type TableMeta } from './table-meta';
+import { type FieldMeta, projectedFields, StaleTableMeta, type TableMeta } from './table-meta';
 import type { PreparedRecord } from './values';
 
 /**
@@ -131,7 +131,12 @@ export async function listRecords(
     table.schemaVersion === undefined
       ? 'NULL'
       : `(SELECT schema_version::text FROM public.databases WHERE id = ${params.add(table.databaseId)}::uuid)`;
-  const record = recordJsonSql(table, params);
+  const record = recordJsonSql(
+    table,
+    params,
+    undefined,
+    projectedFields(table, request.fields, 'body.fields'),
+  );
   // PostgreSQL joins the page into one text: one value to read instead of one row per record.
   const result = await client.query<
     {
@@ -187,9 +192,10 @@ export async function fetchRecordsJson(
   client: Queryable,
   table: TableMeta,
   ids: readonly string[],
+  fields: readonly FieldMeta[] = table.fields,
 ): Promise<Map<string, string>> {
   const params = new SqlParams();
-  const record = recordJsonSql(table, params);
+  const record = recordJsonSql(table, params, undefined, fields);
   const result = await client.query<{ id: string; j: string }>(
     `SELECT r.id::text AS id, ${record.text} AS j FROM ${tableRef(table)} r ${record.join} WHERE r.id = ANY(${params.add(ids)}::uuid[])`,
     params.values,

@@ -2,6 +2,7 @@ import type { FieldTemplate, FieldType, SystemFieldName } from '@recordbase/cont
 import { systemFieldNames } from '@recordbase/contracts/fields';
 import type { FieldSql } from '@recordbase/db/field-types';
 import { hasColumn, quoteIdent } from '@recordbase/db/physical';
+import { badRequest } from '@recordbase/server-kit/errors';
 import { nameKey } from '../access';
 
 export interface FieldMeta {
@@ -47,6 +48,25 @@ export function buildTableMeta(input: Omit<TableMeta, 'fieldsById' | 'fieldsByNa
 /** A field by id, else by name (case-insensitive). */
 export function findField(table: TableMeta, ref: string): FieldMeta | undefined {
   return table.fieldsById.get(ref) ?? table.fieldsByNameKey.get(nameKey(ref));
+}
+
+/**
+ * The fields a read renders: those `refs` name (ids or names), in the table's order, each once;
+ * every field without a projection. `where` prefixes the 400 for a name that is no field.
+ */
+export function projectedFields(
+  table: TableMeta,
+  refs: readonly string[] | undefined,
+  where: string,
+): readonly FieldMeta[] {
+  if (refs === undefined) return table.fields;
+  const chosen = new Set<string>();
+  refs.forEach((ref, index) => {
+    const field = findField(table, ref);
+    if (!field) throw badRequest(`${where}[${index}]: unknown field ${JSON.stringify(ref)}`);
+    chosen.add(field.id);
+  });
+  return table.fields.filter((field) => chosen.has(field.id));
 }
 
 export type FieldOrSystem = { kind: 'field'; field: FieldMeta } | { kind: 'system'; name: SystemFieldName };
