@@ -419,10 +419,14 @@ describe('compileFilter: 400s', () => {
     });
     expect(error.status).toBe(400);
     expect(error.code).toBe('BAD_REQUEST');
-    expect(error.message).toBe('filter: unknown field "Foo"');
+    // The condition's place in the tree, and the names within a few edits of the one given.
+    expect(error.message).toBe('body.filter.and[1].field: unknown field "Foo"');
+    expect(compileError({ field: 'Nmae', equals: 'x' }).message).toBe(
+      'body.filter.field: unknown field "Nmae" (did you mean "Name"?)',
+    );
     // System field names are exact.
     expect(compileError({ field: 'createdat', is_not_empty: true }).message).toBe(
-      'filter: unknown field "createdat"',
+      'body.filter.field: unknown field "createdat" (did you mean "createdAt"?)',
     );
   });
 
@@ -435,13 +439,13 @@ describe('compileFilter: 400s', () => {
     const error = compileError(condition(nameOf[type], operator, sampleOperand(type, operator)));
     expect(error.status).toBe(400);
     expect(error.message).toContain(
-      `filter: operator "${operator}" is not supported for ${type} field "${nameOf[type]}"`,
+      `body.filter: operator "${operator}" is not supported for ${type} field "${nameOf[type]}"`,
     );
   });
 
   it('names the operator and field in unsupported-operator messages', () => {
     expect(compileError({ field: 'Amount', starts_with: 'x' }).message).toBe(
-      'filter: operator "starts_with" is not supported for currency field "Amount" (supported: equals, does_not_equal, is_empty, is_not_empty, in, not_in, greater_than, greater_than_or_equal_to, less_than, less_than_or_equal_to)',
+      'body.filter: operator "starts_with" is not supported for currency field "Amount" (supported: equals, does_not_equal, is_empty, is_not_empty, in, not_in, greater_than, greater_than_or_equal_to, less_than, less_than_or_equal_to)',
     );
   });
 
@@ -454,7 +458,7 @@ describe('compileFilter: 400s', () => {
     ['createdAt', 'starts_with', '2024'],
   ])('system field %s does not take %s', (field, operator, operand) => {
     expect(compileError(condition(field, operator, operand)).message).toContain(
-      `filter: operator "${operator}" is not supported for system field "${field}"`,
+      `body.filter: operator "${operator}" is not supported for system field "${field}"`,
     );
   });
 
@@ -502,7 +506,7 @@ describe('compileFilter: 400s', () => {
   ])('%s %s %j', (field, operator, operand, message) => {
     const error = compileError(condition(field, operator, operand));
     expect(error.status).toBe(400);
-    expect(error.message).toMatch(/^filter: /);
+    expect(error.message).toMatch(/^body\.filter: /);
     expect(error.message).toContain(message);
   });
 
@@ -579,6 +583,6 @@ describe('compileSort', () => {
     }
     expect(caught).toBeInstanceOf(AppError);
     expect((caught as AppError).status).toBe(400);
-    expect((caught as AppError).message).toBe('sort[1].field: unknown field "X"');
+    expect((caught as AppError).message).toBe('body.sort[1].field: unknown field "X"');
   });
 });

@@ -225,3 +225,56 @@ describe('record access', () => {
     expect(table.body.error.message).toMatch(/Table Nope not found/);
   });
 });
+
+describe('errors that help (issue 14)', () => {
+  it('suggest the nearest field names for one that is no field, wherever it is named', async () => {
+    const before = await recordCount();
+    const write = await post('/bulk', { records: [{ Nmae: 'x' }] }).expect(400);
+    expect(write.body.error.message).toBe('body.records[0]: unknown field "Nmae" (did you mean "Name"?)');
+    const filter = await post('/list', {
+      filter: {
+        or: [
+          { field: 'Name', equals: 'a' },
+          { field: 'count', greater_than: 1 },
+          { field: 'Cuont', equals: 1 },
+        ],
+      },
+    }).expect(400);
+    expect(filter.body.error.message).toBe(
+      'body.filter.or[2].field: unknown field "Cuont" (did you mean "Count"?)',
+    );
+    const sort = await post('/list', { sort: [{ field: 'Stars' }, { field: 'Emial' }] }).expect(400);
+    expect(sort.body.error.message).toBe('body.sort[1].field: unknown field "Emial" (did you mean "Email"?)');
+    const projection = await post('/list', { fields: ['Due', 'Dude'] }).expect(400);
+    expect(projection.body.error.message).toBe('body.fields[1]: unknown field "Dude" (did you mean "Due"?)');
+    const nothingNear = await post('/bulk', { records: [{ Quantity: 1 }] }).expect(400);
+    expect(nothingNear.body.error.message).toBe('body.records[0]: unknown field "Quantity"');
+    expect(await recordCount()).toBe(before);
+  });
+
+  it('list the options of a select for a name that is none of them', async () => {
+    const response = await post('/bulk', { records: [{ Stage: 'a ' }] }).expect(400);
+    expect(response.body.error.message).toBe(
+      'body.records[0].Stage: unknown option "a " (did you mean "A"?); the options are "A"',
+    );
+  });
+
+  it('name every bad record of a batch, up to twenty, writing none', async () => {
+    const before = await recordCount();
+    const records = [
+      { Name: 'fine' },
+      { Email: 'not an email' },
+      { Count: 'ten' },
+      { Name: 'fine too' },
+      ...Array.from({ length: 25 }, () => ({ Stars: 9 })),
+    ];
+    const response = await post('/bulk', { records }).expect(400);
+    const problems = (response.body.error.message as string).split('; ');
+    expect(problems).toHaveLength(21);
+    expect(problems[0]).toBe('body.records[1].Email: must be an email address');
+    expect(problems[1]).toMatch(/^body\.records\[2\]\.Count: /);
+    expect(problems[2]).toMatch(/^body\.records\[4\]\.Stars: /);
+    expect(problems[20]).toBe('and 7 more bad records');
+    expect(await recordCount()).toBe(before);
+  });
+});

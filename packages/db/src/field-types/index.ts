@@ -53,4 +53,5 @@ export * from './imports';
 export { type KeyKind, type KeyKindSpec, type KeyValue, keyKinds } from './key-kinds';
 export { needUuid, needUuidList } from './operands';
 export { lower, notSupported } from './oracle';
+export { didYouMean, editDistanceWithin, nearestNames } from './suggest';
 export type * from './types';

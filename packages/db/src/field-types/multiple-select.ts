@@ -3,7 +3,7 @@ import type { FilterOperator } from '@recordbase/contracts/records';
 import { toJsonOrNull } from './column-sql';
 import { needString, needStringList } from './operands';
 import { asArray, notSupported } from './oracle';
-import { optionNames } from './select-options';
+import { optionNames, unknownOption } from './select-options';
 import { listFromText } from './text-cells';
 import type { ConditionContext, FieldTypeModule } from './types';
 
@@ -46,7 +46,7 @@ export const multipleSelect: FieldTypeModule<'multiple_select'> = {
     if (value === null) return [];
     const options = optionNames(template as FieldTemplate<'multiple_select'>);
     const unknown = (value as string[]).find((name) => !options.has(name));
-    if (unknown !== undefined) fail(`unknown option ${JSON.stringify(unknown)}`);
+    if (unknown !== undefined) fail(unknownOption(unknown, template as FieldTemplate<'multiple_select'>));
     return [...new Set(value as string[])];
   },
   json: ({ column }) => toJsonOrNull(column),

@@ -1,4 +1,5 @@
 import type { FieldTemplate } from '@recordbase/contracts/fields';
+import { didYouMean } from './suggest';
 
 /**
  * The option names of a select's template as a set, made once per template object (table
@@ -16,4 +17,21 @@ export function optionNames(
     namesByTemplate.set(template, names);
   }
   return names;
+}
+
+const LISTED_OPTIONS = 20;
+
+/**
+ * `unknown option "Wonn" (did you mean "Won"?); the options are "Lead", "Won"`: what a written
+ * name that is no option is refused with, the first twenty options listed.
+ */
+export function unknownOption(given: string, template: { options?: readonly { name: string }[] }): string {
+  const names = (template.options ?? []).map((option) => option.name);
+  const listed = names
+    .slice(0, LISTED_OPTIONS)
+    .map((name) => JSON.stringify(name))
+    .join(', ');
+  const more = names.length > LISTED_OPTIONS ? ` and ${names.length - LISTED_OPTIONS} more` : '';
+  const choices = names.length === 0 ? 'the field has no options yet' : `the options are ${listed}${more}`;
+  return `unknown option ${JSON.stringify(given)}${didYouMean(given, names)}; ${choices}`;
 }

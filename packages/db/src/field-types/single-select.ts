@@ -4,7 +4,7 @@ import { failed, hashedKey, toJsonOrNull } from './column-sql';
 import { needString, needStringList } from './operands';
 import { equalityOperators, isNotNull, isNull, listOperators } from './operators';
 import { asStringOrNull, lower, notSupported } from './oracle';
-import { optionNames } from './select-options';
+import { optionNames, unknownOption } from './select-options';
 import { containsOperators, textColumnReadings } from './text-like';
 import type { FieldTypeModule } from './types';
 
@@ -41,7 +41,7 @@ export const singleSelect: FieldTypeModule<'single_select'> = {
   coerce: (value, { template, fail }) => {
     if (value === null) return null;
     if (!optionNames(template as FieldTemplate<'single_select'>).has(value as string)) {
-      fail(`unknown option ${JSON.stringify(value)}`);
+      fail(unknownOption(value as string, template as FieldTemplate<'single_select'>));
     }
     return value;
   },

@@ -1,4 +1,4 @@
-import { type FieldType, groupOfFieldType } from '@recordbase/contracts/fields';
+import { type FieldType, groupOfFieldType, systemFieldNames } from '@recordbase/contracts/fields';
 import {
   type Filter,
   type FilterCondition,
@@ -17,7 +17,7 @@ import {
 import type { SqlParams } from '@recordbase/db/physical';
 import { badRequest } from '@recordbase/server-kit/errors';
 import { systemColumnSql } from './sort-order';
-import { fieldSql, resolveFieldOrSystem, type TableMeta } from './table-meta';
+import { fieldSql, resolveFieldOrSystem, type TableMeta, unknownField } from './table-meta';
 
 /**
  * Compiles list filters (specification 2.4 and 4.1.2; api-contract "Records") to
@@ -41,42 +41,66 @@ const SYSTEM_ID_OPERATORS: readonly FilterOperator[] = ['equals', 'does_not_equa
 // Filters
 // ---------------------------------------------------------------------------------------------
 
-export function compileFilter(filter: Filter, table: TableMeta, params: SqlParams): string {
+/** `path` names the filter in a 400, each condition by its place in the tree (`body.filter.and[1]`). */
+export function compileFilter(
+  filter: Filter,
+  table: TableMeta,
+  params: SqlParams,
+  path = 'body.filter',
+): string {
   const and = (filter as { and?: Filter[] }).and;
   const or = (filter as { or?: Filter[] }).or;
-  if (and !== undefined) return compileGroup(and, 'AND', table, params);
-  if (or !== undefined) return compileGroup(or, 'OR', table, params);
-  return compileCondition(filter as FilterCondition, table, params);
+  if (and !== undefined) return compileGroup(and, 'AND', table, params, `${path}.and`);
+  if (or !== undefined) return compileGroup(or, 'OR', table, params, `${path}.or`);
+  return compileCondition(filter as FilterCondition, table, params, path);
 }
 
-function compileGroup(members: Filter[], joiner: 'AND' | 'OR', table: TableMeta, params: SqlParams): string {
+function compileGroup(
+  members: Filter[],
+  joiner: 'AND' | 'OR',
+  table: TableMeta,
+  params: SqlParams,
+  path: string,
+): string {
   // The request schema refuses empty groups; these are the neutral elements all the same.
   if (members.length === 0) return joiner === 'AND' ? 'TRUE' : 'FALSE';
-  return `(${members.map((member) => compileFilter(member, table, params)).join(` ${joiner} `)})`;
+  const compiled = members.map((member, index) => compileFilter(member, table, params, `${path}[${index}]`));
+  return `(${compiled.join(` ${joiner} `)})`;
 }
 
 /** Where to put values and how to word a 400; `subject` is such as `number field "Amount"`. */
-function conditionContext(operator: FilterOperator, operand: unknown, params: SqlParams, subject: string) {
+function conditionContext(
+  operator: FilterOperator,
+  operand: unknown,
+  params: SqlParams,
+  subject: string,
+  path: string,
+) {
   const ctx: ConditionContext = {
     operator,
     operand,
     params,
     needs: (what) =>
-      badRequest(`filter: "${operator}" on ${subject} needs ${what}, got ${describeOperand(operand)}`),
+      badRequest(`${path}: "${operator}" on ${subject} needs ${what}, got ${describeOperand(operand)}`),
   };
   return ctx;
 }
 
-function compileCondition(condition: FilterCondition, table: TableMeta, params: SqlParams): string {
+function compileCondition(
+  condition: FilterCondition,
+  table: TableMeta,
+  params: SqlParams,
+  path: string,
+): string {
   const { field: ref, operator, operand } = readFilterCondition(condition);
   const target = resolveFieldOrSystem(table, ref);
-  if (!target) throw badRequest(`filter: unknown field "${ref}"`);
+  if (!target) throw badRequest(`${path}.field: ${unknownField(table, ref, systemFieldNames)}`);
 
   if (target.kind === 'system') {
     const subject = `system field "${target.name}"`;
     const supported = target.name === 'id' ? SYSTEM_ID_OPERATORS : filterOperatorsByFieldTypeGroup.date;
-    if (!supported.includes(operator)) throw unsupported(operator, subject, supported);
-    const ctx = conditionContext(operator, operand, params, subject);
+    if (!supported.includes(operator)) throw unsupported(operator, subject, supported, path);
+    const ctx = conditionContext(operator, operand, params, subject, path);
     const column = systemColumnSql[target.name];
     if (target.name === 'id') return compileUuidEquality(column, ctx);
     // createdAt and updatedAt always hold a value.
@@ -88,11 +112,11 @@ function compileCondition(condition: FilterCondition, table: TableMeta, params: 
   const { field } = target;
   const subject = `${field.type} field "${field.name}"`;
   if (!filterOperatorSupportsFieldType(operator, field.type)) {
-    throw unsupported(operator, subject, filterOperatorsByFieldTypeGroup[groupOfFieldType(field.type)]);
+    throw unsupported(operator, subject, filterOperatorsByFieldTypeGroup[groupOfFieldType(field.type)], path);
   }
   const operatorSql = fieldTypeModule(field.type).filters[operator];
   if (!operatorSql) throw noSql(operator, field.type);
-  return operatorSql(fieldSql(table, field), conditionContext(operator, operand, params, subject));
+  return operatorSql(fieldSql(table, field), conditionContext(operator, operand, params, subject, path));
 }
 
 /** The `id` system field: never empty. */
@@ -119,9 +143,14 @@ function describeOperand(operand: unknown): string {
   return text.length > 100 ? `${text.slice(0, 100)}…` : text;
 }
 
-function unsupported(operator: FilterOperator, subject: string, supported: readonly FilterOperator[]) {
+function unsupported(
+  operator: FilterOperator,
+  subject: string,
+  supported: readonly FilterOperator[],
+  path: string,
+) {
   return badRequest(
-    `filter: operator "${operator}" is not supported for ${subject} (supported: ${supported.join(', ')})`,
+    `${path}: operator "${operator}" is not supported for ${subject} (supported: ${supported.join(', ')})`,
   );
 }
 

@@ -30,7 +30,7 @@ import {
 import type { TableCache } from './table-cache';
 import { loadTableMeta } from './table-loader';
 import { type FieldMeta, projectedFields, StaleTableMeta, type TableMeta } from './table-meta';
-import { type PreparedRecord, prepareRecord } from './values';
+import { type PreparedRecord, prepareRecord, prepareRecords } from './values';
 import { runWrite, type WriteProblem } from './write-statement';
 
 /** The record use cases. HTTP-free: they take parsed input and return JSON text or throw AppError. */
@@ -243,10 +243,8 @@ export async function bulkWrite(
 ): Promise<BulkResult> {
   const { db, tables } = records;
   return withTable(tables, db, principal, address, async (table) => {
-    const prepared = body.records.map((record, index) =>
-      prepareRecord(table, record, `body.records[${index}]`),
-    );
     const where = (index: number) => `body.records[${index}]`;
+    const prepared = prepareRecords(table, body.records, where);
     const write = async (client: pg.PoolClient, matchOn?: FieldMeta[]) => {
       await resolveAttachments(client, table, prepared, where);
       const outcome = await runWrite(client, {

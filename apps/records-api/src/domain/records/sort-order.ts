@@ -1,9 +1,9 @@
-import type { SystemFieldName } from '@recordbase/contracts/fields';
+import { type SystemFieldName, systemFieldNames } from '@recordbase/contracts/fields';
 import type { Sort, SortDirection } from '@recordbase/contracts/records';
 import { fieldTypeModule, type KeyKind, type KeyValue, keyKinds } from '@recordbase/db/field-types';
 import type { SqlParams } from '@recordbase/db/physical';
 import { badRequest } from '@recordbase/server-kit/errors';
-import { fieldSql, resolveFieldOrSystem, type TableMeta } from './table-meta';
+import { fieldSql, resolveFieldOrSystem, type TableMeta, unknownField } from './table-meta';
 
 /**
  * The order of a listing as one description (the sort keys), from which both the ORDER BY and the
@@ -57,7 +57,9 @@ export function sortKeys(sort: Sort[] | undefined, table: TableMeta): SortKey[] 
   if (sort === undefined || sort.length === 0) return [DEFAULT_ORDER, TIE_BREAKER];
   const keys = sort.map((entry, index): SortKey => {
     const target = resolveFieldOrSystem(table, entry.field);
-    if (!target) throw badRequest(`sort[${index}].field: unknown field "${entry.field}"`);
+    if (!target) {
+      throw badRequest(`body.sort[${index}].field: ${unknownField(table, entry.field, systemFieldNames)}`);
+    }
     const nulls = entry.direction === 'desc' ? 'last' : 'first';
     if (target.kind === 'system') {
       const name = target.name;

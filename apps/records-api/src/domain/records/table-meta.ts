@@ -1,6 +1,7 @@
 import type { FieldTemplate, FieldType, SystemFieldName } from '@recordbase/contracts/fields';
 import { systemFieldNames } from '@recordbase/contracts/fields';
 import type { FieldSql } from '@recordbase/db/field-types';
+import { didYouMean } from '@recordbase/db/field-types';
 import { hasColumn, quoteIdent } from '@recordbase/db/physical';
 import { badRequest } from '@recordbase/server-kit/errors';
 import { nameKey } from '../access';
@@ -50,6 +51,12 @@ export function findField(table: TableMeta, ref: string): FieldMeta | undefined 
   return table.fieldsById.get(ref) ?? table.fieldsByNameKey.get(nameKey(ref));
 }
 
+/** `unknown field "Nmae" (did you mean "Name"?)`: the words of every 400 for a name that is no field. */
+export function unknownField(table: TableMeta, ref: string, systemNames: readonly string[] = []): string {
+  const names = [...table.fields.map((field) => field.name), ...systemNames];
+  return `unknown field ${JSON.stringify(ref)}${didYouMean(ref, names)}`;
+}
+
 /**
  * The fields a read renders: those `refs` name (ids or names), in the table's order, each once;
  * every field without a projection. `where` prefixes the 400 for a name that is no field.
@@ -63,7 +70,7 @@ export function projectedFields(
   const chosen = new Set<string>();
   refs.forEach((ref, index) => {
     const field = findField(table, ref);
-    if (!field) throw badRequest(`${where}[${index}]: unknown field ${JSON.stringify(ref)}`);
+    if (!field) throw badRequest(`${where}[${index}]: ${unknownField(table, ref)}`);
     chosen.add(field.id);
   });
   return table.fields.filter((field) => chosen.has(field.id));

@@ -4,9 +4,9 @@ import {
   recordValueWriteSchemaByType,
 } from '@recordbase/contracts/records';
 import { fieldTypeModule } from '@recordbase/db/field-types';
-import { badRequest } from '@recordbase/server-kit/errors';
+import { AppError, badRequest } from '@recordbase/server-kit/errors';
 import { describeIssues } from '@recordbase/server-kit/validate';
-import { type FieldMeta, findField, type TableMeta } from './table-meta';
+import { type FieldMeta, findField, type TableMeta, unknownField } from './table-meta';
 
 /**
  * Turns a record body (keys are field names or ids) into values ready for the typed columns,
@@ -54,7 +54,7 @@ export function prepareRecord(table: TableMeta, input: RecordValuesInput, where:
   const keyByField = new Map<string, string>();
   for (const [key, raw] of Object.entries(input)) {
     const field = findField(table, key);
-    if (!field) throw badRequest(`${where}: unknown field ${JSON.stringify(key)}`);
+    if (!field) throw badRequest(`${where}: ${unknownField(table, key)}`);
     const earlier = keyByField.get(field.id);
     if (earlier !== undefined) {
       throw badRequest(
@@ -66,4 +66,34 @@ export function prepareRecord(table: TableMeta, input: RecordValuesInput, where:
     (prepared[fieldTypeModule(field.type).prepared] as Map<string, unknown>).set(field.id, value);
   }
   return prepared;
+}
+
+/** How many bad records one 400 of a batch lists. */
+export const MAX_RECORD_PROBLEMS = 20;
+
+/**
+ * Every record of a batch prepared, or one 400 that lists each bad record's problem (the first
+ * twenty, then how many more): a client fixes its batch in one round trip, not one per record.
+ */
+export function prepareRecords(
+  table: TableMeta,
+  inputs: readonly RecordValuesInput[],
+  where: (index: number) => string,
+): PreparedRecord[] {
+  const problems: string[] = [];
+  let unlisted = 0;
+  const prepared = inputs.map((input, index) => {
+    try {
+      return prepareRecord(table, input, where(index));
+    } catch (error) {
+      if (!(error instanceof AppError) || error.status !== 400) throw error;
+      if (problems.length < MAX_RECORD_PROBLEMS) problems.push(error.message);
+      else unlisted += 1;
+      return null;
+    }
+  });
+  if (problems.length > 0) {
+    throw badRequest([...problems, ...(unlisted > 0 ? [`and ${unlisted} more bad records`] : [])].join('; '));
+  }
+  return prepared as PreparedRecord[];
 }
