@@ -565,6 +565,28 @@ export const bulkRecordsRequestSchema = z.strictObject({
 export type BulkRecordsRequestInput = z.input<typeof bulkRecordsRequestSchema>;
 export type BulkRecordsRequest = z.output<typeof bulkRecordsRequestSchema>;
 
+/**
+ * `PATCH .../records/bulk`: records by id, each changing only the fields it gives; 1 to 100, all
+ * or nothing. Answered like a bulk write (every id an updated one).
+ */
+export const bulkUpdateRecordsRequestSchema = z.strictObject({
+  records: withPrecheck(
+    refuseTooManyRecords,
+    z
+      .array(
+        z.strictObject({
+          id: z.string({ error: 'must be a record id' }).min(1, { error: 'must be a record id' }).max(64, {
+            error: 'must be a record id (a UUID)',
+          }),
+          fields: recordValuesInputSchema,
+        }),
+        { error: 'must be an array of {id, fields}' },
+      )
+      .min(1, { error: 'must hold at least one record' }),
+  ),
+});
+export type BulkUpdateRecordsRequest = z.output<typeof bulkUpdateRecordsRequestSchema>;
+
 /** 201 when every record was created, 200 for an upsert; records in input order. */
 export const bulkRecordsResponseSchema = z.object({
   success: z.boolean(),

@@ -2,6 +2,7 @@ import { pathSegmentSchema } from '@recordbase/contracts/common';
 import {
   bulkDeleteRecordsRequestSchema,
   bulkRecordsRequestSchema,
+  bulkUpdateRecordsRequestSchema,
   createRecordRequestSchema,
   getRecordQuerySchema,
   listRecordsRequestSchema,
@@ -89,6 +90,18 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
           new RawJson(
             `{"success":true,"records":${result.recordsJson},"createdRecordIds":${JSON.stringify(result.createdIds)},"updatedRecordIds":${JSON.stringify(result.updatedIds)}}`,
           ),
+        );
+      },
+    ),
+  );
+  router.patch(
+    `${base}/bulk`,
+    endpoint(
+      { access: write, params: tableParams, body: bulkUpdateRecordsRequestSchema, bodyLimit: writeBodyLimit },
+      async ({ params, body, principal, signal }) => {
+        const result = await records.updateMany(recordsDb(signal), principal, address(params), body);
+        return new RawJson(
+          `{"success":true,"records":${result.recordsJson},"createdRecordIds":[],"updatedRecordIds":${JSON.stringify(result.updatedIds)}}`,
         );
       },
     ),

@@ -3,6 +3,7 @@ import { UUID_PATTERN } from '@recordbase/contracts/common';
 import type {
   BulkDeleteRecordsRequest,
   BulkRecordsRequest,
+  BulkUpdateRecordsRequest,
   ListRecordsRequest,
   RecordValuesInput,
 } from '@recordbase/contracts/records';
@@ -362,6 +363,61 @@ export async function updateOne(
       return json;
     });
     return presentRecords(json, table, principal, signFileLink);
+  });
+}
+
+/**
+ * Updates records by id, all or none (PATCH .../records/bulk): each changes only the fields it
+ * gives; an id that does not exist, or one given twice, refuses the whole request. One
+ * record.updated event carries the records that changed.
+ */
+export async function updateMany(
+  { db, tables, signFileLink, events }: RecordsDb,
+  principal: Principal,
+  address: TableAddress,
+  body: BulkUpdateRecordsRequest,
+): Promise<BulkResult> {
+  const seen = new Map<string, number>();
+  const ids = body.records.map((record, index) => {
+    const id = validRecordId(record.id);
+    const earlier = seen.get(id);
+    if (earlier !== undefined) {
+      throw badRequest(`body.records[${index}].id: the same record as body.records[${earlier}]`);
+    }
+    seen.set(id, index);
+    return id;
+  });
+  return withTable(tables, db, principal, address, async (table) => {
+    const where = (index: number) => `body.records[${index}].fields`;
+    const prepared = prepareRecords(
+      table,
+      body.records.map((record) => record.fields),
+      where,
+    );
+    const json = await inTransaction({ db, events }, async (client) => {
+      const existing = await lockExisting(client, table, ids);
+      const missing = ids.filter((id) => !existing.has(id));
+      if (missing.length > 0) throw notFound(`Record ${missing.join(', ')} not found; nothing was updated`);
+      await resolveReferences(client, table, prepared, where);
+      const writes = ids
+        .map((id, index) => ({ id, record: prepared[index] as PreparedRecord }))
+        .filter((write) => write.record.columns.size > 0 || write.record.links.size > 0);
+      await updateRecords(client, table, writes);
+      const json = await recordsInOrder(client, table, ids);
+      if (writes.length > 0) {
+        const changed = writes.map((write) => write.id);
+        const changedJson =
+          writes.length === ids.length ? json : await recordsInOrder(client, table, changed);
+        await recordEvent(client, table, 'record.updated', changed, changedJson);
+      }
+      return json;
+    });
+    return {
+      created: false,
+      recordsJson: presentRecords(json, table, principal, signFileLink),
+      createdIds: [],
+      updatedIds: ids,
+    };
   });
 }
 
