@@ -201,6 +201,37 @@ describe('list agrees with an in-memory evaluation', () => {
     );
   });
 
+  it('for random searches within random filters', async () => {
+    // Searchable here: Name (text), Stage (single select), Tags (multiple select).
+    const holds = (row: TableRecord, text: string) => {
+      const wanted = text.toLowerCase();
+      const values = [row.fields.Name, row.fields.Stage, ...((row.fields.Tags as string[]) ?? [])];
+      return values.some((value) => typeof value === 'string' && value.toLowerCase().includes(wanted));
+    };
+    const searchText = fc.constantFrom('a', 'A', 'b', 'AB', 'x_', '%', 'c%', ' a', 'zz', 'Ba');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.option(filterArbitrary(), { nil: undefined }),
+        searchText,
+        async (filter, search) => {
+          const response = await h.api
+            .post(`${records}/list`)
+            .set('Authorization', auth)
+            .send({ ...(filter ? { filter } : {}), search, limit: 2000 })
+            .expect(200);
+          const expected = rows
+            .filter((row) => (filter ? matchesFilter(row, filter, table) : true) && holds(row, search))
+            .map((row) => row.id);
+          expect(response.body.records.map((row: TableRecord) => row.id).sort()).toEqual(
+            [...expected].sort(),
+          );
+          expect(response.body.total).toBe(expected.length);
+        },
+      ),
+      { numRuns: 80 },
+    );
+  });
+
   it('for random pages of a random filter', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -277,6 +308,7 @@ describe('random bodies never cause a 500', () => {
         filter: fc.oneof(filterArbitrary(), anyJson),
         cursor: fc.oneof(fc.string(), fc.base64String(), anyJson),
         fields: fc.oneof(fc.array(fc.constantFrom(...fieldDefs.map((f) => f.name), 'Nope', '')), anyJson),
+        search: fc.oneof(fc.string(), anyJson),
       },
       { requiredKeys: [] },
     );

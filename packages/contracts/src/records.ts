@@ -466,6 +466,8 @@ export const MAX_CURSOR_LENGTH = 1_000_000;
  * `nextCursor` of an earlier page of the same listing (same sort and filter), is an alternative
  * to `offset` that costs the same at any depth.
  */
+export const MAX_SEARCH_LENGTH = 1000;
+
 /** A record read's projection: the fields to return in `data` and `fields` (all when absent). */
 export const MAX_PROJECTED_FIELDS = 500;
 export const projectionSchema = z
@@ -505,6 +507,10 @@ export const listRecordsRequestSchema = z
       .optional(),
     filter: filterSchema.optional(),
     fields: projectionSchema.optional(),
+    /** Text that any text, email, url, phone or select field holds, case aside; ANDed with filter. */
+    search: textSchema(MAX_SEARCH_LENGTH, { type: 'must be a string' })
+      .min(1, { error: 'must not be empty (leave it out to list every record)' })
+      .optional(),
   })
   .superRefine((request, ctx) => {
     if (request.cursor === undefined || request.offset === 0) return;

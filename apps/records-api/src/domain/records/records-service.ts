@@ -18,6 +18,7 @@ import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
 import { type FileLinkSigner, presentRecords } from './presentation';
 import { DEFAULT_READ_INDEX_MIN_ROWS, ensureReadIndexes } from './read-indexes';
 import { needsUploads, resolveAttachments, resolveReferences } from './references';
+import { withSearch } from './search';
 import {
   deleteRecords,
   fetchRecordsJson,
@@ -152,11 +153,14 @@ export async function list(
 ): Promise<ListedRecords> {
   const { db, tables, signFileLink } = records;
   return withTable(tables, db, principal, address, async (table) => {
-    const listed = await listRecords(db, table, request);
+    // A search is a filter from here on: the same SQL, indexes, total and cursor binding.
+    const { search, ...rest } = request;
+    const listing = { ...rest, filter: withSearch(table, request.filter, search) };
+    const listed = await listRecords(db, table, listing);
     ensureReadIndexes(
       records.background,
       table,
-      request,
+      listing,
       listed.tableRows,
       records.readIndexMinRows ?? DEFAULT_READ_INDEX_MIN_ROWS,
       records.onBackgroundError ?? (() => {}),
