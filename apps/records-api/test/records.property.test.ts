@@ -262,6 +262,98 @@ describe('list agrees with an in-memory evaluation', () => {
   });
 });
 
+describe('aggregate agrees with an in-memory evaluation', () => {
+  type Aggregation = { field?: string; fn: string };
+  const numeric = ['Count', 'Stars'];
+  const aggregationArbitrary: fc.Arbitrary<Aggregation> = fc.oneof(
+    fc.constant({ fn: 'count' }),
+    fc.record({ field: fc.constantFrom(...numeric), fn: fc.constantFrom('sum', 'avg', 'min', 'max') }),
+    fc.record({ field: fc.constantFrom('Due', 'At'), fn: fc.constantFrom('min', 'max') }),
+    fc.record({
+      field: fc.constantFrom('Name', 'Count', 'Due', 'Stage', 'Tags'),
+      fn: fc.constantFrom('count_empty', 'count_not_empty'),
+    }),
+  );
+  const groupByArbitrary = fc.option(
+    fc.subarray(['Stage', 'Done', 'Due', 'Stars'], { minLength: 1, maxLength: 2 }),
+    {
+      nil: undefined,
+    },
+  );
+
+  /** What one aggregation makes of a group's rows, as the API words it. */
+  function evaluate(group: TableRecord[], aggregation: Aggregation): unknown {
+    if (aggregation.fn === 'count') return group.length;
+    const name = aggregation.field as string;
+    if (aggregation.fn === 'count_empty' || aggregation.fn === 'count_not_empty') {
+      return group.filter((row) =>
+        matchesFilter(
+          row,
+          { field: name, [aggregation.fn === 'count_empty' ? 'is_empty' : 'is_not_empty']: true } as Filter,
+          table,
+        ),
+      ).length;
+    }
+    const present = group
+      .map((row) => row.fields[name])
+      .filter((value) => value !== null && value !== undefined);
+    if (present.length === 0) return null;
+    if (aggregation.fn === 'sum') return (present as number[]).reduce((a, b) => a + b, 0);
+    if (aggregation.fn === 'avg') return (present as number[]).reduce((a, b) => a + b, 0) / present.length;
+    const sorted = [...present].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return aggregation.fn === 'min' ? sorted[0] : sorted[sorted.length - 1];
+  }
+
+  it('for random groupings and aggregations of random filters', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.option(filterArbitrary(), { nil: undefined }),
+        groupByArbitrary,
+        fc.array(aggregationArbitrary, { minLength: 1, maxLength: 4 }),
+        async (filter, groupBy, aggregations) => {
+          const response = await h.api
+            .post(`${records}/aggregate`)
+            .set('Authorization', auth)
+            .send({ ...(filter ? { filter } : {}), ...(groupBy ? { groupBy } : {}), aggregations })
+            .expect(200);
+          const matching = rows.filter((row) => (filter ? matchesFilter(row, filter, table) : true));
+          const groups = new Map<string, TableRecord[]>();
+          for (const row of matching) {
+            const key = JSON.stringify((groupBy ?? []).map((name) => row.fields[name] ?? null));
+            groups.set(key, [...(groups.get(key) ?? []), row]);
+          }
+          // Without groupBy there is one group, of every matching record (maybe none).
+          if (!groupBy && groups.size === 0) groups.set('[]', []);
+          const expected = [...groups.values()]
+            .sort((a, b) =>
+              compareForSort(
+                a[0]!,
+                b[0]!,
+                (groupBy ?? []).map((field) => ({ field, direction: 'asc' as const })),
+                table,
+              ),
+            )
+            .map((group) => ({
+              key: Object.fromEntries((groupBy ?? []).map((name) => [name, group[0]?.fields[name] ?? null])),
+              values: aggregations.map((aggregation) => evaluate(group, aggregation)),
+            }));
+          const got = response.body.groups as { key: object; values: unknown[] }[];
+          expect(response.body.truncated).toBe(false);
+          expect(got.map((group) => group.key)).toEqual(expected.map((group) => group.key));
+          got.forEach((group, index) => {
+            group.values.forEach((value, position) => {
+              const want = expected[index]!.values[position];
+              if (typeof want === 'number' && !Number.isInteger(want)) expect(value).toBeCloseTo(want, 9);
+              else expect(value).toEqual(want);
+            });
+          });
+        },
+      ),
+      { numRuns: 120 },
+    );
+  });
+});
+
 describe('paging by cursor', () => {
   type Page = { records: TableRecord[]; total: number; hasMore: boolean; nextCursor: string | null };
   const list = async (body: object): Promise<Page> =>

@@ -571,6 +571,79 @@ export const bulkRecordsRequestSchema = z.strictObject({
 export type BulkRecordsRequestInput = z.input<typeof bulkRecordsRequestSchema>;
 export type BulkRecordsRequest = z.output<typeof bulkRecordsRequestSchema>;
 
+// ---------------------------------------------------------------------------------------------
+// Aggregation
+// ---------------------------------------------------------------------------------------------
+
+export const aggregateFunctions = [
+  'count',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'count_empty',
+  'count_not_empty',
+] as const;
+export type AggregateFunction = (typeof aggregateFunctions)[number];
+export const MAX_AGGREGATIONS = 20;
+export const MAX_GROUP_BY_FIELDS = 3;
+/** Groups answered at most; `truncated` says when there were more. */
+export const MAX_AGGREGATE_GROUPS = 1000;
+
+/**
+ * `POST .../records/aggregate`: the records matching `filter` and `search`, grouped by the values
+ * of `groupBy` (one group of all without it), each group answering `aggregations` in order.
+ * `count` counts records (its field, if given, is ignored); the others need a field.
+ */
+export const aggregateRecordsRequestSchema = z
+  .strictObject({
+    filter: filterSchema.optional(),
+    search: textSchema(MAX_SEARCH_LENGTH, { type: 'must be a string' })
+      .min(1, { error: 'must not be empty (leave it out to aggregate every record)' })
+      .optional(),
+    groupBy: z
+      .array(fieldReferenceSchema, { error: 'must be an array of field names or ids' })
+      .min(1, { error: 'must name at least one field (leave it out for one group of all records)' })
+      .max(MAX_GROUP_BY_FIELDS, { error: `must name at most ${MAX_GROUP_BY_FIELDS} fields` })
+      .optional(),
+    aggregations: z
+      .array(
+        z.strictObject({
+          field: fieldReferenceSchema.optional(),
+          fn: z.enum(aggregateFunctions, { error: `must be one of ${aggregateFunctions.join(', ')}` }),
+        }),
+        { error: 'must be an array of {field, fn}' },
+      )
+      .min(1, { error: 'must hold at least one aggregation' })
+      .max(MAX_AGGREGATIONS, { error: `must hold at most ${MAX_AGGREGATIONS} aggregations` }),
+  })
+  .superRefine((request, ctx) => {
+    request.aggregations.forEach((aggregation, index) => {
+      if (aggregation.fn !== 'count' && aggregation.field === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${aggregation.fn}" needs a field`,
+          path: ['aggregations', index, 'field'],
+        });
+      }
+    });
+  });
+export type AggregateRecordsRequest = z.output<typeof aggregateRecordsRequestSchema>;
+
+export const aggregateRecordsResponseSchema = z.object({
+  /** Sorted by their keys as a sort on the groupBy fields would order them. */
+  groups: z.array(
+    z.object({
+      /** The group's value of each groupBy field, by field name. */
+      key: z.record(z.string(), z.unknown()),
+      /** One value per aggregation, in the request's order (null for sum, avg, min, max of no values). */
+      values: z.array(z.unknown()),
+    }),
+  ),
+  truncated: z.boolean(),
+});
+export type AggregateRecordsResponse = z.infer<typeof aggregateRecordsResponseSchema>;
+
 /**
  * `PATCH .../records/bulk`: records by id, each changing only the fields it gives; 1 to 100, all
  * or nothing. Answered like a bulk write (every id an updated one).

@@ -1,5 +1,6 @@
 import { pathSegmentSchema } from '@recordbase/contracts/common';
 import {
+  aggregateRecordsRequestSchema,
   bulkDeleteRecordsRequestSchema,
   bulkRecordsRequestSchema,
   bulkUpdateRecordsRequestSchema,
@@ -77,6 +78,14 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
           `{"records":${listed.recordsJson},"total":${listed.total},"hasMore":${listed.hasMore},"nextCursor":${JSON.stringify(listed.nextCursor)}}`,
         );
       },
+    ),
+  );
+  router.post(
+    `${base}/aggregate`,
+    endpoint(
+      { access: read, params: tableParams, body: aggregateRecordsRequestSchema },
+      async ({ params, body, principal, signal }) =>
+        new RawJson(await records.aggregate(recordsDb(signal), principal, address(params), body)),
     ),
   );
   router.post(

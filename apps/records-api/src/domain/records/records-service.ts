@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
 import type {
+  AggregateRecordsRequest,
   BulkDeleteRecordsRequest,
   BulkRecordsRequest,
   BulkUpdateRecordsRequest,
@@ -14,6 +15,7 @@ import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import type { EventPublisher } from '../../events/publisher';
 import { noteAppended, publishingEvents, recordEvent } from '../events';
+import { aggregateRecords } from './aggregate';
 import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
 import { type FileLinkSigner, presentRecords } from './presentation';
 import { DEFAULT_READ_INDEX_MIN_ROWS, ensureReadIndexes } from './read-indexes';
@@ -167,6 +169,16 @@ export async function list(
     );
     return { ...listed, recordsJson: presentRecords(listed.recordsJson, table, principal, signFileLink) };
   });
+}
+
+export async function aggregate(
+  records: RecordsDb,
+  principal: Principal,
+  address: TableAddress,
+  request: AggregateRecordsRequest,
+): Promise<string> {
+  const { db, tables } = records;
+  return withTable(tables, db, principal, address, (table) => aggregateRecords(db, table, request));
 }
 
 /** JSON texts of the given records in the given order. */
