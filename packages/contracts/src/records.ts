@@ -546,6 +546,20 @@ const fieldIdSchema = boundedString(MAX_NAME_LENGTH, { type: 'must be a field id
   error: 'must be a field id (fld...); field names are not accepted in matchOn',
 });
 
+/**
+ * On any write: `true` writes the records without telling webhooks (a sync tool writing back what
+ * it read would otherwise hear its own writes), as Baserow's send_webhook_events=false does.
+ */
+export const suppressWebhooksSchema = z.boolean({ error: 'must be true or false' }).optional();
+
+/** `?suppressWebhooks=true` on a DELETE, which has no body. */
+export const writeQuerySchema = z.object({
+  suppressWebhooks: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .transform((value) => value === 'true')
+    .optional(),
+});
+
 /** Counted before any record is parsed: zod checks an array's `.max()` only after its elements. */
 function refuseTooManyRecords(records: unknown, ctx: z.RefinementCtx<unknown>): void {
   if (Array.isArray(records) && records.length > MAX_RECORDS_PER_REQUEST) {
@@ -567,6 +581,7 @@ export const bulkRecordsRequestSchema = z.strictObject({
     .max(MAX_MATCH_ON_FIELDS, { error: `must name at most ${MAX_MATCH_ON_FIELDS} field ids` })
     .refine((ids) => new Set(ids).size === ids.length, { error: 'must not repeat a field id' })
     .optional(),
+  suppressWebhooks: suppressWebhooksSchema,
 });
 export type BulkRecordsRequestInput = z.input<typeof bulkRecordsRequestSchema>;
 export type BulkRecordsRequest = z.output<typeof bulkRecordsRequestSchema>;
@@ -663,6 +678,7 @@ export const bulkUpdateRecordsRequestSchema = z.strictObject({
       )
       .min(1, { error: 'must hold at least one record' }),
   ),
+  suppressWebhooks: suppressWebhooksSchema,
 });
 export type BulkUpdateRecordsRequest = z.output<typeof bulkUpdateRecordsRequestSchema>;
 
@@ -681,11 +697,17 @@ export type BulkRecordsResponse = z.infer<typeof bulkRecordsResponseSchema>;
 // Single records and bulk delete
 // ---------------------------------------------------------------------------------------------
 
-export const createRecordRequestSchema = z.strictObject({ record: recordValuesInputSchema });
+export const createRecordRequestSchema = z.strictObject({
+  record: recordValuesInputSchema,
+  suppressWebhooks: suppressWebhooksSchema,
+});
 export type CreateRecordRequest = z.output<typeof createRecordRequestSchema>;
 
 /** Partial: only the given fields change. */
-export const updateRecordRequestSchema = z.strictObject({ record: recordValuesInputSchema });
+export const updateRecordRequestSchema = z.strictObject({
+  record: recordValuesInputSchema,
+  suppressWebhooks: suppressWebhooksSchema,
+});
 export type UpdateRecordRequest = z.output<typeof updateRecordRequestSchema>;
 
 /** Ids stay plain strings here so the service can answer a malformed one with INVALID_RECORD_ID. */
@@ -696,6 +718,7 @@ export const bulkDeleteRecordsRequestSchema = z.strictObject({
     })
     .min(1, { error: 'must hold at least one record id' })
     .max(MAX_RECORDS_PER_REQUEST, { error: `must hold at most ${MAX_RECORDS_PER_REQUEST} record ids` }),
+  suppressWebhooks: suppressWebhooksSchema,
 });
 export type BulkDeleteRecordsRequest = z.infer<typeof bulkDeleteRecordsRequestSchema>;
 

@@ -8,6 +8,7 @@ import {
   getRecordQuerySchema,
   listRecordsRequestSchema,
   updateRecordRequestSchema,
+  writeQuerySchema,
 } from '@recordbase/contracts/records';
 import { cancellablePool } from '@recordbase/db';
 import { signFileToken } from '@recordbase/server-kit/file-tokens';
@@ -136,7 +137,11 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
         status: 201,
       },
       async ({ params, body, principal, signal }) =>
-        new RawJson(await records.createOne(recordsDb(signal), principal, address(params), body.record)),
+        new RawJson(
+          await records.createOne(recordsDb(signal), principal, address(params), body.record, {
+            suppressWebhooks: body.suppressWebhooks === true,
+          }),
+        ),
     ),
   );
   router.get(
@@ -161,16 +166,22 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
             address(params),
             params.recordId,
             body.record,
+            { suppressWebhooks: body.suppressWebhooks === true },
           ),
         ),
     ),
   );
   router.delete(
     `${base}/:recordId`,
-    endpoint({ access: write, params: recordParams }, async ({ params, principal, signal }) => {
-      await records.deleteOne(recordsDb(signal), principal, address(params), params.recordId);
-      return { success: true, message: 'Record deleted' };
-    }),
+    endpoint(
+      { access: write, params: recordParams, query: writeQuerySchema },
+      async ({ params, query, principal, signal }) => {
+        await records.deleteOne(recordsDb(signal), principal, address(params), params.recordId, {
+          suppressWebhooks: query.suppressWebhooks === true,
+        });
+        return { success: true, message: 'Record deleted' };
+      },
+    ),
   );
   return router;
 }

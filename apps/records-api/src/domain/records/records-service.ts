@@ -231,6 +231,12 @@ function matchKeys(records: PreparedRecord[], fields: FieldMeta[]): unknown[][] 
   });
 }
 
+/** What a write may ask besides its records. */
+export interface WriteOptions {
+  /** Write without telling webhooks: no event is appended. */
+  suppressWebhooks?: boolean;
+}
+
 export interface BulkResult {
   created: boolean;
   recordsJson: string;
@@ -270,6 +276,7 @@ export async function bulkWrite(
         newIds: prepared.map(() => newRecordId()),
         ...(matchOn ? { matchOn } : {}),
         eventIds: { created: randomUUID(), updated: randomUUID() },
+        suppressEvents: body.suppressWebhooks === true,
       });
       if (outcome.problem) refuse(outcome.problem, table, where);
       noteAppended(client, outcome.eventIds);
@@ -323,6 +330,7 @@ export async function createOne(
   principal: Principal,
   address: TableAddress,
   input: RecordValuesInput,
+  options: WriteOptions = {},
 ): Promise<string> {
   return withTable(tables, db, principal, address, async (table) => {
     const prepared = prepareRecord(table, input, 'body.record');
@@ -330,7 +338,7 @@ export async function createOne(
       await resolveReferences(client, table, [prepared], () => 'body.record');
       const [id] = await insertRecords(client, table, [prepared]);
       const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
-      await recordEvent(client, table, 'record.created', [id!], `[${json}]`);
+      if (!options.suppressWebhooks) await recordEvent(client, table, 'record.created', [id!], `[${json}]`);
       return json;
     });
     return presentRecords(json, table, principal, signFileLink);
@@ -365,6 +373,7 @@ export async function updateOne(
   address: TableAddress,
   recordId: string,
   input: RecordValuesInput,
+  options: WriteOptions = {},
 ): Promise<string> {
   const id = validRecordId(recordId);
   return withTable(tables, db, principal, address, async (table) => {
@@ -375,7 +384,9 @@ export async function updateOne(
       const changes = prepared.columns.size > 0 || prepared.links.size > 0;
       if (changes) await updateRecords(client, table, [{ id, record: prepared }]);
       const json = (await fetchRecordsJson(client, table, [id])).get(id)!;
-      if (changes) await recordEvent(client, table, 'record.updated', [id], `[${json}]`);
+      if (changes && !options.suppressWebhooks) {
+        await recordEvent(client, table, 'record.updated', [id], `[${json}]`);
+      }
       return json;
     });
     return presentRecords(json, table, principal, signFileLink);
@@ -420,7 +431,7 @@ export async function updateMany(
         .filter((write) => write.record.columns.size > 0 || write.record.links.size > 0);
       await updateRecords(client, table, writes);
       const json = await recordsInOrder(client, table, ids);
-      if (writes.length > 0) {
+      if (writes.length > 0 && !body.suppressWebhooks) {
         const changed = writes.map((write) => write.id);
         const changedJson =
           writes.length === ids.length ? json : await recordsInOrder(client, table, changed);
@@ -445,6 +456,7 @@ async function deleteExisting(
   records: Pick<RecordsDb, 'db' | 'events'>,
   table: TableMeta,
   ids: readonly string[],
+  options: WriteOptions,
 ): Promise<void> {
   await inTransaction(records, async (client) => {
     const existing = await lockExisting(client, table, ids);
@@ -456,7 +468,7 @@ async function deleteExisting(
     }
     const lastState = await recordsInOrder(client, table, ids);
     await deleteRecords(client, table, ids);
-    await recordEvent(client, table, 'record.deleted', ids, lastState);
+    if (!options.suppressWebhooks) await recordEvent(client, table, 'record.deleted', ids, lastState);
   });
 }
 
@@ -465,10 +477,11 @@ export async function deleteOne(
   principal: Principal,
   address: TableAddress,
   recordId: string,
+  options: WriteOptions = {},
 ): Promise<void> {
   const id = validRecordId(recordId);
   return withTable(tables, db, principal, address, async (table) => {
-    await deleteExisting({ db, events }, table, [id]);
+    await deleteExisting({ db, events }, table, [id], options);
   });
 }
 
@@ -480,7 +493,7 @@ export async function deleteMany(
 ): Promise<string[]> {
   const ids = [...new Set(body.ids.map(validRecordId))];
   return withTable(tables, db, principal, address, async (table) => {
-    await deleteExisting({ db, events }, table, ids);
+    await deleteExisting({ db, events }, table, ids, { suppressWebhooks: body.suppressWebhooks === true });
     return ids;
   });
 }

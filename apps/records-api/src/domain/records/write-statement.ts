@@ -35,6 +35,8 @@ export interface WriteInput {
   matchOn?: readonly FieldMeta[];
   /** Ids of the outbox events the write may append (created, updated). */
   eventIds: { created: string; updated: string };
+  /** Write no events (the request asked that webhooks not hear of it). */
+  suppressEvents?: boolean;
 }
 
 export type WriteProblem =
@@ -204,7 +206,9 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
        FROM rendered WHERE matched = ${matched} HAVING count(*) > 0`;
   const outbox = outboxInsertColumns;
   ctes.push(
-    `events AS (INSERT INTO outbox_events (${outbox.join(', ')})
+    input.suppressEvents
+      ? 'events AS (SELECT NULL::text AS id, NULL::text AS type WHERE false)'
+      : `events AS (INSERT INTO outbox_events (${outbox.join(', ')})
        SELECT e.id, ${params.add(table.databaseId)}::uuid, ${params.add(table.id)}::text, e.type, 'public_api', e.data::json
          FROM (${eventData(false)} UNION ALL ${eventData(true)}) e ORDER BY e.k
        RETURNING id::text, type)`,
