@@ -61,6 +61,7 @@ export interface RecordsApiDeps {
         | 'SQL_MAX_CONNECTIONS'
         | 'SQL_CONNECTIONS_PER_BASE'
         | 'SQL_MAX_RESULT_BYTES'
+        | 'WEBHOOK_ALLOWED_CIDRS'
       >
     >;
 }
@@ -126,7 +127,7 @@ export function createApp(deps: RecordsApiDeps): Express {
       ...(config.READ_INDEX_MIN_ROWS !== undefined ? { readIndexMinRows: config.READ_INDEX_MIN_ROWS } : {}),
     }),
   );
-  api.use(webhookRoutes(db.prisma, webhookSecretKey));
+  api.use(webhookRoutes(db.prisma, webhookSecretKey, config.WEBHOOK_ALLOWED_CIDRS ?? []));
   api.use(importRoutes({ prisma: db.prisma, queue: imports }));
   app.use('/api/v1', api);
 

@@ -5,6 +5,7 @@ import {
   portSchema,
   publicApiEnvSchema,
   queuePrefixSchema,
+  webhookAllowedCidrsSchema,
   webhookSecretKeySchema,
 } from '@recordbase/server-kit/env';
 import { z } from 'zod';
@@ -23,6 +24,8 @@ export const recordsApiEnvSchema = commonEnvSchema
     /** The largest body of a record write (bulk, create, update); other routes have their own. */
     JSON_BODY_LIMIT: z.string().default('10mb'),
     WEBHOOK_SECRET_KEY: webhookSecretKeySchema,
+    /** Ranges a webhook's URL may resolve to although private (the dispatcher's setting, read alike). */
+    WEBHOOK_ALLOWED_CIDRS: webhookAllowedCidrsSchema,
     QUEUE_PREFIX: queuePrefixSchema,
     /** Tables with at least this many records get indexes on what their listings filter and sort. */
     READ_INDEX_MIN_ROWS: z.coerce.number().int().min(0).default(DEFAULT_READ_INDEX_MIN_ROWS),

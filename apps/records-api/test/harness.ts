@@ -3,6 +3,7 @@ import { createDb, type Db } from '@recordbase/db';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { deleteKeysUnder } from '@recordbase/server-kit/redis-keys';
+import { parseCidrList } from '@recordbase/server-kit/ssrf';
 import { Redis } from 'ioredis';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
@@ -105,6 +106,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.sqlMaxConnections ? { SQL_MAX_CONNECTIONS: options.sqlMaxConnections } : {}),
       ...(options.sqlMaxResultBytes ? { SQL_MAX_RESULT_BYTES: options.sqlMaxResultBytes } : {}),
       ...(options.sqlConnectionsPerBase ? { SQL_CONNECTIONS_PER_BASE: options.sqlConnectionsPerBase } : {}),
+      // Local receivers, as the e2e stack and the dispatcher's tests allow them.
+      WEBHOOK_ALLOWED_CIDRS: parseCidrList('127.0.0.1/32'),
     },
   });
   return {

@@ -314,3 +314,46 @@ describe('the delivery log limit', () => {
       .expect(200);
   });
 });
+
+describe('a webhook URL that deliveries would refuse (issue 14)', () => {
+  it.each([
+    ['a private address', 'http://10.1.2.3/hook', 'a private address'],
+    ['the cloud metadata address', 'http://169.254.169.254/latest/meta-data', 'link-local'],
+    ['IPv6 loopback', 'http://[::1]:8080/hook', 'loopback'],
+  ])('is refused when registered: %s', async (_name, url, reason) => {
+    const response = await h.api
+      .post(`/api/v1/bases/${baseId}/webhooks`)
+      .set('Authorization', auth)
+      .send({ ...valid, url })
+      .expect(400);
+    expect(response.body.error.message).toMatch(/^body\.url: refused/);
+    expect(response.body.error.message).toContain(reason);
+    expect(response.body.error.message).toContain('webhooks are delivered to public addresses only');
+  });
+
+  it('is refused when a webhook is changed to it, and an allowed range or an unresolved host is taken', async () => {
+    const created = await h.api
+      .post(`/api/v1/bases/${baseId}/webhooks`)
+      .set('Authorization', auth)
+      .send(valid)
+      .expect(201);
+    const refused = await h.api
+      .patch(`/api/v1/bases/${baseId}/webhooks/${created.body.id}`)
+      .set('Authorization', auth)
+      .send({ url: 'http://192.168.0.10/hook' })
+      .expect(400);
+    expect(refused.body.error.message).toMatch(/^body\.url: refused/);
+    // The harness allows 127.0.0.1/32, as the e2e stack does for its receivers.
+    await h.api
+      .patch(`/api/v1/bases/${baseId}/webhooks/${created.body.id}`)
+      .set('Authorization', auth)
+      .send({ url: 'http://127.0.0.1:4000/hook' })
+      .expect(200);
+    // A name that does not resolve (yet) is taken: each delivery checks what it resolves to then.
+    await h.api
+      .patch(`/api/v1/bases/${baseId}/webhooks/${created.body.id}`)
+      .set('Authorization', auth)
+      .send({ url: 'https://receiver.invalid/hook' })
+      .expect(200);
+  });
+});

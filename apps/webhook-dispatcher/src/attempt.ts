@@ -1,10 +1,10 @@
 import { toDeliveredEventId } from '@recordbase/contracts/events';
 import { type DeliveryOutcome, verdictOfAttempt } from '@recordbase/db';
+import type { Cidr } from '@recordbase/server-kit/ssrf';
 import type { ReceiverConnections } from './connections';
 import { nextRetryDelay } from './retry-schedule';
 import { cleanText, type SendOptions, type SendResult, sendWebhook } from './send';
 import { signatureHeaders } from './signing';
-import type { Cidr } from './ssrf';
 
 /**
  * One attempt of one delivery, whichever path it comes from (an event's first attempts, or a

@@ -4,11 +4,11 @@ import {
   parseEnv,
   portSchema,
   queuePrefixSchema,
+  webhookAllowedCidrsSchema,
   webhookSecretKeySchema,
 } from '@recordbase/server-kit/env';
 import { z } from 'zod';
 import { parseDuration, parseRetrySchedule } from './retry-schedule';
-import { type Cidr, parseCidrList } from './ssrf';
 
 /** Turns a parse function's exception into a zod issue that names the variable. */
 function parsed<T>(parse: (text: string) => T) {
@@ -40,7 +40,7 @@ export const webhookDispatcherEnvSchema = commonEnvSchema.extend({
   HOST: z.string().default('0.0.0.0'),
   WEBHOOK_SECRET_KEY: webhookSecretKeySchema,
   /** Ranges deliveries may reach although private, loopback or link-local (tests: 127.0.0.1/32). */
-  WEBHOOK_ALLOWED_CIDRS: optional(parsed<Cidr[]>(parseCidrList).default([])),
+  WEBHOOK_ALLOWED_CIDRS: webhookAllowedCidrsSchema,
   /** Waits before each retry (`5s,5m,...`, or `none`); its length plus one is the number of attempts. */
   WEBHOOK_RETRY_SCHEDULE: optional(
     parsed(parseRetrySchedule).default([...DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS]),

@@ -1,6 +1,6 @@
 import type { LookupAddress, LookupOneOptions } from 'node:dns';
+import { type Cidr, type Resolver, resolveAndVet, type VettedAddress } from '@recordbase/server-kit/ssrf';
 import { Agent } from 'undici';
-import { type Cidr, type Resolver, resolveAndVet, type VettedAddress } from './ssrf';
 
 /**
  * Keep-alive connections to receivers. A connection is opened only to addresses the SSRF guard

@@ -2,6 +2,7 @@ import { type Db, DELIVERIES_CHANNEL, parseSecretKey, scheduleOf } from '@record
 import { createListener, type Listener } from '@recordbase/server-kit/listener';
 import type { Logger } from '@recordbase/server-kit/logger';
 import type { Metrics } from '@recordbase/server-kit/metrics';
+import type { Cidr, Resolver } from '@recordbase/server-kit/ssrf';
 import type { AttemptSettings } from './attempt';
 import type { WebhookDispatcherConfig } from './config';
 import { ReceiverConnections } from './connections';
@@ -13,7 +14,6 @@ import { createQueues, type DispatchQueues } from './queues';
 import { ReceiverLimits } from './receiver-limits';
 import { createRecorder } from './recorder';
 import { pruneOnce } from './retention';
-import type { Cidr, Resolver } from './ssrf';
 import { SigningKeys, SubscriptionCache } from './subscriptions';
 import { sweepOnce } from './sweeper';
 

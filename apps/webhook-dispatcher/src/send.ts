@@ -1,9 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import type { AttemptErrorKind } from '@recordbase/db';
+import {
+  type Cidr,
+  RefusedAddressError,
+  type Resolver,
+  resolveAndVet,
+  systemResolver,
+} from '@recordbase/server-kit/ssrf';
 import { type Agent, request } from 'undici';
 import { newAgent, type ReceiverConnections } from './connections';
 import { parseRetryAfter } from './retry-schedule';
-import { type Cidr, RefusedAddressError, type Resolver, resolveAndVet, systemResolver } from './ssrf';
 
 /**
  * One HTTP POST of one webhook attempt, with the SSRF guard: resolve, check every address, connect

@@ -7,9 +7,9 @@ import { appendOutboxEvent, type Db, encryptSecret } from '@recordbase/db';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
 import { deleteKeysUnder } from '@recordbase/server-kit/redis-keys';
+import { parseCidrList } from '@recordbase/server-kit/ssrf';
 import { Queue } from 'bullmq';
 import { Dispatcher, type DispatcherOptions } from '../src/dispatcher';
-import { parseCidrList } from '../src/ssrf';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const SECRET_KEY = randomBytes(32);

@@ -1,5 +1,11 @@
+import {
+  checkAddress,
+  parseCidr,
+  parseCidrList,
+  RefusedAddressError,
+  resolveAndVet,
+} from '@recordbase/server-kit/ssrf';
 import { sendWebhook } from '../src/send';
-import { checkAddress, parseCidr, parseCidrList, RefusedAddressError, resolveAndVet } from '../src/ssrf';
 import { type Receiver, startReceiver } from './helpers';
 
 describe('the address classifier', () => {

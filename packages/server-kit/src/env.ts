@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseCidrList } from './ssrf';
 
 /**
  * Parses environment variables once at start-up. A bad value stops the process with a message
@@ -62,6 +63,23 @@ export const webhookSecretKeySchema = z
   .string({ error: 'is required (32 random bytes, base64; `npm start` generates one)' })
   .refine((value) => Buffer.from(value, 'base64').length === 32, {
     error: 'must be 32 bytes, base64-encoded',
+  });
+
+/**
+ * WEBHOOK_ALLOWED_CIDRS: ranges webhooks may reach although private, loopback or link-local (a
+ * comma list; tests use 127.0.0.1/32). records-api checks a URL against it when a webhook is
+ * registered, the dispatcher on every delivery: both must read it the same way.
+ */
+export const webhookAllowedCidrsSchema = z
+  .string()
+  .default('')
+  .transform((text, context) => {
+    try {
+      return parseCidrList(text);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: error instanceof Error ? error.message : String(error) });
+      return z.NEVER;
+    }
   });
 
 /** Shared by records-api (signs file links) and upload-service (honours them). */

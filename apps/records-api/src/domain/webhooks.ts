@@ -14,6 +14,7 @@ import {
 import { databaseErrorOf, deliveryRetryRequest, type PrismaClient, type Tx } from '@recordbase/db';
 import { canAccessDatabase, type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
+import { type Cidr, refusedWebhookUrl } from '@recordbase/server-kit/ssrf';
 import { findAccessibleDatabase, findTableByRef } from './access';
 import { newWebhookSecret, sealWebhookSecret } from './webhook-secrets';
 
@@ -117,14 +118,27 @@ function requireScopesToReceive(principal: Principal, events: readonly string[])
   }
 }
 
+/**
+ * A URL whose host is, or resolves to, an address deliveries refuse (private, loopback, link-local,
+ * cloud metadata…) is refused when registered, not left to fail every delivery. A host that does
+ * not resolve yet is taken: each delivery checks the addresses it connects to anyway.
+ */
+async function requireDeliverableUrl(url: string, allowedCidrs: readonly Cidr[]): Promise<void> {
+  const refusal = await refusedWebhookUrl(url, allowedCidrs);
+  if (refusal !== null)
+    throw badRequest(`body.url: ${refusal}; webhooks are delivered to public addresses only`);
+}
+
 export async function createWebhook(
   prisma: PrismaClient,
   secretKey: Buffer,
   principal: Principal,
   databaseId: string,
   input: CreateWebhookRequest,
+  allowedCidrs: readonly Cidr[] = [],
 ): Promise<CreatedWebhook> {
   requireScopesToReceive(principal, input.events);
+  await requireDeliverableUrl(input.url, allowedCidrs);
   const secret = newWebhookSecret();
   const row = await withTableFilter(input.tableId, () =>
     prisma.$transaction(async (tx) => {
@@ -178,9 +192,11 @@ export async function updateWebhook(
   databaseId: string,
   webhookRef: string,
   patch: UpdateWebhookRequest,
+  allowedCidrs: readonly Cidr[] = [],
 ): Promise<Webhook> {
   const webhook = await findWebhook(prisma, principal, databaseId, webhookRef);
   requireScopesToReceive(principal, patch.events ?? webhook.events);
+  if (patch.url !== undefined) await requireDeliverableUrl(patch.url, allowedCidrs);
   const tableId =
     typeof patch.tableId === 'string'
       ? await resolveTableFilter(prisma, webhook.databaseId, patch.tableId)

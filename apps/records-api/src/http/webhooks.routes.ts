@@ -8,6 +8,7 @@ import {
 import type { PrismaClient } from '@recordbase/db';
 import { notFound } from '@recordbase/server-kit/errors';
 import { endpoint } from '@recordbase/server-kit/http';
+import type { Cidr } from '@recordbase/server-kit/ssrf';
 import { Router } from 'express';
 import { z } from 'zod';
 import {
@@ -31,8 +32,15 @@ const webhookNotFound = (params: { webhookId: string }) => notFound(`Webhook ${p
 
 const deleted = (message: string): z.infer<typeof successMessageSchema> => ({ success: true, message });
 
-/** Webhook subscriptions of a database and their delivery log. `secretKey` seals signing secrets. */
-export function webhookRoutes(prisma: PrismaClient, secretKey: Buffer): Router {
+/**
+ * Webhook subscriptions of a database and their delivery log. `secretKey` seals signing secrets;
+ * `allowedCidrs` are the private ranges a webhook's URL may resolve to (the dispatcher's too).
+ */
+export function webhookRoutes(
+  prisma: PrismaClient,
+  secretKey: Buffer,
+  allowedCidrs: readonly Cidr[],
+): Router {
   const router = Router();
   const base = '/bases/:databaseId/webhooks';
 
@@ -40,7 +48,8 @@ export function webhookRoutes(prisma: PrismaClient, secretKey: Buffer): Router {
     base,
     endpoint(
       { access: manage, params: baseParams, body: createWebhookRequestSchema, status: 201 },
-      ({ params, body, principal }) => createWebhook(prisma, secretKey, principal, params.databaseId, body),
+      ({ params, body, principal }) =>
+        createWebhook(prisma, secretKey, principal, params.databaseId, body, allowedCidrs),
     ),
   );
   router.get(
@@ -66,7 +75,7 @@ export function webhookRoutes(prisma: PrismaClient, secretKey: Buffer): Router {
         body: updateWebhookRequestSchema,
       },
       ({ params, body, principal }) =>
-        updateWebhook(prisma, principal, params.databaseId, params.webhookId, body),
+        updateWebhook(prisma, principal, params.databaseId, params.webhookId, body, allowedCidrs),
     ),
   );
   router.delete(

@@ -1,8 +1,9 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
+import { Resolver as DnsResolver, lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 
 /**
- * The SSRF guard. A webhook URL is checked when it is delivered to, on the addresses its host
+ * The SSRF guard, shared by records-api (a webhook's URL when it is registered) and the
+ * dispatcher (when it is delivered to). A webhook URL is checked when it is delivered to, on the addresses its host
  * resolves to: every address must be public (or inside an operator allow-list,
  * WEBHOOK_ALLOWED_CIDRS), and the connection then goes to exactly the addresses checked, so a DNS
  * answer that changes between the check and the connection (rebinding) cannot reach anything else.
@@ -223,3 +224,54 @@ export async function resolveAndVet(
   }
   return addresses;
 }
+
+/** How long registering a webhook waits for its host's addresses. */
+const REGISTRATION_DNS_TIMEOUT_MS = 1000;
+
+/**
+ * The addresses of a host as DNS answers them, asked of DNS directly (c-ares: a slow server holds
+ * no thread of the pool files and crypto share) within a second; none when it does not answer.
+ * The names RFC 6761 reserves for loopback are loopback, whatever DNS would say.
+ */
+export const registrationResolver: Resolver = async (hostname) => {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  if (name === 'localhost' || name.endsWith('.localhost')) return [{ address: '127.0.0.1', family: 4 }];
+  const dns = new DnsResolver({ timeout: REGISTRATION_DNS_TIMEOUT_MS, tries: 1 });
+  const [v4, v6] = await Promise.allSettled([dns.resolve4(name), dns.resolve6(name)]);
+  return [
+    ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 as const })) : []),
+    ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 as const })) : []),
+  ];
+};
+
+/**
+ * Why a webhook URL may not be registered: its host is, or resolves to, an address deliveries
+ * would refuse. null when allowed, and when the host does not resolve (yet): every delivery
+ * checks again, on the addresses it connects to.
+ */
+export async function refusedWebhookUrl(
+  url: string,
+  allowList: readonly Cidr[],
+  resolve: Resolver = registrationResolver,
+): Promise<string | null> {
+  let hostname: string;
+  try {
+    hostname = new URL(url).hostname;
+  } catch {
+    return null;
+  }
+  try {
+    await resolveAndVet(hostname, allowList, async (name) => {
+      const addresses = await resolve(name);
+      if (addresses.length === 0) throw new UnresolvedHost();
+      return addresses;
+    });
+    return null;
+  } catch (error) {
+    if (error instanceof RefusedAddressError) return error.message;
+    if (error instanceof UnresolvedHost) return null;
+    throw error;
+  }
+}
+
+class UnresolvedHost extends Error {}
