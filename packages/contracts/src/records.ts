@@ -104,6 +104,11 @@ export const recordSchema = z.object({
   fields: z.record(z.string(), recordValueSchema),
   createdAt: isoDateTimeSchema,
   updatedAt: isoDateTimeSchema,
+  /**
+   * Only when a read asked `expand`: for each link field named (by name), its linked records'
+   * ids with their primary field's value, in link order, the first 100.
+   */
+  expanded: z.record(z.string(), z.array(z.object({ id: z.string(), primary: z.unknown() }))).optional(),
 });
 export type TableRecord = z.infer<typeof recordSchema>;
 
@@ -479,12 +484,25 @@ export const projectionSchema = z
  * `GET .../records/{recordId}?fields=Name&fields=Email`: one `fields` parameter per field; other
  * parameters are ignored, as before the projection existed.
  */
-export const getRecordQuerySchema = z.object({
-  fields: z
+/** Link fields whose linked records a read renders beside their ids (one level). */
+export const MAX_EXPANDED_FIELDS = 10;
+/** Linked records rendered per expanded field of a record, in link order. */
+export const MAX_EXPANDED_LINKS = 100;
+export const expandSchema = z
+  .array(fieldReferenceSchema, { error: 'must be an array of link field names or ids' })
+  .min(1, { error: 'must name at least one link field' })
+  .max(MAX_EXPANDED_FIELDS, { error: `must name at most ${MAX_EXPANDED_FIELDS} fields` });
+
+const repeatedParameter = (schema: z.ZodType<string[], string[]>) =>
+  z
     .union([z.string(), z.array(z.string())], { error: 'must be field names or ids' })
     .transform((value) => (Array.isArray(value) ? value : [value]))
-    .pipe(projectionSchema)
-    .optional(),
+    .pipe(schema)
+    .optional();
+
+export const getRecordQuerySchema = z.object({
+  fields: repeatedParameter(projectionSchema),
+  expand: repeatedParameter(expandSchema),
 });
 export type GetRecordQuery = z.output<typeof getRecordQuerySchema>;
 
@@ -507,6 +525,7 @@ export const listRecordsRequestSchema = z
       .optional(),
     filter: filterSchema.optional(),
     fields: projectionSchema.optional(),
+    expand: expandSchema.optional(),
     /** Text that any text, email, url, phone or select field holds, case aside; ANDed with filter. */
     search: textSchema(MAX_SEARCH_LENGTH, { type: 'must be a string' })
       .min(1, { error: 'must not be empty (leave it out to list every record)' })

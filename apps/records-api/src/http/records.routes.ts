@@ -150,7 +150,14 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
       { access: read, params: recordParams, query: getRecordQuerySchema },
       async ({ params, query, principal, signal }) =>
         new RawJson(
-          await records.getOne(recordsDb(signal), principal, address(params), params.recordId, query.fields),
+          await records.getOne(
+            recordsDb(signal),
+            principal,
+            address(params),
+            params.recordId,
+            query.fields,
+            query.expand,
+          ),
         ),
     ),
   );

@@ -1,5 +1,6 @@
 import { fieldTypeModule } from '@recordbase/db/field-types';
 import type { SqlParams } from '@recordbase/db/physical';
+import { type ExpandedLink, expandedPieces } from './expand';
 import { type FieldMeta, fieldSql, type TableMeta } from './table-meta';
 
 /**
@@ -37,6 +38,8 @@ export function recordJsonSql(
   linksSql?: (field: FieldMeta, fromLinkTable: string) => string,
   /** The fields to render (a projection); all of the table's by default. */
   fields: readonly FieldMeta[] = table.fields,
+  /** Link fields whose linked records are rendered beside their ids (`expand`). */
+  expanded: readonly ExpandedLink[] = [],
 ): RecordJsonSql {
   const pieces: string[] = [`'{"id":"'`, 'r.id::text', `'","data":{'`];
   fields.forEach((field, i) => {
@@ -51,7 +54,9 @@ export function recordJsonSql(
     `to_char(r.created_at AT TIME ZONE 'UTC', ${ISO_UTC})`,
     `'","updatedAt":"'`,
     `to_char(r.updated_at AT TIME ZONE 'UTC', ${ISO_UTC})`,
-    `'"}'`,
+    `'"'`,
+    ...expandedPieces(table, expanded, params),
+    `'}'`,
   );
   const values = fields.map((field, i) => {
     const value = valueJsonSql(table, field);

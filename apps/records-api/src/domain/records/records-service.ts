@@ -16,6 +16,7 @@ import type pg from 'pg';
 import type { EventPublisher } from '../../events/publisher';
 import { noteAppended, publishingEvents, recordEvent } from '../events';
 import { aggregateRecords } from './aggregate';
+import { expandedLinks } from './expand';
 import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
 import { type FileLinkSigner, presentRecords } from './presentation';
 import { DEFAULT_READ_INDEX_MIN_ROWS, ensureReadIndexes } from './read-indexes';
@@ -158,7 +159,8 @@ export async function list(
     // A search is a filter from here on: the same SQL, indexes, total and cursor binding.
     const { search, ...rest } = request;
     const listing = { ...rest, filter: withSearch(table, request.filter, search) };
-    const listed = await listRecords(db, table, listing);
+    const expanded = await expandedLinks(db, table, request.expand, 'body.expand');
+    const listed = await listRecords(db, table, listing, expanded);
     ensureReadIndexes(
       records.background,
       table,
@@ -352,13 +354,16 @@ export async function getOne(
   recordId: string,
   /** Names or ids of the fields to return; all when absent. */
   fields?: readonly string[],
+  /** Link fields whose linked records to render beside their ids. */
+  expand?: readonly string[],
 ): Promise<string> {
   const id = validRecordId(recordId);
   return withTable(tables, db, principal, address, async (table) => {
     const projected = projectedFields(table, fields, 'query.fields');
+    const expanded = await expandedLinks(db, table, expand, 'query.expand');
     const client = await db.connect();
     try {
-      const json = (await fetchRecordsJson(client, table, [id], projected)).get(id);
+      const json = (await fetchRecordsJson(client, table, [id], projected, expanded)).get(id);
       if (!json) throw notFound(`Record ${recordId} not found`);
       return presentRecords(json, table, principal, signFileLink);
     } finally {

@@ -11,6 +11,7 @@ import {
 import type pg from 'pg';
 import { countKey, keepTotal, keptTotal } from './count-cache';
 import { decodeCursor, encodeCursor, listingDigest } from './cursor';
+import type { ExpandedLink } from './expand';
 import { compileFilter } from './query-compiler';
 import { recordJsonSql } from './record-json';
 import { keysetAfterSql, keyValuesSql, orderBySql, sortKeys } from './sort-order';
@@ -110,6 +111,7 @@ export async function listRecords(
   client: Queryable,
   table: TableMeta,
   request: ListRecordsRequest,
+  expanded: readonly ExpandedLink[] = [],
 ): Promise<ListedRecords> {
   const keys = sortKeys(request.sort, table);
   const digest = listingDigest(table, request.filter);
@@ -136,6 +138,7 @@ export async function listRecords(
     params,
     undefined,
     projectedFields(table, request.fields, 'body.fields'),
+    expanded,
   );
   // PostgreSQL joins the page into one text: one value to read instead of one row per record.
   const result = await client.query<
@@ -193,9 +196,10 @@ export async function fetchRecordsJson(
   table: TableMeta,
   ids: readonly string[],
   fields: readonly FieldMeta[] = table.fields,
+  expanded: readonly ExpandedLink[] = [],
 ): Promise<Map<string, string>> {
   const params = new SqlParams();
-  const record = recordJsonSql(table, params, undefined, fields);
+  const record = recordJsonSql(table, params, undefined, fields, expanded);
   const result = await client.query<{ id: string; j: string }>(
     `SELECT r.id::text AS id, ${record.text} AS j FROM ${tableRef(table)} r ${record.join} WHERE r.id = ANY(${params.add(ids)}::uuid[])`,
     params.values,
