@@ -175,3 +175,11 @@ export async function databaseSnapshot(db: Db): Promise<Record<string, string>> 
   }
   return snapshot;
 }
+
+/** The outbox's last sequence number (0 when empty): read before a write to see its events after. */
+export async function lastOutboxSeq(db: Db): Promise<string> {
+  const { rows } = await db.pool.query<{ seq: string }>(
+    'SELECT COALESCE(max(seq), 0)::text AS seq FROM outbox_events',
+  );
+  return rows[0]!.seq;
+}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createBase, databaseSnapshot, type Harness, startHarness } from './harness';
+import { createBase, databaseSnapshot, type Harness, lastOutboxSeq, startHarness } from './harness';
 
 /**
  * `PATCH .../records/bulk` (issue 14): records by id, each changing only the fields it gives,
@@ -27,9 +27,7 @@ async function updatedEvents(after: string) {
   return rows.map((row) => row.data);
 }
 
-const lastSeq = async () =>
-  (await h.db.pool.query<{ seq: string }>('SELECT COALESCE(max(seq), 0)::text AS seq FROM outbox_events'))
-    .rows[0]!.seq;
+const lastSeq = () => lastOutboxSeq(h.db);
 
 beforeAll(async () => {
   h = await startHarness();

@@ -1,4 +1,4 @@
-import { createBase, type Harness, startHarness } from './harness';
+import { createBase, type Harness, lastOutboxSeq, startHarness } from './harness';
 
 /**
  * `suppressWebhooks: true` (issue 14): every write route writes its records and appends no event
@@ -11,9 +11,7 @@ let auth: string;
 let baseId: string;
 const url = (path = '') => `/api/v1/bases/${baseId}/tables/Items/records${path}`;
 
-const lastSeq = async () =>
-  (await h.db.pool.query<{ seq: string }>('SELECT COALESCE(max(seq), 0)::text AS seq FROM outbox_events'))
-    .rows[0]!.seq;
+const lastSeq = () => lastOutboxSeq(h.db);
 const eventsAfter = async (seq: string) =>
   (
     await h.db.pool.query<{ type: string }>('SELECT type FROM outbox_events WHERE seq > $1 ORDER BY seq', [
