@@ -473,7 +473,10 @@ async function intoExistingTable(
   );
 }
 
-/** Second pass: each row's cells checked as written values, the rows that fit copied to staging. */
+/**
+ * A read that checks each row's cells as written values and copies the rows that fit to staging:
+ * an existing table's one read, and a new table's second when its first staging did not stand.
+ */
 async function copyRows(
   ctx: ImportContext,
   run: Run,
