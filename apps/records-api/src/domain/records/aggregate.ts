@@ -6,7 +6,7 @@ import { badRequest } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import { compileFilter } from './query-compiler';
 import { withSearch } from './search';
-import { type FieldMeta, fieldSql, findField, type TableMeta, unknownField } from './table-meta';
+import { fieldSql, requireField, type TableMeta } from './table-meta';
 
 /**
  * Aggregation in one statement: the matching records grouped by the groupBy fields' values, each
@@ -19,12 +19,6 @@ const UNGROUPABLE: ReadonlySet<FieldType> = new Set(['multiple_select', 'attachm
 type Queryable = Pick<pg.PoolClient, 'query'>;
 const ORDERED_TYPES: ReadonlySet<string> = new Set(['number', 'date']);
 
-function resolve(table: TableMeta, ref: string, where: string): FieldMeta {
-  const field = findField(table, ref);
-  if (!field) throw badRequest(`${where}: ${unknownField(table, ref)}`);
-  return field;
-}
-
 /** One aggregation as SQL giving its JSON text (never SQL NULL). */
 function aggregationSql(
   table: TableMeta,
@@ -34,7 +28,7 @@ function aggregationSql(
 ): string {
   if (aggregation.fn === 'count') return 'count(*)::text';
   const where = `body.aggregations[${index}]`;
-  const field = resolve(table, aggregation.field as string, `${where}.field`);
+  const field = requireField(table, aggregation.field as string, `${where}.field`);
   const module = fieldTypeModule(field.type);
   const group = groupOfFieldType(field.type);
   const sql = fieldSql(table, field);
@@ -69,7 +63,7 @@ export async function aggregateRecords(
 ): Promise<string> {
   const params = new SqlParams();
   const groupFields = (request.groupBy ?? []).map((ref, index) => {
-    const field = resolve(table, ref, `body.groupBy[${index}]`);
+    const field = requireField(table, ref, `body.groupBy[${index}]`);
     if (UNGROUPABLE.has(field.type)) {
       throw badRequest(`body.groupBy[${index}]: a ${field.type} field holds no single value to group by`);
     }

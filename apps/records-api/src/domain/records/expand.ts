@@ -5,7 +5,7 @@ import { linkTableName, qualifiedTable, quoteIdent, type SqlParams } from '@reco
 import { badRequest } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import { loadTableMeta } from './table-loader';
-import { type FieldMeta, findField, type TableMeta, unknownField } from './table-meta';
+import { type FieldMeta, requireField, type TableMeta } from './table-meta';
 
 /**
  * `expand` on a read: beside a link field's ids, each linked record's id and primary field value,
@@ -28,8 +28,7 @@ export async function expandedLinks(
   if (refs === undefined) return [];
   const fields: FieldMeta[] = [];
   refs.forEach((ref, index) => {
-    const field = findField(table, ref);
-    if (!field) throw badRequest(`${where}[${index}]: ${unknownField(table, ref)}`);
+    const field = requireField(table, ref, `${where}[${index}]`);
     if (field.type !== 'linked_record') {
       throw badRequest(
         `${where}[${index}]: ${JSON.stringify(field.name)} is a ${field.type} field, not a link field`,

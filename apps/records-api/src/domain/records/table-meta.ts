@@ -57,6 +57,13 @@ export function unknownField(table: TableMeta, ref: string, systemNames: readonl
   return `unknown field ${JSON.stringify(ref)}${didYouMean(ref, names)}`;
 }
 
+/** The field `ref` names (id or name), or the 400 `${where}: unknown field …` with the nearest names. */
+export function requireField(table: TableMeta, ref: string, where: string): FieldMeta {
+  const field = findField(table, ref);
+  if (!field) throw badRequest(`${where}: ${unknownField(table, ref)}`);
+  return field;
+}
+
 /**
  * The fields a read renders: those `refs` name (ids or names), in the table's order, each once;
  * every field without a projection. `where` prefixes the 400 for a name that is no field.
@@ -69,9 +76,7 @@ export function projectedFields(
   if (refs === undefined) return table.fields;
   const chosen = new Set<string>();
   refs.forEach((ref, index) => {
-    const field = findField(table, ref);
-    if (!field) throw badRequest(`${where}[${index}]: ${unknownField(table, ref)}`);
-    chosen.add(field.id);
+    chosen.add(requireField(table, ref, `${where}[${index}]`).id);
   });
   return table.fields.filter((field) => chosen.has(field.id));
 }

@@ -6,7 +6,7 @@ import {
 import { fieldTypeModule } from '@recordbase/db/field-types';
 import { AppError, badRequest } from '@recordbase/server-kit/errors';
 import { describeIssues } from '@recordbase/server-kit/validate';
-import { type FieldMeta, findField, type TableMeta, unknownField } from './table-meta';
+import { type FieldMeta, requireField, type TableMeta } from './table-meta';
 
 /**
  * Turns a record body (keys are field names or ids) into values ready for the typed columns,
@@ -53,8 +53,7 @@ export function prepareRecord(table: TableMeta, input: RecordValuesInput, where:
   const prepared: PreparedRecord = { columns: new Map(), links: new Map(), attachments: new Map() };
   const keyByField = new Map<string, string>();
   for (const [key, raw] of Object.entries(input)) {
-    const field = findField(table, key);
-    if (!field) throw badRequest(`${where}: ${unknownField(table, key)}`);
+    const field = requireField(table, key, where);
     const earlier = keyByField.get(field.id);
     if (earlier !== undefined) {
       throw badRequest(
