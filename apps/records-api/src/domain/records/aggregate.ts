@@ -3,9 +3,9 @@ import { type AggregateRecordsRequest, MAX_AGGREGATE_GROUPS } from '@recordbase/
 import { fieldTypeModule } from '@recordbase/db/field-types';
 import { qualifiedTable, SqlParams } from '@recordbase/db/physical';
 import { badRequest } from '@recordbase/server-kit/errors';
-import type pg from 'pg';
 import { compileFilter } from './query-compiler';
 import { withSearch } from './search';
+import type { Queryable } from './store';
 import { fieldSql, requireField, type TableMeta } from './table-meta';
 
 /**
@@ -16,7 +16,6 @@ import { fieldSql, requireField, type TableMeta } from './table-meta';
 
 /** Values with no single scalar to group by. */
 const UNGROUPABLE: ReadonlySet<FieldType> = new Set(['multiple_select', 'attachments', 'linked_record']);
-type Queryable = Pick<pg.PoolClient, 'query'>;
 const ORDERED_TYPES: ReadonlySet<string> = new Set(['number', 'date']);
 
 /** One aggregation as SQL giving its JSON text (never SQL NULL). */

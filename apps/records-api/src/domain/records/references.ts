@@ -2,11 +2,9 @@ import type { FieldTemplate } from '@recordbase/contracts/fields';
 import type { AttachmentValue, AttachmentWriteValue } from '@recordbase/contracts/records';
 import { qualifiedTable } from '@recordbase/db/physical';
 import { badRequest } from '@recordbase/server-kit/errors';
-import type pg from 'pg';
+import type { Queryable } from './store';
 import type { TableMeta } from './table-meta';
 import type { PreparedRecord } from './values';
-
-type Queryable = Pick<pg.PoolClient, 'query'>;
 
 const FILES_PATH = '/files/';
 

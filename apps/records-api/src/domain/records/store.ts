@@ -23,7 +23,8 @@ import type { PreparedRecord } from './values';
  * prepared values. Every function takes the connection to use, so callers choose the transaction.
  */
 
-type Queryable = Pick<pg.PoolClient, 'query'>;
+/** A pool or a client of one: what runs a statement. */
+export type Queryable = Pick<pg.PoolClient, 'query'>;
 
 const tableRef = (table: TableMeta) => qualifiedTable(table.schemaName, table.id);
 

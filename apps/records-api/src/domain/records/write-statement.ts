@@ -8,8 +8,8 @@ import {
   requireColumnSpec,
   SqlParams,
 } from '@recordbase/db/physical';
-import type pg from 'pg';
 import { recordJsonSql } from './record-json';
+import type { Queryable } from './store';
 import { matchCondition } from './store';
 import type { FieldMeta, TableMeta } from './table-meta';
 import type { PreparedRecord } from './values';
@@ -23,8 +23,6 @@ import type { PreparedRecord } from './values';
  * records) writes nothing: every write is guarded by the statement's own checks, and the problem
  * comes back for the caller to name.
  */
-
-type Queryable = Pick<pg.PoolClient, 'query'>;
 
 export interface WriteInput {
   table: TableMeta;
