@@ -1,4 +1,4 @@
-// s3rver ships no types: the little of it that the tests use.
+// s3rver ships no types: the little of it that the tests and bench/uploads use (bench/tsconfig.json includes this file).
 declare module 's3rver' {
   import type { AddressInfo } from 'node:net';
 
