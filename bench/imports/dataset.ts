@@ -10,6 +10,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
+// mulberry32, seeded: the same settings give the same bytes.
+import { random } from '../records/queries';
 
 /**
  * The files imported: rows of mixed types generated from a seed (the same seed and count give the
@@ -149,18 +151,6 @@ const QUOTED_NOTES = [
   'a, b and "c"',
   'follow up\nnext week',
 ];
-
-/** mulberry32: a small, fast, seeded PRNG; the same seed gives the same sequence. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DAY_MS = 86_400_000;
 const JOINED_FROM = Date.UTC(1970, 0, 1) / DAY_MS;
