@@ -571,6 +571,14 @@ const fieldIdSchema = boundedString(MAX_NAME_LENGTH, { type: 'must be a field id
  */
 export const suppressWebhooksSchema = z.boolean({ error: 'must be true or false' }).optional();
 
+/**
+ * On any create or update: `true` converts values given as text to the field's type ("42" to a
+ * number, "yes" to a checkbox, "a, b" to options), numbers to text for text fields, and adds the
+ * select options the records name that the field lacks (which needs `schema:write`), as Airtable's
+ * typecast does. Without it such values are refused.
+ */
+export const typecastSchema = z.boolean({ error: 'must be true or false' }).optional();
+
 /** `?suppressWebhooks=true` on a DELETE, which has no body. */
 export const writeQuerySchema = z.object({
   suppressWebhooks: z
@@ -601,6 +609,7 @@ export const bulkRecordsRequestSchema = z.strictObject({
     .refine((ids) => new Set(ids).size === ids.length, { error: 'must not repeat a field id' })
     .optional(),
   suppressWebhooks: suppressWebhooksSchema,
+  typecast: typecastSchema,
 });
 export type BulkRecordsRequestInput = z.input<typeof bulkRecordsRequestSchema>;
 export type BulkRecordsRequest = z.output<typeof bulkRecordsRequestSchema>;
@@ -698,6 +707,7 @@ export const bulkUpdateRecordsRequestSchema = z.strictObject({
       .min(1, { error: 'must hold at least one record' }),
   ),
   suppressWebhooks: suppressWebhooksSchema,
+  typecast: typecastSchema,
 });
 export type BulkUpdateRecordsRequest = z.output<typeof bulkUpdateRecordsRequestSchema>;
 
@@ -719,6 +729,7 @@ export type BulkRecordsResponse = z.infer<typeof bulkRecordsResponseSchema>;
 export const createRecordRequestSchema = z.strictObject({
   record: recordValuesInputSchema,
   suppressWebhooks: suppressWebhooksSchema,
+  typecast: typecastSchema,
 });
 export type CreateRecordRequest = z.output<typeof createRecordRequestSchema>;
 
@@ -726,6 +737,7 @@ export type CreateRecordRequest = z.output<typeof createRecordRequestSchema>;
 export const updateRecordRequestSchema = z.strictObject({
   record: recordValuesInputSchema,
   suppressWebhooks: suppressWebhooksSchema,
+  typecast: typecastSchema,
 });
 export type UpdateRecordRequest = z.output<typeof updateRecordRequestSchema>;
 

@@ -63,21 +63,26 @@ export async function tableEvent(
   return appended(tx, id);
 }
 
+/** `transaction` is a schema change's (Prisma), or a record write's (a write with typecast adds options). */
 export async function fieldEvent(
-  tx: Tx,
+  transaction: Tx | PgClient,
   databaseId: string,
   tableId: string,
   type: 'field.created' | 'field.updated' | 'field.deleted',
   field: Field,
 ) {
-  const id = await appendOutboxEventInTx(tx, {
+  const event = {
     databaseId,
     tableId,
     type,
     source: 'public_api',
     dataJson: JSON.stringify({ tableId, field }),
-  });
-  return appended(tx, id);
+  } as const;
+  const id =
+    '$executeRawUnsafe' in transaction
+      ? await appendOutboxEventInTx(transaction, event)
+      : await appendOutboxEvent(transaction, event);
+  return appended(transaction, id);
 }
 
 /** `recordsJson` is the JSON array of the records as the API returns them (for deletes, their last state). */

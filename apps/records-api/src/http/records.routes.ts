@@ -140,6 +140,7 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
         new RawJson(
           await records.createOne(recordsDb(signal), principal, address(params), body.record, {
             suppressWebhooks: body.suppressWebhooks === true,
+            typecast: body.typecast === true,
           }),
         ),
     ),
@@ -173,7 +174,7 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
             address(params),
             params.recordId,
             body.record,
-            { suppressWebhooks: body.suppressWebhooks === true },
+            { suppressWebhooks: body.suppressWebhooks === true, typecast: body.typecast === true },
           ),
         ),
     ),

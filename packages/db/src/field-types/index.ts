@@ -53,5 +53,7 @@ export * from './imports';
 export { type KeyKind, type KeyKindSpec, type KeyValue, keyKinds } from './key-kinds';
 export { needUuid, needUuidList } from './operands';
 export { lower, notSupported } from './oracle';
+export { optionNames } from './select-options';
 export { didYouMean, editDistanceWithin, nearestNames } from './suggest';
+export { typecastValue } from './typecast';
 export type * from './types';

@@ -22,6 +22,7 @@ import { type FileLinkSigner, presentRecords } from './presentation';
 import { DEFAULT_READ_INDEX_MIN_ROWS, ensureReadIndexes } from './read-indexes';
 import { needsUploads, resolveAttachments, resolveReferences } from './references';
 import { withSearch } from './search';
+import { addSelectOptions } from './select-option-additions';
 import {
   deleteRecords,
   fetchRecordsJson,
@@ -35,7 +36,8 @@ import {
 import type { TableCache } from './table-cache';
 import { loadTableMeta } from './table-loader';
 import { type FieldMeta, projectedFields, StaleTableMeta, type TableMeta } from './table-meta';
-import { type PreparedRecord, prepareRecord, prepareRecords } from './values';
+import { typecastRecords } from './typecast';
+import { type PreparedRecord, prepareRecords } from './values';
 import { runWrite, type WriteProblem } from './write-statement';
 
 /** The record use cases. HTTP-free: they take parsed input and return JSON text or throw AppError. */
@@ -235,8 +237,39 @@ function matchKeys(records: PreparedRecord[], fields: FieldMeta[]): unknown[][] 
 
 /** What a write may ask besides its records. */
 export interface WriteOptions {
-  /** Write without telling webhooks: no event is appended. */
+  /** Write without telling webhooks: no record event is appended. */
   suppressWebhooks?: boolean;
+  /** Convert values to their fields' types and add missing select options (typecast.ts). */
+  typecast?: boolean;
+}
+
+const NO_NEW_OPTIONS: ReadonlyMap<string, readonly string[]> = new Map();
+
+interface PreparedWrite {
+  prepared: PreparedRecord[];
+  /** Select options the write adds first, in its transaction (select-option-additions.ts). */
+  newOptions: ReadonlyMap<string, readonly string[]>;
+}
+
+/** The records as a write checks them, typecast first when asked. */
+function prepareWrite(
+  principal: Principal,
+  table: TableMeta,
+  inputs: readonly RecordValuesInput[],
+  where: (index: number) => string,
+  typecast: boolean | undefined,
+): PreparedWrite {
+  if (!typecast) return { prepared: prepareRecords(table, inputs, where), newOptions: NO_NEW_OPTIONS };
+  const cast = typecastRecords(table, inputs, where);
+  const prepared = prepareRecords(cast.table, cast.inputs, where);
+  for (const [fieldId, names] of cast.newOptions) {
+    requireScope(
+      principal,
+      'schema:write',
+      `typecast would add ${names.map((name) => JSON.stringify(name)).join(', ')} to the options of field ${JSON.stringify(table.fieldsById.get(fieldId)?.name)}, which changes the table's schema`,
+    );
+  }
+  return { prepared, newOptions: cast.newOptions };
 }
 
 export interface BulkResult {
@@ -269,8 +302,9 @@ export async function bulkWrite(
   const { db, tables } = records;
   return withTable(tables, db, principal, address, async (table) => {
     const where = (index: number) => `body.records[${index}]`;
-    const prepared = prepareRecords(table, body.records, where);
+    const { prepared, newOptions } = prepareWrite(principal, table, body.records, where, body.typecast);
     const write = async (client: pg.PoolClient, matchOn?: FieldMeta[]) => {
+      await addSelectOptions(client, table, newOptions);
       await resolveAttachments(client, table, prepared, where);
       const outcome = await runWrite(client, {
         table,
@@ -286,9 +320,11 @@ export async function bulkWrite(
     };
     if (!body.matchOn) {
       // One statement is a transaction of its own, unless uploaded files must be locked first.
-      const { recordsJson, createdIds, updatedIds } = needsUploads(prepared)
-        ? await inTransaction(records, (client) => write(client))
-        : await inStatement(records, (client) => write(client));
+      const { recordsJson, createdIds, updatedIds } =
+        needsUploads(prepared) || newOptions.size > 0
+          ? await inTransaction(records, (client) => write(client))
+          : await inStatement(records, (client) => write(client));
+      if (newOptions.size > 0) records.tables?.clear();
       // New records hold only the attachments this request gave: without a file of the upload
       // service among them there is no link to sign, and the text PostgreSQL rendered is the answer.
       const signable = needsUploads(prepared) || !principal.scopes.has('records:read');
@@ -317,6 +353,7 @@ export async function bulkWrite(
       );
       return write(client, fields);
     });
+    if (newOptions.size > 0) records.tables?.clear();
     ensureMatchIndex(records.background, table, fields, records.onBackgroundError ?? (() => {}));
     return {
       created: false,
@@ -335,14 +372,19 @@ export async function createOne(
   options: WriteOptions = {},
 ): Promise<string> {
   return withTable(tables, db, principal, address, async (table) => {
-    const prepared = prepareRecord(table, input, 'body.record');
+    const where = () => 'body.record';
+    const write = prepareWrite(principal, table, [input], where, options.typecast);
+    const { newOptions } = write;
+    const [prepared] = write.prepared as [PreparedRecord];
     const json = await inTransaction({ db, events }, async (client) => {
-      await resolveReferences(client, table, [prepared], () => 'body.record');
+      await addSelectOptions(client, table, newOptions);
+      await resolveReferences(client, table, [prepared], where);
       const [id] = await insertRecords(client, table, [prepared]);
       const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
       if (!options.suppressWebhooks) await recordEvent(client, table, 'record.created', [id!], `[${json}]`);
       return json;
     });
+    if (newOptions.size > 0) tables?.clear();
     return presentRecords(json, table, principal, signFileLink);
   });
 }
@@ -382,10 +424,14 @@ export async function updateOne(
 ): Promise<string> {
   const id = validRecordId(recordId);
   return withTable(tables, db, principal, address, async (table) => {
-    const prepared = prepareRecord(table, input, 'body.record');
+    const where = () => 'body.record';
+    const write = prepareWrite(principal, table, [input], where, options.typecast);
+    const { newOptions } = write;
+    const [prepared] = write.prepared as [PreparedRecord];
     const json = await inTransaction({ db, events }, async (client) => {
+      await addSelectOptions(client, table, newOptions);
       if (!(await lockExisting(client, table, [id])).has(id)) throw notFound(`Record ${recordId} not found`);
-      await resolveReferences(client, table, [prepared], () => 'body.record');
+      await resolveReferences(client, table, [prepared], where);
       const changes = prepared.columns.size > 0 || prepared.links.size > 0;
       if (changes) await updateRecords(client, table, [{ id, record: prepared }]);
       const json = (await fetchRecordsJson(client, table, [id])).get(id)!;
@@ -394,6 +440,7 @@ export async function updateOne(
       }
       return json;
     });
+    if (newOptions.size > 0) tables?.clear();
     return presentRecords(json, table, principal, signFileLink);
   });
 }
@@ -421,12 +468,15 @@ export async function updateMany(
   });
   return withTable(tables, db, principal, address, async (table) => {
     const where = (index: number) => `body.records[${index}].fields`;
-    const prepared = prepareRecords(
+    const { prepared, newOptions } = prepareWrite(
+      principal,
       table,
       body.records.map((record) => record.fields),
       where,
+      body.typecast,
     );
     const json = await inTransaction({ db, events }, async (client) => {
+      await addSelectOptions(client, table, newOptions);
       const existing = await lockExisting(client, table, ids);
       const missing = ids.filter((id) => !existing.has(id));
       if (missing.length > 0) throw notFound(`Record ${missing.join(', ')} not found; nothing was updated`);
@@ -444,6 +494,7 @@ export async function updateMany(
       }
       return json;
     });
+    if (newOptions.size > 0) tables?.clear();
     return {
       created: false,
       recordsJson: presentRecords(json, table, principal, signFileLink),
