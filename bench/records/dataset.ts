@@ -98,11 +98,13 @@ export const DEALS_FIELDS = [
 ] as const;
 
 export type DealsFieldName = (typeof DEALS_FIELDS)[number]['name'];
+export type CompaniesFieldName = (typeof COMPANIES_FIELDS)[number]['name'];
 
 export interface Dataset {
   databaseId: string;
   schemaName: string;
-  companies: { tableId: string; ids: string[] };
+  /** Name is the primary field: what `expand` on Deals' Company shows of a company. */
+  companies: { tableId: string; fieldIds: Record<CompaniesFieldName, string>; ids: string[] };
   deals: {
     tableId: string;
     fieldIds: Record<DealsFieldName, string>;

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { ApiClient } from './api';
 import {
   COMPANIES_FIELDS,
+  type CompaniesFieldName,
   type Dataset,
   DEALS_FIELDS,
   type DealsFieldName,
@@ -99,7 +100,11 @@ function datasetOf(database: DatabaseDto, companyIds: string[], state: LoadState
   return {
     databaseId: database.id,
     schemaName: `base_${database.id.replace(/-/g, '')}`,
-    companies: { tableId: companies.id, ids: companyIds },
+    companies: {
+      tableId: companies.id,
+      fieldIds: fieldIdsOf<CompaniesFieldName>(companies, COMPANIES_FIELDS),
+      ids: companyIds,
+    },
     deals: {
       tableId: deals.id,
       fieldIds,

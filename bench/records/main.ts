@@ -84,7 +84,7 @@ async function selectedReadCases(
   return cases.filter((c) => selected(config, c.id));
 }
 
-/** The 1,000,000-row Deals cases (Q1-Q6). */
+/** The 1,000,000-row Deals cases (Q1-Q8b). */
 async function runDeals(context: SuiteContext): Promise<Results> {
   const { config, server, apiKey, admin, api } = context;
   const dataset = await prepareDataset(admin, api, config.rows, config.companies);

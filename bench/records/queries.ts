@@ -2,6 +2,7 @@ import { linkTableName, qualifiedTable, quoteIdent } from '@recordbase/db/physic
 import {
   type Dataset,
   DEALS_FIELDS,
+  type DealsFieldName,
   KINDS,
   NOTE_WORDS,
   ORGS,
@@ -13,8 +14,8 @@ import type { HttpRunner } from './http-runner';
 import type { SqlQuery } from './sql-runner';
 
 /**
- * The measured cases. Reads (Q1-Q4) carry the API request body and the equivalent raw SQL;
- * writes (Q5, Q6) build a bulk body per request.
+ * The measured cases. Reads (Q1-Q4c, Q7-Q7e: records/list; Q8a, Q8b: records/aggregate) carry the
+ * API request body and the equivalent raw SQL; writes (Q5, Q6) build a bulk body per request.
  */
 
 export interface ListBody {
@@ -23,16 +24,42 @@ export interface ListBody {
   cursor?: string;
   sort?: { field: string; direction: 'asc' | 'desc' }[];
   filter?: unknown;
+  /** The projection: only these fields in `data` and `fields`. */
+  fields?: string[];
+  /** Link fields whose linked records' ids and primary values come beside each record. */
+  expand?: string[];
+}
+
+export interface AggregateBody {
+  filter?: unknown;
+  groupBy?: string[];
+  aggregations: { field?: string; fn: 'count' | 'sum' | 'avg' | 'min' | 'max' }[];
+}
+
+/** A record of a listing, as far as the checks look at it. */
+export interface ApiRecord {
+  id: string;
+  data: Record<string, unknown>;
+  expanded?: Record<string, unknown>;
 }
 
 export interface ReadCase {
   id: string;
   title: string;
-  body: ListBody;
+  /**
+   * Where the body goes: `list` (the default: the answer is a page of records) or `aggregate`
+   * (the answer is groups; the raw query answers the same groups as `[key, ...values]` arrays).
+   */
+  endpoint?: 'list' | 'aggregate';
+  body: ListBody | AggregateBody;
   /** The baseline: same WHERE, ORDER BY, LIMIT and OFFSET, records as JSON, total when asked. */
   raw: SqlQuery;
   /** For cases whose baseline has no total: the baseline plus the count(*) the API also runs. */
   rawWithTotal?: SqlQuery;
+  /** The case whose page this one asks for in another shape (Q7p and Q7e: the plain page Q7). */
+  sameAs?: string;
+  /** What else an API record must share with its raw row than its id: a difference, or null. */
+  checkRecord?(api: ApiRecord, raw: Record<string, unknown>): string | null;
 }
 
 const Q2_AMOUNT = 50_000;
@@ -78,15 +105,18 @@ export function rawList(source: RawSource, shape: RawShape): SqlQuery {
   return { text: `SELECT (${records}) AS records${total}`, values };
 }
 
+/** Deals' Company link table. */
+const companyLinks = (dataset: Dataset) =>
+  qualifiedTable(dataset.schemaName, linkTableName(dataset.deals.fieldIds.Company));
+
 /** Deals' raw page: keys are field ids (the API also repeats each value under the field name), with the linked ids. */
 function dealsSource(dataset: Dataset): RawSource {
   const companyField = dataset.deals.fieldIds.Company;
-  const links = qualifiedTable(dataset.schemaName, linkTableName(companyField));
   return {
     table: qualifiedTable(dataset.schemaName, dataset.deals.tableId),
     columns: ['id', 'created_at', 'updated_at', ...dataset.deals.columnFieldIds],
     extra: [
-      `COALESCE((SELECT json_agg(l.linked_id ORDER BY l.position) FROM ${links} l WHERE l.record_id = p.id), '[]'::json) AS ${quoteIdent(companyField)}`,
+      `COALESCE((SELECT json_agg(l.linked_id ORDER BY l.position) FROM ${companyLinks(dataset)} l WHERE l.record_id = p.id), '[]'::json) AS ${quoteIdent(companyField)}`,
     ],
   };
 }
@@ -211,6 +241,131 @@ export function readCases(dataset: Dataset): ReadCase[] {
       body: { limit: 500, offset: deepOffset },
       raw: plain(500, deepOffset, false),
       rawWithTotal: plain(500, deepOffset, true),
+    },
+    ...shapedPageCases(dataset),
+    ...aggregateCases(dataset),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The same page, projected and expanded (issue 14)
+// ---------------------------------------------------------------------------------------------
+
+/** Q7p's projection: the sort key and two short fields. */
+const PROJECTED: DealsFieldName[] = ['Name', 'Amount', 'Status'];
+
+/** Values as both sides render them (JSON text of the same value): compared as JSON. */
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Q7: a page of 100, Amount desc, every field (the Company link as its ids); Q7p: the same page
+ * with `fields` naming three of its 18 fields; Q7e: the same page with `expand` on Company. The
+ * table is not filtered, so the API's `total` is its maintained row count and no baseline counts.
+ * Each baseline reshapes Q7's raw page the same way: Q7p selects only id, created_at, updated_at
+ * and the three columns; Q7e adds to each row its linked companies' ids and Names (the Companies'
+ * primary field), by a subquery on the link table joined to Companies.
+ */
+function shapedPageCases(dataset: Dataset): ReadCase[] {
+  const f = dataset.deals.fieldIds;
+  const shape = {
+    where: 'TRUE',
+    values: [],
+    order: `r.${quoteIdent(f.Amount)} DESC NULLS LAST, r.seq ASC`,
+    limit: 100,
+    offset: 0,
+    withTotal: false,
+  };
+  const body: ListBody = { sort: [{ field: 'Amount', direction: 'desc' }], limit: 100 };
+  const plain = dealsSource(dataset);
+  const projected = PROJECTED.map((name) => f[name]);
+  const companies = qualifiedTable(dataset.schemaName, dataset.companies.tableId);
+  const companyName = `c.${quoteIdent(dataset.companies.fieldIds.Name)}`;
+  const expanded = `COALESCE((SELECT json_agg(json_build_object('id', c.id, 'primary', ${companyName}) ORDER BY l.position)
+           FROM ${companyLinks(dataset)} l JOIN ${companies} c ON c.id = l.linked_id
+          WHERE l.record_id = p.id), '[]'::json) AS expanded`;
+  return [
+    {
+      id: 'Q7',
+      title: 'plain page: limit 100, Amount desc, every field',
+      body,
+      raw: rawList(plain, shape),
+    },
+    {
+      id: 'Q7p',
+      title: `the page of Q7 projected: fields ${PROJECTED.join(', ')}`,
+      body: { ...body, fields: PROJECTED },
+      raw: rawList({ table: plain.table, columns: ['id', 'created_at', 'updated_at', ...projected] }, shape),
+      sameAs: 'Q7',
+      checkRecord: (api, raw) => {
+        const keys = Object.keys(api.data);
+        if (keys.length !== projected.length || !projected.every((id) => keys.includes(id)))
+          return `data holds ${keys.length} fields, not the ${projected.length} projected`;
+        const differing = projected.find((id) => !sameJson(api.data[id], raw[id]));
+        return differing ? `field ${differing}: API ${api.data[differing]}, raw ${raw[differing]}` : null;
+      },
+    },
+    {
+      id: 'Q7e',
+      title: 'the page of Q7 with expand: [Company] (linked ids and primary values)',
+      body: { ...body, expand: ['Company'] },
+      raw: rawList({ ...plain, extra: [...(plain.extra ?? []), expanded] }, shape),
+      sameAs: 'Q7',
+      checkRecord: (api, raw) =>
+        sameJson(api.expanded?.Company, raw.expanded)
+          ? null
+          : `expanded Company: API ${JSON.stringify(api.expanded?.Company)}, raw ${JSON.stringify(raw.expanded)}`,
+    },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Aggregation beside the same GROUP BY (issue 14)
+// ---------------------------------------------------------------------------------------------
+
+const Q8_AMOUNT = 90_000;
+
+/**
+ * Q8a: count, sum and avg of Amount per Status over every Deal; Q8b: the same over the Deals
+ * with Amount > 90,000 (~10%). The baseline is the GROUP BY one would write, in the API's group
+ * order (a sort on Status: empty first, then the option names byte-wise), each group rendered as
+ * `[key, count, sum, avg]` into one JSON text, as the page baselines render theirs.
+ */
+function aggregateCases(dataset: Dataset): ReadCase[] {
+  const f = dataset.deals.fieldIds;
+  const table = qualifiedTable(dataset.schemaName, dataset.deals.tableId);
+  const status = `r.${quoteIdent(f.Status)}`;
+  const amount = `r.${quoteIdent(f.Amount)}`;
+  const aggregations: AggregateBody['aggregations'] = [
+    { fn: 'count' },
+    { field: 'Amount', fn: 'sum' },
+    { field: 'Amount', fn: 'avg' },
+  ];
+  const grouped = (where: string, values: unknown[]): SqlQuery => ({
+    text: `SELECT COALESCE(json_agg(json_build_array(g.status, g.count, g.sum, g.avg)), '[]'::json)::text AS records FROM (
+      SELECT ${status} AS status, count(*) AS count, sum(${amount}) AS sum, avg(${amount}) AS avg
+        FROM ${table} r WHERE ${where}
+       GROUP BY ${status} ORDER BY ${status} COLLATE "C" ASC NULLS FIRST
+    ) g`,
+    values,
+  });
+  return [
+    {
+      id: 'Q8a',
+      title: 'aggregate: count, sum(Amount), avg(Amount) per Status, every Deal',
+      endpoint: 'aggregate',
+      body: { groupBy: ['Status'], aggregations },
+      raw: grouped('TRUE', []),
+    },
+    {
+      id: 'Q8b',
+      title: `aggregate: the same over Amount > ${Q8_AMOUNT} (~10%)`,
+      endpoint: 'aggregate',
+      body: {
+        filter: { field: 'Amount', greater_than: Q8_AMOUNT },
+        groupBy: ['Status'],
+        aggregations,
+      },
+      raw: grouped(`${amount} > $1::double precision`, [Q8_AMOUNT]),
     },
   ];
 }

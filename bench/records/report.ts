@@ -7,13 +7,17 @@ import type { BenchConfig } from './config';
 import type { Dataset } from './dataset';
 import type { Issue11Results } from './issue11';
 import type { Measurement } from './measure';
-import type { ListBody } from './queries';
+import type { AggregateBody, ListBody } from './queries';
 import type { SqlCaseResult, SqlPath, SqlResults } from './sql';
 
 export interface ReadResult {
   id: string;
   title: string;
-  body: ListBody;
+  /** `aggregate` for records/aggregate (Q8a, Q8b); absent for records/list. */
+  endpoint?: 'list' | 'aggregate';
+  /** The case whose page this one reshapes (Q7p and Q7e: Q7). */
+  sameAs?: string;
+  body: ListBody | AggregateBody;
   concurrency: number;
   api: Measurement;
   raw: Measurement;
@@ -111,7 +115,7 @@ export async function machineInfo(pool: pg.Pool, source: string): Promise<Machin
 const n0 = (value: number) => (Number.isNaN(value) ? 'n/a' : Math.round(value).toLocaleString('en-US'));
 const n1 = (value: number) => (Number.isNaN(value) ? 'n/a' : value.toFixed(value >= 100 ? 0 : 1));
 const rps = (value: number) => (value >= 100 ? n0(value) : value.toFixed(1));
-const kb = (bytes: number) => (bytes / 1024).toFixed(0);
+const kb = (bytes: number) => (bytes / 1024).toFixed(bytes < 10 * 1024 ? 1 : 0);
 const ratio = (api: Measurement, raw: Measurement) => api.requestsPerSecond / raw.requestsPerSecond;
 const cores = (m: Measurement) => (Number.isNaN(m.foreignCores) ? 'n/a' : m.foreignCores.toFixed(2));
 const errorsOf = (m: Measurement) => (m.errors > 0 ? ` (${m.errors} errors)` : '');
@@ -128,6 +132,32 @@ function readsTable(reads: ReadResult[]): string {
   }
   return lines.join('\n');
 }
+
+/** Q7 and the cases that ask for its page in another shape (Q7p, Q7e). */
+const isShapedPage = (r: ReadResult, reads: ReadResult[]) =>
+  r.sameAs !== undefined || reads.some((other) => other.sameAs === r.id);
+const isAggregate = (r: ReadResult) => r.endpoint === 'aggregate';
+
+/**
+ * What projection saves and expand costs: each case's p50 beside that of the plain page (the case
+ * it reshapes, at the same concurrency), through the API and in raw SQL, and API / raw.
+ */
+function shapedPagesTable(reads: ReadResult[]): string {
+  const lines = [
+    '| Case | Conc. | API p50 ms | API p50 ÷ plain page | API req/s | KB per answer API / raw | Raw p50 ms | Raw p50 ÷ plain page | Raw req/s | API/raw (req/s) | Other load API / raw |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const r of reads) {
+    const plain = reads.find((p) => p.id === (r.sameAs ?? r.id) && p.concurrency === r.concurrency)!;
+    const over = (a: number, b: number) => (a / b).toFixed(2);
+    lines.push(
+      `| ${r.id} | ${r.concurrency} | ${n1(r.api.p50Ms)} | ${over(r.api.p50Ms, plain.api.p50Ms)} | ${rps(r.api.requestsPerSecond)}${errorsOf(r.api)} | ${kb(r.api.bytesPerRequest)} / ${kb(r.raw.bytesPerRequest)} | ${n1(r.raw.p50Ms)} | ${over(r.raw.p50Ms, plain.raw.p50Ms)} | ${rps(r.raw.requestsPerSecond)}${errorsOf(r.raw)} | ${ratio(r.api, r.raw).toFixed(2)} | ${cores(r.api)} / ${cores(r.raw)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+const notInRun = '(Not in this run: its results predate these cases.)';
 
 function totalsTable(reads: ReadResult[]): string {
   const lines = [
@@ -232,6 +262,9 @@ function runSummary(results: RunInfo): string {
 
 /** The results as markdown: printed to stdout and placed in the README. */
 export function renderReport(results: Results): string {
+  const shaped = results.reads.filter((r) => isShapedPage(r, results.reads));
+  const aggregates = results.reads.filter(isAggregate);
+  const pages = results.reads.filter((r) => !shaped.includes(r) && !aggregates.includes(r));
   return [
     machineSummary(results),
     '',
@@ -241,7 +274,17 @@ export function renderReport(results: Results): string {
     '',
     '"Other load": average number of cores that processes outside the benchmark kept busy while the case ran (the machine may be shared, see records/cpu.ts); figures of rows with a high value are less reliable.',
     '',
-    readsTable(results.reads),
+    readsTable(pages),
+    '',
+    '### Projection and expand beside the plain page (Q7, Q7p, Q7e)',
+    '',
+    'The same page of 100 (Amount desc) with every field (Q7), with `fields` naming three (Q7p), with `expand` on Company (Q7e). "÷ plain page": the p50 over Q7\'s at the same concurrency (below 1: cheaper than the plain page); the raw columns reshape Q7\'s raw page the same way.',
+    '',
+    shaped.length > 0 ? shapedPagesTable(shaped) : notInRun,
+    '',
+    '### Aggregation beside the same GROUP BY in raw SQL (Q8a, Q8b)',
+    '',
+    aggregates.length > 0 ? readsTable(aggregates) : notInRun,
     '',
     '### Raw SQL including the total count the API also computes (Q1, Q4, Q4c)',
     '',
@@ -475,9 +518,9 @@ const README_INTRO = `# Benchmarks
 
 ## records
 
-Throughput and latency of the records API (\`POST …/records/list\` and \`POST …/records/bulk\`,
-specification 4.1 and 4.2) against the same queries sent as raw SQL to the same PostgreSQL
-database in the same run, in three suites:
+Throughput and latency of the records API (\`POST …/records/list\`, \`…/records/aggregate\` and
+\`…/records/bulk\`, specification 4.1 and 4.2) against the same queries sent as raw SQL to the
+same PostgreSQL database in the same run, in three suites:
 
 - **issue11**: issue 11's workloads on a table of 100,000 People (name, email, amount, status,
   tags, due, active), beside an equivalent plain table with btree and trigram indexes: Q1-Q3 with
@@ -487,7 +530,9 @@ database in the same run, in three suites:
 - **sql**: read-only SQL (\`POST …/sql\`) on the same 100,000 People: a lookup by email and an
   aggregate (count and sum per status) through \`/sql\`, through \`records/list\` and as raw SQL, in
   the same run ([below](#read-only-sql-against-recordslist-and-raw-sql-bench_suitesql)).
-- **deals**: the cases Q1-Q6 on a table of 1,000,000 Deals with a field of every type.
+- **deals**: the cases Q1-Q8b on a table of 1,000,000 Deals with a field of every type, among
+  them (issue 14) projection and expand beside the plain page and aggregation beside the same
+  \`GROUP BY\` in raw SQL.
 
 ### How to run
 
@@ -567,7 +612,21 @@ variables, all optional):
    runs for every full page. As in issue11, a case is timed once no index of Deals is being built.
    Q4c's baseline is the keyset query by hand,
    \`WHERE (created_at, seq) > (…)\` with the keys of the row before the page.
-5. After the cases, the records written by Q5 and Q6 are deleted (upserts of existing keys only
+5. **Projection, expand and aggregation (Q7-Q8b, issue 14).** Q7 is a page of 100 sorted by
+   Amount desc with every field; Q7p and Q7e ask for the same page with \`fields\` and with
+   \`expand\`, and their baselines reshape Q7's raw page the same way: Q7p's selects only id,
+   created_at, updated_at and the three projected columns; Q7e's adds to each row
+   \`COALESCE((SELECT json_agg(json_build_object('id', c.id, 'primary', c.<Name>) ORDER BY
+   l.position) FROM <link table> l JOIN <Companies> c ON c.id = l.linked_id WHERE l.record_id =
+   p.id), '[]')\`. Beside the usual ids check, every projected value must equal the raw column
+   (and \`data\` hold only those fields), and every record's \`expanded.Company\` must equal the raw
+   array. The table is not filtered, so the API's total is its maintained row count and no
+   baseline counts. Q8a and Q8b's baseline is the \`GROUP BY\` one would write, \`SELECT status,
+   count(*), sum(amount), avg(amount) FROM … WHERE … GROUP BY status ORDER BY status COLLATE "C"
+   NULLS FIRST\` (the API's group order), its rows put into one JSON text as the pages' are;
+   before timing, the API and raw SQL must give the same groups in the same order with equal
+   counts and sums and averages equal to 1e-9 of their size (doubles added in another order).
+6. After the cases, the records written by Q5 and Q6 are deleted (upserts of existing keys only
    touched Quantity, Rating, Notes and Won) and the table vacuumed, so runs repeat.
 
 ### The cases
@@ -582,6 +641,11 @@ variables, all optional):
 | Q4c | \`{"limit": 500, "cursor": "…"}\` — the same page by cursor: the \`nextCursor\` of the page at offset 499,500, taken once before timing and sent with every request | 1, 16 |
 | Q5 | \`POST …/records/bulk\` with 100 new records, every field set (keys are field names; one Company link each) | 4 |
 | Q6 | \`POST …/records/bulk\` with \`matchOn: [<Ref field id>]\`, 100 records: 50 keys of loaded records (updated) and 50 new keys (created) | 4 |
+| Q7 | \`{"sort": [{"field": "Amount", "direction": "desc"}], "limit": 100}\` — the plain page: every field, the Company link as ids | 1, 16 |
+| Q7p | Q7 with \`"fields": ["Name", "Amount", "Status"]\` (3 of 18 fields) | 1, 16 |
+| Q7e | Q7 with \`"expand": ["Company"]\` (90% of Deals link one company: its id and Name) | 1, 16 |
+| Q8a | \`POST …/records/aggregate\` with \`{"groupBy": ["Status"], "aggregations": [{"fn": "count"}, {"field": "Amount", "fn": "sum"}, {"field": "Amount", "fn": "avg"}]}\` — every Deal (6 groups: the five options and empty) | 1, 16 |
+| Q8b | Q8a with \`"filter": {"field": "Amount", "greater_than": 90000}\` (~10% of Deals) | 1, 16 |
 
 Q3 uses limit 100 (not the default 500) so that it compares with Q2; both text cases count
 their total, as the API does whenever a page is full.

@@ -4,7 +4,7 @@ import { selected } from './config';
 import { probeForeignCpu } from './cpu';
 import { HttpRunner } from './http-runner';
 import { type Measurement, measure, medianOf } from './measure';
-import type { ReadCase, WriteCase } from './queries';
+import type { AggregateBody, ApiRecord, ReadCase, WriteCase } from './queries';
 import type { ReadResult, WriteResult } from './report';
 import type { RunningServer } from './server';
 import { SqlRunner } from './sql-runner';
@@ -64,26 +64,72 @@ export async function indexBuildsSettled(pool: pg.Pool, table: string, limitMs =
   if (seconds > 1) console.log(`  waited ${seconds.toFixed(1)} s for index builds on the table`);
 }
 
-/** The API and the raw SQL must answer the same records and total before they are timed. */
+/**
+ * The API and the raw SQL must answer the same records and total (and whatever else the case
+ * checks of each record) before they are timed; aggregates, the same groups.
+ */
 async function checkSameAnswers(
   http: HttpRunner,
   sql: SqlRunner,
   recordsPath: string,
   query: ReadCase,
 ): Promise<string> {
-  const api = await http.once<{ records: { id: string }[]; total: number; hasMore: boolean }>(
+  if (query.endpoint === 'aggregate') return checkSameGroups(http, sql, recordsPath, query);
+  const api = await http.once<{ records: ApiRecord[]; total: number; hasMore: boolean }>(
     `${recordsPath}/list`,
     query.body,
   );
   const raw = await sql.once(query.rawWithTotal ?? query.raw);
-  const rawIds = (raw.records as { id: string }[]).map((r) => r.id);
+  const rawRecords = raw.records as (Record<string, unknown> & { id: string })[];
   const apiIds = api.records.map((r) => r.id);
-  const sameIds = apiIds.length === rawIds.length && apiIds.every((id, i) => id === rawIds[i]);
+  const sameIds = apiIds.length === rawRecords.length && apiIds.every((id, i) => id === rawRecords[i]!.id);
   if (!sameIds) throw new Error(`${query.id}: the API and raw SQL return different records`);
   if (raw.total !== null && raw.total !== api.total) {
     throw new Error(`${query.id}: total differs (API ${api.total}, raw SQL ${raw.total})`);
   }
+  api.records.forEach((record, i) => {
+    const difference = query.checkRecord?.(record, rawRecords[i]!);
+    if (difference) throw new Error(`${query.id}: record ${record.id} differs: ${difference}`);
+  });
   return `${apiIds.length} records, total ${api.total}`;
+}
+
+/**
+ * Aggregates: the same groups in the same order, counts equal, other values (sums and averages
+ * of doubles, added in another order) equal to 1e-9 of their size. The raw query answers each
+ * group as `[key, ...values]`, the aggregations in the body's order; one field is grouped by.
+ */
+async function checkSameGroups(
+  http: HttpRunner,
+  sql: SqlRunner,
+  recordsPath: string,
+  query: ReadCase,
+): Promise<string> {
+  const body = query.body as AggregateBody;
+  const groupField = body.groupBy?.[0];
+  const api = await http.once<{
+    groups: { key: Record<string, unknown>; values: (number | null)[] }[];
+    truncated: boolean;
+  }>(`${recordsPath}/aggregate`, body);
+  const raw = (await sql.once(query.raw)).records as [unknown, ...(number | null)[]][];
+  const fail = (why: string) => new Error(`${query.id}: the API and raw SQL aggregate differently: ${why}`);
+  if (api.truncated) throw fail('the API left groups out');
+  if (api.groups.length !== raw.length) throw fail(`${api.groups.length} groups, raw SQL ${raw.length}`);
+  const close = (a: number | null, b: number | null) =>
+    a === null || b === null ? a === b : Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+  let records = 0;
+  api.groups.forEach((group, i) => {
+    const [key, ...values] = raw[i]!;
+    const apiKey = groupField === undefined ? null : group.key[groupField];
+    if (apiKey !== key) throw fail(`group ${i}: key ${apiKey}, raw SQL ${key}`);
+    body.aggregations.forEach((aggregation, j) => {
+      const [a, b] = [group.values[j] ?? null, values[j] ?? null];
+      const same = aggregation.fn === 'count' ? a === b : close(a, b);
+      if (!same) throw fail(`group ${JSON.stringify(key)}, ${aggregation.fn}: API ${a}, raw SQL ${b}`);
+      if (aggregation.fn === 'count') records += a ?? 0;
+    });
+  });
+  return `${api.groups.length} groups of ${records} records`;
 }
 
 export async function runReads(target: Target, cases: ReadCase[]): Promise<ReadResult[]> {
@@ -105,7 +151,7 @@ export async function runReads(target: Target, cases: ReadCase[]): Promise<ReadR
         };
         const body = JSON.stringify(query.body);
         const api = await measure(
-          http.post(`${recordsPath}/list`, 200, () => body),
+          http.post(`${recordsPath}/${query.endpoint ?? 'list'}`, 200, () => body),
           options,
         );
         console.log(`  API      ${fmt(api)}`);
@@ -119,6 +165,8 @@ export async function runReads(target: Target, cases: ReadCase[]): Promise<ReadR
         results.push({
           id: query.id,
           title: query.title,
+          ...(query.endpoint ? { endpoint: query.endpoint } : {}),
+          ...(query.sameAs ? { sameAs: query.sameAs } : {}),
           body: query.body,
           concurrency,
           api,
