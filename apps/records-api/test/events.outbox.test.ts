@@ -110,7 +110,21 @@ describe('the outbox', () => {
         },
       ],
       ['record.created', { tableId: table.id, recordIds: [createdC.id], records: [createdC] }],
-      ['record.updated', { tableId: table.id, recordIds: [updatedA.id], records: [updatedA] }],
+      [
+        'record.updated',
+        {
+          tableId: table.id,
+          recordIds: [updatedA.id],
+          records: [updatedA],
+          changes: [
+            {
+              recordId: updatedA.id,
+              changedFieldIds: [table.fields[0].id],
+              previous: { [table.fields[0].id]: 'a' },
+            },
+          ],
+        },
+      ],
       ['record.deleted', { tableId: table.id, recordIds: [createdC.id], records: [createdC] }],
     ]);
 

@@ -216,6 +216,16 @@ describe('typecast adds missing select options', () => {
     expect(await options('Stage')).toEqual(before);
   });
 
+  it('a "__proto__" key is refused as an unknown field, not dropped', async () => {
+    const response = await h.api
+      .post(url())
+      .set('Authorization', auth)
+      .set('content-type', 'application/json')
+      .send('{"record":{"Name":"x","__proto__":{"Stage":"Hacked"}},"typecast":true}')
+      .expect(400);
+    expect(response.body.error.message).toMatch(/unknown field "__proto__"/);
+  });
+
   it('an option name that cannot be one is refused by name', async () => {
     const response = await h.api
       .post(url())

@@ -52,6 +52,7 @@ describe('creating webhooks', () => {
       url: 'https://example.com/hook',
       events: ['record.created', 'table.deleted'],
       tableId: null,
+      fieldIds: null,
       active: true,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),

@@ -24,6 +24,7 @@ import type { Subscription, SubscriptionCache } from './subscriptions';
 
 interface LoadedEvent extends EventToSend {
   tableId: string | null;
+  changedFieldIds: string[];
   dispatched: boolean;
   /** The subscriptions version of the snapshot the event was read in. */
   version: bigint;
@@ -35,6 +36,7 @@ interface EventRow {
   source: string;
   database_id: string;
   table_id: string | null;
+  changed_field_ids: string[];
   created_at: Date;
   data_json: string;
   dispatched: boolean;
@@ -59,7 +61,7 @@ export function createEventDispatch(deps: EventDispatchDeps): EventDispatch {
   const load = createBatcher<string, LoadedEvent | null>(
     async (ids) => {
       const result = await deps.pool.query<EventRow>(
-        `SELECT e.id, e.type, e.source, e.database_id, e.table_id, e.created_at, e.data::text AS data_json,
+        `SELECT e.id, e.type, e.source, e.database_id, e.table_id, e.changed_field_ids, e.created_at, e.data::text AS data_json,
                 e.dispatched_at IS NOT NULL AS dispatched, v.version::text AS version
            FROM outbox_events e CROSS JOIN webhook_subscriptions_version v
           WHERE e.id = ANY ($1::uuid[])`,
@@ -75,6 +77,7 @@ export function createEventDispatch(deps: EventDispatchDeps): EventDispatch {
           source: row.source,
           databaseId: row.database_id,
           tableId: row.table_id,
+          changedFieldIds: row.changed_field_ids,
           createdAt: row.created_at,
           dataJson: row.data_json,
           dispatched: row.dispatched,

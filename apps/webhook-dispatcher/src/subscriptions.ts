@@ -17,6 +17,8 @@ export interface Subscription {
   tableId: string | null;
   url: string;
   events: ReadonlySet<string>;
+  /** record.updated only when the event changed one of these fields; null: any change. */
+  fieldIds: ReadonlySet<string> | null;
   createdAtMs: number;
   /** Null when the stored secret cannot be decrypted (wrong WEBHOOK_SECRET_KEY). */
   signingKey: Buffer | null;
@@ -27,6 +29,8 @@ export interface MatchableEvent {
   tableId: string | null;
   type: string;
   createdAt: Date;
+  /** record.updated: the fields its records changed. */
+  changedFieldIds: readonly string[];
 }
 
 interface WebhookRow {
@@ -36,6 +40,7 @@ interface WebhookRow {
   table_id: string | null;
   url: string | null;
   events: string[] | null;
+  field_ids: string[] | null;
   secret_ciphertext: string | null;
   created_at: Date | null;
 }
@@ -63,7 +68,10 @@ export class SubscriptionCache {
     }
   }
 
-  /** The webhooks an event goes to: same database, its type, its table or every table, and created no later. */
+  /**
+   * The webhooks an event goes to: same database, its type, its table or every table, created no
+   * later, and for record.updated one of the fields it watches changed (when it names fields).
+   */
   match(event: MatchableEvent): Subscription[] {
     const createdAtMs = event.createdAt.getTime();
     return (this.byDatabase.get(event.databaseId) ?? []).filter(
@@ -71,14 +79,15 @@ export class SubscriptionCache {
         subscription.events.has(event.type) &&
         (subscription.tableId === null || subscription.tableId === event.tableId) &&
         // A webhook hears what happens after it exists, however late the event is dispatched.
-        subscription.createdAtMs <= createdAtMs,
+        subscription.createdAtMs <= createdAtMs &&
+        watchesChange(subscription, event),
     );
   }
 
   private async load(): Promise<void> {
     // One statement, one snapshot: the version read is the one these rows reflect.
     const result = await this.pool.query<WebhookRow>(
-      `SELECT v.version::text AS version, w.id, w.database_id, w.table_id, w.url, w.events,
+      `SELECT v.version::text AS version, w.id, w.database_id, w.table_id, w.url, w.events, w.field_ids,
               w.secret_ciphertext, w.created_at
          FROM webhook_subscriptions_version v
          LEFT JOIN webhooks w ON w.active`,
@@ -92,6 +101,7 @@ export class SubscriptionCache {
         tableId: row.table_id,
         url: row.url ?? '',
         events: new Set(row.events ?? []),
+        fieldIds: row.field_ids && row.field_ids.length > 0 ? new Set(row.field_ids) : null,
         createdAtMs: row.created_at?.getTime() ?? 0,
         signingKey: this.keyOf(row.id, row.secret_ciphertext ?? ''),
       };
@@ -114,6 +124,12 @@ export class SubscriptionCache {
       return null;
     }
   }
+}
+
+function watchesChange(subscription: Subscription, event: MatchableEvent): boolean {
+  const watched = subscription.fieldIds;
+  if (watched === null || event.type !== 'record.updated') return true;
+  return event.changedFieldIds.some((fieldId) => watched.has(fieldId));
 }
 
 /** Decrypted signing keys by ciphertext, for deliveries claimed by id (retries). */

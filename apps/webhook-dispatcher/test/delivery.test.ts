@@ -196,6 +196,51 @@ describe('delivery', () => {
     );
   });
 
+  it('sends record.updated to a webhook watching fields only when one of them changed', async () => {
+    start();
+    const databaseId = await insertDatabase(db);
+    const orders = await insertTable(db, databaseId, 'Orders');
+    const watching = await insertWebhook(db, {
+      databaseId,
+      url: `${receiver.url}?watching`,
+      events: ['record.updated', 'record.created'],
+      tableId: orders,
+      fieldIds: ['fldStatus0000001', 'fldAmount0000001'],
+    });
+    await insertWebhook(db, {
+      databaseId,
+      url: `${receiver.url}?every`,
+      events: ['record.updated'],
+      tableId: orders,
+    });
+    const unwatched = await insertEvent(db, {
+      databaseId,
+      tableId: orders,
+      type: 'record.updated',
+      changedFieldIds: ['fldNotes00000001'],
+    });
+    const watched = await insertEvent(db, {
+      databaseId,
+      tableId: orders,
+      type: 'record.updated',
+      changedFieldIds: ['fldNotes00000001', 'fldAmount0000001'],
+    });
+    // The field filter narrows record.updated alone.
+    const created = await insertEvent(db, { databaseId, tableId: orders, type: 'record.created' });
+    await waitFor(() => forEvent(watched)().length >= 2 && forEvent(created)().length >= 1, {
+      what: 'the watched change and the creation delivered',
+    });
+    await waitFor(() => forEvent(unwatched)().length >= 1, { what: 'the unwatched change to every change' });
+    await sleep(500);
+    expect(forEvent(unwatched)().map((request) => request.url)).toEqual(['/hook?every']);
+    expect(
+      forEvent(watched)()
+        .map((request) => request.url)
+        .sort(),
+    ).toEqual(['/hook?every', '/hook?watching']);
+    expect(forEvent(created)()[0]?.json.metadata.webhookId).toBe(watching.id);
+  });
+
   it('sends nothing to an inactive webhook, even one deactivated after its delivery was written', async () => {
     start({ sweepGraceMs: 200 });
     const databaseId = await insertDatabase(db);

@@ -72,12 +72,13 @@ export async function insertWebhook(
     events: WebhookEventType[];
     tableId?: string | null;
     active?: boolean;
+    fieldIds?: string[];
   },
 ): Promise<TestWebhook> {
   const secret = newSecret();
   const result = await db.pool.query<{ id: number }>(
-    `INSERT INTO webhooks (database_id, table_id, url, events, secret_ciphertext, active)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+    `INSERT INTO webhooks (database_id, table_id, url, events, secret_ciphertext, active, field_ids)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
     [
       options.databaseId,
       options.tableId ?? null,
@@ -85,6 +86,7 @@ export async function insertWebhook(
       options.events,
       encryptSecret(SECRET_KEY, secret),
       options.active ?? true,
+      options.fieldIds ?? [],
     ],
   );
   return { id: result.rows[0]!.id, secret };
@@ -120,6 +122,7 @@ export async function insertEvent(
     tableId: string | null;
     type: WebhookEventType;
     data?: unknown;
+    changedFieldIds?: string[];
     source?: 'public_api' | 'import';
     publishTo?: string;
     publishToRedis?: string;
@@ -131,6 +134,7 @@ export async function insertEvent(
     type: options.type,
     source: options.source ?? 'public_api',
     dataJson: JSON.stringify(options.data ?? { tableId: options.tableId, recordIds: [], records: [] }),
+    ...(options.changedFieldIds ? { changedFieldIds: options.changedFieldIds } : {}),
   });
   if (options.publishTo) await publishEvent(options.publishTo, eventId, options.publishToRedis);
   return eventId;

@@ -35,11 +35,24 @@ export function toDeliveredEventId(outboxEventId: string): string {
   return `${EVENT_ID_PREFIX}${outboxEventId}`;
 }
 
-/** One event per API request or import batch; for record.deleted the records' last state. */
+/** What an update changed in one record: the fields whose value differs, and their values before. */
+export const recordChangeSchema = z.object({
+  recordId: uuidSchema,
+  changedFieldIds: z.array(z.string()),
+  /** By field id, as the API rendered them before the update. */
+  previous: z.record(z.string(), z.unknown()),
+});
+export type RecordChange = z.infer<typeof recordChangeSchema>;
+
+/**
+ * One event per API request or import batch; for record.deleted the records' last state. A
+ * record.updated event also carries `changes`, one per record in the order of `records`.
+ */
 export const recordEventDataSchema = z.object({
   tableId: z.string(),
   recordIds: z.array(uuidSchema),
   records: z.array(recordSchema),
+  changes: z.array(recordChangeSchema).optional(),
 });
 export type RecordEventData = z.infer<typeof recordEventDataSchema>;
 

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { boundedString, isoDateTimeSchema, refuseUnstorable, tableRefSchema } from './common';
+import {
+  boundedString,
+  isoDateTimeSchema,
+  referenceSchema,
+  refuseUnstorable,
+  tableRefSchema,
+} from './common';
 
 export const webhookEventTypes = [
   'record.created',
@@ -51,11 +57,26 @@ export const webhookSecretSchema = boundedString(MAX_WEBHOOK_SECRET_LENGTH).rege
   /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/,
 );
 
+export const MAX_WEBHOOK_FIELD_IDS = 100;
+
+/**
+ * Fields (ids or names) of the webhook's table: `record.updated` is heard only when a record
+ * changed one of them (other events are not filtered). Stored as field ids.
+ */
+const webhookFieldIdsSchema = z
+  .array(referenceSchema('must name a field by id or name'), {
+    error: 'must be an array of field ids or names',
+  })
+  .min(1, { error: 'must name at least one field (leave it out to hear every change)' })
+  .max(MAX_WEBHOOK_FIELD_IDS, { error: `must name at most ${MAX_WEBHOOK_FIELD_IDS} fields` });
+
 export const createWebhookRequestSchema = z.strictObject({
   url: webhookUrlSchema,
   events: webhookEventListSchema,
   /** Id or name of a table of the database; omitted: events from every table. */
   tableId: tableRefSchema.optional(),
+  /** Needs `tableId`: the fields belong to that table. */
+  fieldIds: webhookFieldIdsSchema.optional(),
 });
 export type CreateWebhookRequest = z.infer<typeof createWebhookRequestSchema>;
 
@@ -65,6 +86,8 @@ export const webhookSchema = z.object({
   events: z.array(webhookEventTypeSchema),
   /** null: events from every table. */
   tableId: z.string().nullable(),
+  /** null: every record.updated; else only those that changed one of these fields. */
+  fieldIds: z.array(z.string()).nullable(),
   active: z.boolean(),
   createdAt: isoDateTimeSchema,
   updatedAt: isoDateTimeSchema,
@@ -91,6 +114,8 @@ export const updateWebhookRequestSchema = z
     events: webhookEventListSchema.optional(),
     /** null clears the table filter: events from every table. */
     tableId: tableRefSchema.nullable().optional(),
+    /** null clears the field filter: every record.updated. */
+    fieldIds: webhookFieldIdsSchema.nullable().optional(),
     /** Setting true again also clears the failure streak that deactivated it. */
     active: z.boolean({ error: 'must be true or false' }).optional(),
   })
@@ -99,8 +124,9 @@ export const updateWebhookRequestSchema = z
       body.url !== undefined ||
       body.events !== undefined ||
       body.tableId !== undefined ||
+      body.fieldIds !== undefined ||
       body.active !== undefined,
-    { error: 'must change at least one of url, events, tableId or active' },
+    { error: 'must change at least one of url, events, tableId, fieldIds or active' },
   );
 export type UpdateWebhookRequest = z.infer<typeof updateWebhookRequestSchema>;
 

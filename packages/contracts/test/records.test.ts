@@ -477,8 +477,8 @@ describe('bulk create or upsert request', () => {
   });
 
   it('rejects unknown top-level keys', () => {
-    expect(problems(bulkRecordsRequestSchema.safeParse({ records: [{}], typecast: true }))[0]).toContain(
-      'typecast',
+    expect(problems(bulkRecordsRequestSchema.safeParse({ records: [{}], dryRun: true }))[0]).toContain(
+      'dryRun',
     );
   });
 });

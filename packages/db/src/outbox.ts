@@ -15,6 +15,8 @@ export interface OutboxEventInput {
   source: EventSource;
   /** The event's `data`, as JSON text (record events reuse the JSON PostgreSQL rendered). */
   dataJson: string;
+  /** record.updated: the fields its records changed, which webhooks' field filters match. */
+  changedFieldIds?: readonly string[];
 }
 
 /** The columns an appended event sets, in the order of `outboxInsert`'s values. */
@@ -30,9 +32,17 @@ export function outboxInsert(event: OutboxEventInput): { text: string; values: u
   const id = randomUUID();
   return {
     id,
-    text: `INSERT INTO outbox_events (${outboxInsertColumns.join(', ')})
-           VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::json)`,
-    values: [id, event.databaseId, event.tableId, event.type, event.source, event.dataJson],
+    text: `INSERT INTO outbox_events (${outboxInsertColumns.join(', ')}, changed_field_ids)
+           VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::json, $7::text[])`,
+    values: [
+      id,
+      event.databaseId,
+      event.tableId,
+      event.type,
+      event.source,
+      event.dataJson,
+      event.changedFieldIds ?? [],
+    ],
   };
 }
 

@@ -3,6 +3,7 @@ import type { Table } from '@recordbase/contracts/schema';
 import type { WebhookEventType } from '@recordbase/contracts/webhooks';
 import { appendOutboxEvent, appendOutboxEventInTx, type Tx } from '@recordbase/db';
 import type { EventPublisher } from '../events/publisher';
+import type { RecordChanges } from './records/record-changes';
 
 /**
  * Domain events, appended to the outbox inside the transaction of the change they describe, and
@@ -85,22 +86,27 @@ export async function fieldEvent(
   return appended(transaction, id);
 }
 
-/** `recordsJson` is the JSON array of the records as the API returns them (for deletes, their last state). */
+/**
+ * `recordsJson` is the JSON array of the records as the API returns them (for deletes, their last
+ * state); an update's event also says what changed in each (`changes`, record-changes.ts).
+ */
 export async function recordEvent(
   client: PgClient,
   table: { databaseId: string; id: string },
   type: Extract<WebhookEventType, `record.${string}`>,
   recordIds: readonly string[],
   recordsJson: string,
-  source: 'public_api' | 'import' = 'public_api',
+  options: { source?: 'public_api' | 'import'; changes?: RecordChanges } = {},
 ) {
   if (recordIds.length === 0) return;
+  const changes = options.changes ? `,"changes":${JSON.stringify(options.changes.changes)}` : '';
   const id = await appendOutboxEvent(client, {
     databaseId: table.databaseId,
     tableId: table.id,
     type,
-    source,
-    dataJson: `{"tableId":${JSON.stringify(table.id)},"recordIds":${JSON.stringify(recordIds)},"records":${recordsJson}}`,
+    source: options.source ?? 'public_api',
+    dataJson: `{"tableId":${JSON.stringify(table.id)},"recordIds":${JSON.stringify(recordIds)},"records":${recordsJson}${changes}}`,
+    ...(options.changes ? { changedFieldIds: options.changes.changedFieldIds } : {}),
   });
   appended(client, id);
 }

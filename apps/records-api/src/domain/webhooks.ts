@@ -12,10 +12,11 @@ import {
   type WebhookEventType,
 } from '@recordbase/contracts/webhooks';
 import { databaseErrorOf, deliveryRetryRequest, type PrismaClient, type Tx } from '@recordbase/db';
+import { didYouMean } from '@recordbase/db/field-types';
 import { canAccessDatabase, type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import { type Cidr, refusedWebhookUrl } from '@recordbase/server-kit/ssrf';
-import { findAccessibleDatabase, findTableByRef } from './access';
+import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import { newWebhookSecret, sealWebhookSecret } from './webhook-secrets';
 
 const MAX_INT4 = 2_147_483_647;
@@ -27,6 +28,7 @@ interface WebhookRow {
   tableId: string | null;
   url: string;
   events: string[];
+  fieldIds: string[];
   active: boolean;
   createdAt: Date;
   updatedAt: Date;
@@ -39,6 +41,7 @@ function toWebhookDto(row: WebhookRow): Webhook {
     url: row.url,
     events: row.events as WebhookEventType[],
     tableId: row.tableId,
+    fieldIds: row.fieldIds.length > 0 ? row.fieldIds : null,
     active: row.active,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -93,6 +96,34 @@ async function resolveTableFilter(tx: Tx | PrismaClient, databaseId: string, tab
 
 const noSuchTable = (tableRef: string) =>
   badRequest(`body.tableId: no table ${JSON.stringify(tableRef)} in this database`);
+
+/** The ids of the fields `refs` name (ids or names) in the webhook's table, each once. */
+async function resolveFieldFilter(
+  client: Tx | PrismaClient,
+  tableId: string | null,
+  refs: readonly string[],
+): Promise<string[]> {
+  if (tableId === null) {
+    throw badRequest('body.fieldIds: needs a tableId, the table whose fields they are');
+  }
+  const fields = await client.field.findMany({ where: { tableId }, select: { id: true, name: true } });
+  const byRef = new Map(
+    fields.flatMap((field) => [[field.id, field.id] as const, [nameKey(field.name), field.id] as const]),
+  );
+  const ids = refs.map((ref, index) => {
+    const id = byRef.get(ref) ?? byRef.get(nameKey(ref));
+    if (id === undefined) {
+      throw badRequest(
+        `body.fieldIds[${index}]: unknown field ${JSON.stringify(ref)}${didYouMean(
+          ref,
+          fields.map((field) => field.name),
+        )} in the webhook's table`,
+      );
+    }
+    return id;
+  });
+  return [...new Set(ids)];
+}
 
 /** A table deleted between resolving the filter and writing the webhook fails its foreign key. */
 async function withTableFilter<T>(tableRef: string | null | undefined, write: () => Promise<T>): Promise<T> {
@@ -152,12 +183,14 @@ export async function createWebhook(
       }
       const tableId =
         input.tableId === undefined ? null : await resolveTableFilter(tx, database.id, input.tableId);
+      const fieldIds = input.fieldIds ? await resolveFieldFilter(tx, tableId, input.fieldIds) : [];
       return tx.webhook.create({
         data: {
           databaseId: database.id,
           tableId,
           url: input.url,
           events: input.events,
+          fieldIds,
           secretCiphertext: sealWebhookSecret(secretKey, secret),
         },
       });
@@ -185,6 +218,27 @@ export async function getWebhook(
   return toWebhookDto(await findWebhook(prisma, principal, databaseId, webhookRef));
 }
 
+/**
+ * The field filter a change leaves (undefined: unchanged). Field ids belong to one table: a
+ * webhook that moves to another table (or to every table) keeps no filter of the old one.
+ */
+async function fieldFilterAfter(
+  prisma: PrismaClient,
+  webhook: WebhookRow,
+  tableId: string | null | undefined,
+  refs: readonly string[] | null | undefined,
+): Promise<string[] | undefined> {
+  const table = tableId === undefined ? webhook.tableId : tableId;
+  if (refs === null) return [];
+  if (refs !== undefined) return resolveFieldFilter(prisma, table, refs);
+  if (table !== webhook.tableId && webhook.fieldIds.length > 0) {
+    throw badRequest(
+      "body.fieldIds: the webhook's fieldIds are fields of its table; give fieldIds (or null) with a new tableId",
+    );
+  }
+  return undefined;
+}
+
 /** Setting `active` true again also ends the failure streak that may have switched it off. */
 export async function updateWebhook(
   prisma: PrismaClient,
@@ -201,6 +255,7 @@ export async function updateWebhook(
     typeof patch.tableId === 'string'
       ? await resolveTableFilter(prisma, webhook.databaseId, patch.tableId)
       : patch.tableId;
+  const fieldIds = await fieldFilterAfter(prisma, webhook, tableId, patch.fieldIds);
   const [updated] = await withTableFilter(patch.tableId, () =>
     prisma.webhook.updateManyAndReturn({
       where: { id: webhook.id, databaseId: webhook.databaseId },
@@ -208,6 +263,7 @@ export async function updateWebhook(
         ...(patch.url !== undefined ? { url: patch.url } : {}),
         ...(patch.events !== undefined ? { events: patch.events } : {}),
         ...(tableId !== undefined ? { tableId } : {}),
+        ...(fieldIds !== undefined ? { fieldIds } : {}),
         ...(patch.active !== undefined ? { active: patch.active } : {}),
         ...(patch.active === true ? { failingSince: null } : {}),
         updatedAt: new Date(),

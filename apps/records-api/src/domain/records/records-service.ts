@@ -20,6 +20,7 @@ import { expandedLinks } from './expand';
 import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
 import { type FileLinkSigner, presentRecords } from './presentation';
 import { DEFAULT_READ_INDEX_MIN_ROWS, ensureReadIndexes } from './read-indexes';
+import { recordChanges } from './record-changes';
 import { needsUploads, resolveAttachments, resolveReferences } from './references';
 import { withSearch } from './search';
 import { addSelectOptions } from './select-option-additions';
@@ -311,7 +312,7 @@ export async function bulkWrite(
         records: prepared,
         newIds: prepared.map(() => newRecordId()),
         ...(matchOn ? { matchOn } : {}),
-        eventIds: { created: randomUUID(), updated: randomUUID() },
+        eventIds: { created: randomUUID() },
         suppressEvents: body.suppressWebhooks === true,
       });
       if (outcome.problem) refuse(outcome.problem, table, where);
@@ -433,10 +434,15 @@ export async function updateOne(
       if (!(await lockExisting(client, table, [id])).has(id)) throw notFound(`Record ${recordId} not found`);
       await resolveReferences(client, table, [prepared], where);
       const changes = prepared.columns.size > 0 || prepared.links.size > 0;
+      const announced = changes && !options.suppressWebhooks;
+      // The state the event's `changes` compare with.
+      const before = announced ? await recordsInOrder(client, table, [id]) : '';
       if (changes) await updateRecords(client, table, [{ id, record: prepared }]);
       const json = (await fetchRecordsJson(client, table, [id])).get(id)!;
-      if (changes && !options.suppressWebhooks) {
-        await recordEvent(client, table, 'record.updated', [id], `[${json}]`);
+      if (announced) {
+        await recordEvent(client, table, 'record.updated', [id], `[${json}]`, {
+          changes: recordChanges(before, `[${json}]`),
+        });
       }
       return json;
     });
@@ -484,13 +490,18 @@ export async function updateMany(
       const writes = ids
         .map((id, index) => ({ id, record: prepared[index] as PreparedRecord }))
         .filter((write) => write.record.columns.size > 0 || write.record.links.size > 0);
+      const changed = writes.map((write) => write.id);
+      const announced = writes.length > 0 && !body.suppressWebhooks;
+      // The state the event's `changes` compare with.
+      const before = announced ? await recordsInOrder(client, table, changed) : '';
       await updateRecords(client, table, writes);
       const json = await recordsInOrder(client, table, ids);
-      if (writes.length > 0 && !body.suppressWebhooks) {
-        const changed = writes.map((write) => write.id);
+      if (announced) {
         const changedJson =
           writes.length === ids.length ? json : await recordsInOrder(client, table, changed);
-        await recordEvent(client, table, 'record.updated', changed, changedJson);
+        await recordEvent(client, table, 'record.updated', changed, changedJson, {
+          changes: recordChanges(before, changedJson),
+        });
       }
       return json;
     });

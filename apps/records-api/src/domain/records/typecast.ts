@@ -33,12 +33,13 @@ export function typecastRecords(
 ): Typecast {
   const newOptions = new Map<string, string[]>();
   const converted = inputs.map((input, index) => {
-    const record: RecordValuesInput = {};
+    // Entries, not assignments: a key such as "__proto__" stays a key, for the usual check to refuse.
+    const entries: [string, unknown][] = [];
     for (const [key, raw] of Object.entries(input)) {
       const field = findField(table, key);
       // A key that is no field is left for the usual check to refuse, with the nearest names.
       const value = field ? typecastValue(field.type, raw) : raw;
-      record[key] = value;
+      entries.push([key, value]);
       if (!field || !isSelect(field)) continue;
       const known = optionNames(field.template as FieldTemplate<'single_select'>);
       for (const name of namesIn(value)) {
@@ -63,7 +64,7 @@ export function typecastRecords(
         }
       }
     }
-    return record;
+    return Object.fromEntries(entries) as RecordValuesInput;
   });
   if (newOptions.size === 0) return { inputs: converted, table, newOptions };
   const withOptions = buildTableMeta({

@@ -8,6 +8,8 @@ import {
   requireColumnSpec,
   SqlParams,
 } from '@recordbase/db/physical';
+import { recordEvent } from '../events';
+import { recordChanges } from './record-changes';
 import { recordJsonSql } from './record-json';
 import type { Queryable } from './store';
 import { matchCondition } from './store';
@@ -31,8 +33,8 @@ export interface WriteInput {
   newIds: readonly string[];
   /** Upsert: the fields whose equal values make a record an update (in canonical order). */
   matchOn?: readonly FieldMeta[];
-  /** Ids of the outbox events the write may append (created, updated). */
-  eventIds: { created: string; updated: string };
+  /** Id of the record.created event the statement may append (an upsert's record.updated is appended after it). */
+  eventIds: { created: string };
   /** Write no events (the request asked that webhooks not hear of it). */
   suppressEvents?: boolean;
 }
@@ -190,25 +192,32 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
     return `CASE WHEN w.l${i} IS NULL THEN ${fromTable}
                  ELSE COALESCE((SELECT json_agg(u.linked ORDER BY u.o) FROM unnest(w.l${i}) WITH ORDINALITY AS u(linked, o))::text, '[]') END`;
   });
+  // An upsert's matched records as they were, which its record.updated event compares with: the
+  // statement's snapshot precedes its own UPDATE.
+  const announcesUpdates = upsert && !input.suppressEvents;
+  if (announcesUpdates) {
+    const before = recordJsonSql(table, params);
+    ctes.push(
+      `previous AS (SELECT m.n, ${before.text} AS j FROM matches m JOIN ${ref} r ON r.id = m.id ${before.join})`,
+    );
+  }
   const written = upsert ? '(SELECT * FROM upd UNION ALL SELECT * FROM ins)' : 'ins';
   ctes.push(
     `rendered AS (SELECT w.n, w.matched, r.id::text AS id, ${record.text} AS j
        FROM ${written} r JOIN target w ON w.rid = r.id ${record.join})`,
   );
-  // The record events carry the records as answered: one per type, only when it has records.
-  const eventData = (matched: boolean) =>
-    `SELECT ${params.add(matched ? input.eventIds.updated : input.eventIds.created)}::uuid AS id, ${params.add(`record.${matched ? 'updated' : 'created'}`)}::text AS type, ${matched ? 2 : 1} AS k,
-            ${params.add(`{"tableId":${JSON.stringify(table.id)},"recordIds":[`)}::text
-              || string_agg('"' || id || '"', ',' ORDER BY n) || '],"records":['
-              || string_agg(j, ',' ORDER BY n) || ']}' AS data
-       FROM rendered WHERE matched = ${matched} HAVING count(*) > 0`;
+  // The record.created event carries the records as answered, only when there are any.
   const outbox = outboxInsertColumns;
   ctes.push(
     input.suppressEvents
       ? 'events AS (SELECT NULL::text AS id, NULL::text AS type WHERE false)'
       : `events AS (INSERT INTO outbox_events (${outbox.join(', ')})
-       SELECT e.id, ${params.add(table.databaseId)}::uuid, ${params.add(table.id)}::text, e.type, 'public_api', e.data::json
-         FROM (${eventData(false)} UNION ALL ${eventData(true)}) e ORDER BY e.k
+       SELECT ${params.add(input.eventIds.created)}::uuid, ${params.add(table.databaseId)}::uuid, ${params.add(table.id)}::text,
+              'record.created', 'public_api',
+              (${params.add(`{"tableId":${JSON.stringify(table.id)},"recordIds":[`)}::text
+                || string_agg('"' || id || '"', ',' ORDER BY n) || '],"records":['
+                || string_agg(j, ',' ORDER BY n) || ']}')::json
+         FROM rendered WHERE NOT matched HAVING count(*) > 0
        RETURNING id::text, type)`,
   );
   return {
@@ -216,6 +225,7 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
       SELECT (SELECT '[' || string_agg(j, ',' ORDER BY n) || ']' FROM rendered) AS answer,
              (SELECT array_agg(id ORDER BY n) FROM rendered WHERE NOT matched) AS created_ids,
              (SELECT array_agg(id ORDER BY n) FROM rendered WHERE matched) AS updated_ids,
+             ${announcesUpdates ? `(SELECT '[' || string_agg(j, ',' ORDER BY n) || ']' FROM rendered WHERE matched) AS updated_json, (SELECT '[' || string_agg(j, ',' ORDER BY n) || ']' FROM previous) AS previous_json,` : ''}
              (SELECT array_agg(id ORDER BY type) FROM events) AS event_ids,
              (SELECT row_to_json(m) FROM missing m) AS missing,
              (SELECT row_to_json(x) FROM many x) AS many`,
@@ -229,6 +239,8 @@ export async function runWrite(client: Queryable, input: WriteInput): Promise<Wr
     answer: string | null;
     created_ids: string[] | null;
     updated_ids: string[] | null;
+    updated_json?: string | null;
+    previous_json?: string | null;
     event_ids: string[] | null;
     missing: { f: number; n: number; linked: string } | null;
     many: { n: number; c: number } | null;
@@ -260,10 +272,17 @@ export async function runWrite(client: Queryable, input: WriteInput): Promise<Wr
       problem: { kind: 'many-matches', index: row.many.n, count: row.many.c },
     };
   }
+  const updatedIds = row.updated_ids ?? [];
+  if (updatedIds.length > 0 && row.updated_json && row.previous_json) {
+    // Appended after the statement's record.created: what changed is worked out here, in Node.
+    await recordEvent(client, input.table, 'record.updated', updatedIds, row.updated_json, {
+      changes: recordChanges(row.previous_json, row.updated_json),
+    });
+  }
   return {
     recordsJson: row.answer ?? '[]',
     createdIds: row.created_ids ?? [],
-    updatedIds: row.updated_ids ?? [],
+    updatedIds,
     eventIds: row.event_ids ?? [],
   };
 }
