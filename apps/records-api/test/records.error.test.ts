@@ -259,6 +259,11 @@ describe('errors that help (issue 14)', () => {
     );
   });
 
+  it('say the limit of a value that is too long', async () => {
+    const response = await post('/bulk', { records: [{ Name: 'x'.repeat(100_001) }] }).expect(400);
+    expect(response.body.error.message).toBe('body.records[0].Name: must be at most 100000 characters');
+  });
+
   it('name every bad record of a batch, up to twenty, writing none', async () => {
     const before = await recordCount();
     const records = [
