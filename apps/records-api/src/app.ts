@@ -7,11 +7,11 @@ import {
   principalOf,
 } from '@recordbase/server-kit/auth';
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
-import { trustProxySetting } from '@recordbase/server-kit/env';
+import { commonEnvSchema, queuePrefixSchema, trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, unknownRoute } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
-import { createMetrics } from '@recordbase/server-kit/metrics';
+import { createMetrics, registerQueueMetrics } from '@recordbase/server-kit/metrics';
 import { createNotifiedCache } from '@recordbase/server-kit/notified-cache';
 import { createRateLimiter, rateLimitMiddleware } from '@recordbase/server-kit/rate-limit';
 import express, { type Express } from 'express';
@@ -23,11 +23,13 @@ import { SQL_DEFAULTS, type SqlQueryContext } from './domain/sql/query';
 import { createSqlRoles } from './domain/sql/roles';
 import type { EventPublisher } from './events/publisher';
 import { importRoutes } from './http/imports.routes';
+import { QUEUES_DASHBOARD_PATH, queuesDashboard } from './http/queues-dashboard';
 import { recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
 import { sqlRoutes } from './http/sql.routes';
 import { webhookRoutes } from './http/webhooks.routes';
 import type { ImportQueue } from './imports/queue';
+import { createQueueInspector } from './queues/inspector';
 
 /** API keys kept per process, oldest forgotten first. */
 const MAX_KEPT_API_KEYS = 10_000;
@@ -62,6 +64,8 @@ export interface RecordsApiDeps {
         | 'SQL_CONNECTIONS_PER_BASE'
         | 'SQL_MAX_RESULT_BYTES'
         | 'WEBHOOK_ALLOWED_CIDRS'
+        | 'REDIS_URL'
+        | 'QUEUE_PREFIX'
       >
     >;
 }
@@ -77,6 +81,13 @@ export function createApp(deps: RecordsApiDeps): Express {
   app.set('trust proxy', trustProxySetting(config.TRUST_PROXY));
   const metrics = createMetrics('records-api');
   app.use(metrics.middleware);
+  // Every queue's job counts on /metrics and in the dashboard; unset in tests, the defaults apply.
+  const queueInspector = createQueueInspector({
+    redisUrl: config.REDIS_URL ?? commonEnvSchema.shape.REDIS_URL.parse(undefined),
+    prefix: config.QUEUE_PREFIX ?? queuePrefixSchema.parse(undefined),
+  });
+  db.beforeClose(() => queueInspector.close());
+  registerQueueMetrics(metrics.registry, queueInspector.queues);
   app.use(
     operationalRoutes(
       {
@@ -97,12 +108,16 @@ export function createApp(deps: RecordsApiDeps): Express {
     keep: (key) => key !== null,
   });
   db.beforeClose(() => apiKeys.close());
-  api.use(
-    authMiddleware(
-      createAuthenticator({ prisma: db.prisma, rootApiKey: config.ROOT_API_KEY, keys: apiKeys }),
-      createAuthThrottle({ burst: config.AUTH_FAILURE_BURST, perMinute: config.AUTH_FAILURES_PER_MINUTE }),
-    ),
-  );
+  const authenticate = createAuthenticator({
+    prisma: db.prisma,
+    rootApiKey: config.ROOT_API_KEY,
+    keys: apiKeys,
+  });
+  const authThrottle = createAuthThrottle({
+    burst: config.AUTH_FAILURE_BURST,
+    perMinute: config.AUTH_FAILURES_PER_MINUTE,
+  });
+  api.use(authMiddleware(authenticate, authThrottle));
   api.use(
     rateLimitMiddleware(
       createRateLimiter(redis, rateLimit),
@@ -130,6 +145,11 @@ export function createApp(deps: RecordsApiDeps): Express {
   api.use(webhookRoutes(db.prisma, webhookSecretKey, config.WEBHOOK_ALLOWED_CIDRS ?? []));
   api.use(importRoutes({ prisma: db.prisma, queue: imports }));
   app.use('/api/v1', api);
+
+  app.use(
+    QUEUES_DASHBOARD_PATH,
+    queuesDashboard({ authenticate, throttle: authThrottle, inspector: queueInspector }),
+  );
 
   app.use(unknownRoute);
   app.use(errorMiddleware(logger));

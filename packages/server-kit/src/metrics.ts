@@ -37,3 +37,42 @@ export function createMetrics(service: string): Metrics {
     },
   };
 }
+
+/** What queue metrics need of a BullMQ `Queue` (its name and job counts), without importing BullMQ. */
+export interface CountedQueue {
+  readonly name: string;
+  getJobCounts(...states: string[]): Promise<Record<string, number>>;
+}
+
+/** The job states `queue_jobs` reports; completed jobs are kept in bounded numbers, so not counted. */
+export const QUEUE_JOB_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+
+/**
+ * `queue_jobs{queue, state}`: the jobs of each queue by state, read from Redis at each scrape.
+ * A scrape while Redis is away reports no queue series (a gap, not a stale value) and still
+ * answers the process's other metrics.
+ */
+export function registerQueueMetrics(
+  registry: client.Registry,
+  queues: () => readonly CountedQueue[],
+): client.Gauge<'queue' | 'state'> {
+  return new client.Gauge({
+    name: 'queue_jobs',
+    help: 'Jobs in each BullMQ queue by state (waiting, active, delayed, failed), at scrape time',
+    labelNames: ['queue', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      await Promise.all(
+        queues().map(async (queue) => {
+          try {
+            const counts = await queue.getJobCounts(...QUEUE_JOB_STATES);
+            for (const state of QUEUE_JOB_STATES) this.set({ queue: queue.name, state }, counts[state] ?? 0);
+          } catch {
+            // Redis away: this queue's series are left out of this scrape.
+          }
+        }),
+      );
+    },
+  });
+}
