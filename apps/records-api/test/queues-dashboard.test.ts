@@ -108,9 +108,9 @@ describe('queue metrics', () => {
       await imports.add('run-import', { importId: 'b' });
       await imports.add('run-import', { importId: 'c' }, { delay: 3_600_000 });
       const text = await registry.metrics();
-      expect(text).toContain('queue_jobs{queue="imports",state="waiting"} 2');
-      expect(text).toContain('queue_jobs{queue="imports",state="delayed"} 1');
-      expect(text).toContain('queue_jobs{queue="events",state="waiting"} 0');
+      expect(text).toContain('queue_jobs{queue="imports",state="waiting",service="queue-metrics-test"} 2');
+      expect(text).toContain('queue_jobs{queue="imports",state="delayed",service="queue-metrics-test"} 1');
+      expect(text).toContain('queue_jobs{queue="events",state="waiting",service="queue-metrics-test"} 0');
     } finally {
       await inspector.close();
       await deleteKeysUnder(REDIS_URL, prefix);
