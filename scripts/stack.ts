@@ -1,10 +1,18 @@
-// `npm start`: checks PostgreSQL and Redis, applies migrations, then runs the three services in
-// the foreground until Ctrl-C or SIGTERM, which stops them all.
+// `npm start`: checks PostgreSQL and Redis, applies migrations, then runs the services (records-api
+// RECORDS_API_REPLICAS times) and, when nginx is installed, the gateway in front of them, in the
+// foreground until Ctrl-C or SIGTERM, which stops them all.
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { newSecretKey, randomBase62 } from '@recordbase/db';
 import { migrate } from '@recordbase/db/migrate';
-import { launchService, type RunningService, stopAll } from '@recordbase/launcher';
+import {
+  freePort,
+  launchService,
+  type RunningService,
+  type ServiceName,
+  stopAll,
+} from '@recordbase/launcher';
+import { findNginx, launchGateway, type RunningGateway } from '@recordbase/launcher/gateway';
 import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
 import { commonEnvSchema, parseEnv, portSchema } from '@recordbase/server-kit/env';
 import { z } from 'zod';
@@ -20,6 +28,9 @@ const stackEnvSchema = commonEnvSchema.extend({
   UPLOAD_SERVICE_PORT: portSchema(3001),
   WEBHOOK_DISPATCHER_PORT: portSchema(3002),
   IMPORT_WORKER_PORT: portSchema(3003),
+  GATEWAY_PORT: portSchema(8080),
+  /** records-api processes behind the gateway; the first on RECORDS_API_PORT, the others on free ports. */
+  RECORDS_API_REPLICAS: z.coerce.number().int().min(1).max(16).default(1),
 });
 
 const ROOT_KEY_FILE = join(root, '.data', 'root-api-key');
@@ -77,7 +88,7 @@ async function main() {
     STORAGE_DIR: resolve(root, env.STORAGE_DIR),
   };
   let stopping = false;
-  const services: RunningService[] = [];
+  const services: (RunningService | RunningGateway)[] = [];
   const stopServices = (code: number) => {
     if (stopping) return;
     stopping = true;
@@ -86,34 +97,81 @@ async function main() {
   process.on('SIGINT', () => stopServices(0));
   process.on('SIGTERM', () => stopServices(0));
 
-  for (const [name, port] of [
-    ['records-api', env.RECORDS_API_PORT],
-    ['upload-service', env.UPLOAD_SERVICE_PORT],
-    ['webhook-dispatcher', env.WEBHOOK_DISPATCHER_PORT],
-    ['import-worker', env.IMPORT_WORKER_PORT],
-  ] as const) {
+  const nginx = findNginx();
+  if (!nginx) {
+    console.log(
+      `[recordbase] nginx not found (Debian: apt-get install nginx-light): no gateway on port ${env.GATEWAY_PORT}; the services answer on their own ports.`,
+    );
+  }
+
+  const recordsApiPorts = [env.RECORDS_API_PORT];
+  while (recordsApiPorts.length < env.RECORDS_API_REPLICAS) recordsApiPorts.push(await freePort());
+  const launches: [ServiceName, string, number][] = [
+    ...recordsApiPorts.map((port, index): [ServiceName, string, number] => [
+      'records-api',
+      recordsApiPorts.length > 1 ? `records-api#${index + 1}` : 'records-api',
+      port,
+    ]),
+    ['upload-service', 'upload-service', env.UPLOAD_SERVICE_PORT],
+    ['webhook-dispatcher', 'webhook-dispatcher', env.WEBHOOK_DISPATCHER_PORT],
+    ['import-worker', 'import-worker', env.IMPORT_WORKER_PORT],
+  ];
+  const watch = (label: string, child: { exited: RunningService['exited'] }) =>
+    child.exited.then(({ code, signal }) => {
+      if (stopping) return;
+      console.error(`[recordbase] ${label} stopped (${signal ?? `exit ${code}`}); stopping the others`);
+      stopServices(1);
+    });
+  for (const [name, label, port] of launches) {
     const service = launchService({
       name,
       port,
       env: serviceEnv,
-      output: (line) => process.stdout.write(`[${name}] ${line}\n`),
+      output: (line) => process.stdout.write(`[${label}] ${line}\n`),
       // Once stopping, a service that has not exited after 15 s is killed.
       killAfterMs: 15_000,
     });
     services.push(service);
-    service.exited.then(({ code, signal }) => {
-      if (stopping) return;
-      console.error(`[recordbase] ${name} stopped (${signal ?? `exit ${code}`}); stopping the others`);
-      stopServices(1);
+    watch(label, service);
+  }
+  // A process that never became ready stops them all, rather than leaving the others running.
+  const whenReady = (ready: Promise<unknown>) =>
+    ready.then(
+      () => true,
+      (error: unknown) => {
+        console.error(`[recordbase] ${error instanceof Error ? error.message : String(error)}`);
+        stopServices(1);
+        return false;
+      },
+    );
+  if (!(await whenReady(Promise.all(services.map((service) => service.ready))))) return;
+
+  let gatewayLines: string[] = [];
+  if (nginx) {
+    const gateway = launchGateway({
+      nginx,
+      port: env.GATEWAY_PORT,
+      dataDir: dataFile('gateway'),
+      recordsApi: recordsApiPorts.map((port) => `127.0.0.1:${port}`),
+      uploadService: [`127.0.0.1:${env.UPLOAD_SERVICE_PORT}`],
+      output: (line) => process.stdout.write(`[gateway] ${line}\n`),
+      killAfterMs: 15_000,
     });
+    services.push(gateway);
+    watch('gateway (nginx)', gateway);
+    if (!(await whenReady(gateway.ready))) return;
+    gatewayLines = [
+      `    gateway         http://localhost:${env.GATEWAY_PORT}   (the front door: /api/v1, uploads, /files, /docs)`,
+      `                    access log ${gateway.accessLog}`,
+    ];
   }
 
-  await Promise.all(services.map((service) => service.ready));
   console.log(
     [
       '',
       '[recordbase] ready:',
-      `    JSON API        http://localhost:${env.RECORDS_API_PORT}/api/v1`,
+      ...gatewayLines,
+      `    JSON API        ${recordsApiPorts.map((port) => `http://localhost:${port}/api/v1`).join(', ')}`,
       `    uploads, files  http://localhost:${env.UPLOAD_SERVICE_PORT}`,
       `    dispatcher      http://localhost:${env.WEBHOOK_DISPATCHER_PORT}/readyz`,
       `    import worker   http://localhost:${env.IMPORT_WORKER_PORT}/readyz`,

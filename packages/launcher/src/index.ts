@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
  * (e2e/test/stack.ts) and the benchmarks (bench/webhooks/services.ts): `node --import tsx
  * <entry>` from the repository root with the given environment and PORT, ready once
  * `GET /readyz` answers 200. What each caller adds (its environment, flags, log prefixes,
- * counters) stays with the caller.
+ * counters) stays with the caller. The nginx gateway in front of them is ./gateway.
  */
 
 export const REPO_ROOT = join(__dirname, '..', '..', '..');
@@ -73,10 +73,11 @@ const POLL_MS = 200;
 
 const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
 
-async function waitReady(
+/** Polls `url` until it answers 200; kills the process and throws with its output if it never does. */
+export async function waitReady(
   child: ChildProcess,
   name: string,
-  port: number,
+  url: string,
   timeoutMs: number,
   output: () => string,
 ) {
@@ -87,7 +88,7 @@ async function waitReady(
       throw new Error(withOutput(`${name} exited with ${child.signalCode ?? `code ${child.exitCode}`}`));
     }
     try {
-      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+      const response = await fetch(url);
       if (response.ok) return;
     } catch {
       // not listening yet
@@ -95,27 +96,30 @@ async function waitReady(
     await new Promise((done) => setTimeout(done, POLL_MS));
   }
   if (!hasExited(child)) child.kill('SIGKILL');
-  throw new Error(withOutput(`${name} was not ready on port ${port} within ${timeoutMs / 1000} s`));
+  throw new Error(withOutput(`${name} was not ready at ${url} within ${timeoutMs / 1000} s`));
 }
 
-/** Spawns the service and returns at once; `ready` tells when it answers. */
-export function launchService<Name extends ServiceName>(options: ServiceOptions<Name>): RunningService<Name> {
-  const { name, port, output } = options;
-  const child = spawn(
-    process.execPath,
-    [...(options.execArgv ?? []), '--import', 'tsx', join(REPO_ROOT, serviceEntries[name])],
-    {
-      cwd: REPO_ROOT,
-      env: { ...options.env, PORT: String(port) },
-      stdio: ['ignore', output === 'inherit' ? 'inherit' : 'pipe', output === 'inherit' ? 'inherit' : 'pipe'],
-    },
-  );
+export type OutputOption = ServiceOptions['output'];
+
+/** A child process whose output goes where `output` says; `output()` reads what 'pipe' kept. */
+export function spawnWithOutput(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  output: OutputOption,
+  keepOutput = Number.POSITIVE_INFINITY,
+): { child: ChildProcess; output: () => string; exited: RunningService['exited'] } {
+  const child = spawn(command, args, {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', output === 'inherit' ? 'inherit' : 'pipe', output === 'inherit' ? 'inherit' : 'pipe'],
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
     child.once('exit', (code, signal) => done({ code, signal })),
   );
   let kept = '';
   if (output === 'pipe') {
-    const keep = options.keepOutput ?? Number.POSITIVE_INFINITY;
+    const keep = keepOutput;
     for (const stream of [child.stdout, child.stderr]) {
       stream?.setEncoding('utf8');
       stream?.on('data', (chunk: string) => {
@@ -131,8 +135,44 @@ export function launchService<Name extends ServiceName>(options: ServiceOptions<
       if (stream) createInterface({ input: stream }).on('line', (line) => output(line, which));
     }
   }
-  const readOutput = () => kept;
-  const ready = waitReady(child, name, port, options.readyTimeoutMs ?? 60_000, readOutput);
+  return { child, output: () => kept, exited };
+}
+
+/** Sends `signal` unless the child has exited, SIGKILL after `killAfterMs`; resolves once it has exited. */
+export async function stopChild(
+  child: ChildProcess,
+  exited: Promise<unknown>,
+  signal: NodeJS.Signals,
+  killAfterMs?: number,
+): Promise<void> {
+  if (hasExited(child)) return;
+  const kill = killAfterMs ? setTimeout(() => child.kill('SIGKILL'), killAfterMs) : undefined;
+  child.kill(signal);
+  await exited;
+  clearTimeout(kill);
+}
+
+/** Spawns the service and returns at once; `ready` tells when it answers. */
+export function launchService<Name extends ServiceName>(options: ServiceOptions<Name>): RunningService<Name> {
+  const { name, port } = options;
+  const {
+    child,
+    output: readOutput,
+    exited,
+  } = spawnWithOutput(
+    process.execPath,
+    [...(options.execArgv ?? []), '--import', 'tsx', join(REPO_ROOT, serviceEntries[name])],
+    { ...options.env, PORT: String(port) },
+    options.output,
+    options.keepOutput,
+  );
+  const ready = waitReady(
+    child,
+    name,
+    `http://127.0.0.1:${port}/readyz`,
+    options.readyTimeoutMs ?? 60_000,
+    readOutput,
+  );
   // Handled where the caller awaits it; not an unhandled rejection before then.
   ready.catch(() => {});
   return {
@@ -142,15 +182,7 @@ export function launchService<Name extends ServiceName>(options: ServiceOptions<
     output: readOutput,
     exited,
     ready,
-    async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (hasExited(child)) return;
-      const kill = options.killAfterMs
-        ? setTimeout(() => child.kill('SIGKILL'), options.killAfterMs)
-        : undefined;
-      child.kill(signal);
-      await exited;
-      clearTimeout(kill);
-    },
+    stop: (signal: NodeJS.Signals = 'SIGTERM') => stopChild(child, exited, signal, options.killAfterMs),
   };
 }
 
@@ -164,6 +196,9 @@ export async function startService<Name extends ServiceName>(
 }
 
 /** Stops them all (each with its own killAfterMs), resolving once every one has exited. */
-export async function stopAll(services: readonly RunningService[], signal?: NodeJS.Signals): Promise<void> {
+export async function stopAll(
+  services: readonly { stop(signal?: NodeJS.Signals): Promise<void> }[],
+  signal?: NodeJS.Signals,
+): Promise<void> {
   await Promise.all(services.map((service) => service.stop(signal)));
 }
