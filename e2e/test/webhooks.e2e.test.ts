@@ -1,16 +1,21 @@
+import type { RecordbaseClient, Table } from '@recordbase/client';
+import { WebhookVerifier } from '@recordbase/client/webhooks';
 import { Webhook } from 'standardwebhooks';
+import { clientOf } from './client';
 import { type Receiver, startReceiver } from './receiver';
 import { type Stack, startStack } from './stack';
 
 let stack: Stack;
+let client: RecordbaseClient;
 let receiver: Receiver;
 let baseId: string;
-let tasks: { id: string; fields: { id: string; name: string }[] };
+let tasks: Table;
 
 beforeAll(async () => {
   stack = await startStack({ env: { WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s' } });
+  client = clientOf(stack);
   receiver = await startReceiver();
-  const base = await stack.api('POST', '/bases', {
+  const base = await client.bases.create({
     name: 'E2E',
     tables: [
       {
@@ -23,9 +28,8 @@ beforeAll(async () => {
       { name: 'Notes', fields: [{ name: 'Text', type: 'long_text' }] },
     ],
   });
-  expect(base.status).toBe(201);
-  baseId = base.body.id;
-  tasks = base.body.tables[0];
+  baseId = base.id;
+  tasks = base.tables[0]!;
 });
 afterAll(async () => {
   await receiver?.close();
@@ -39,50 +43,51 @@ beforeEach(() => {
 });
 // Removed even when a test fails, so that no webhook of one test hears the next one's events.
 afterEach(async () => {
-  for (const id of subscribed.splice(0)) await stack.api('DELETE', `/bases/${baseId}/webhooks/${id}`);
+  for (const id of subscribed.splice(0)) await client.webhooks.delete(baseId, id);
 });
 
-async function subscribe(body: object): Promise<{ id: number; secret: string }> {
-  const response = await stack.api('POST', `/bases/${baseId}/webhooks`, { url: receiver.url, ...body });
-  expect(response.status).toBe(201);
-  subscribed.push(response.body.id);
-  return response.body;
+async function subscribe(body: Omit<Parameters<RecordbaseClient['webhooks']['create']>[1], 'url'>) {
+  const hook = await client.webhooks.create(baseId, { url: receiver.url, ...body });
+  subscribed.push(hook.id);
+  return hook;
 }
 
 async function unsubscribe(id: number) {
-  expect((await stack.api('DELETE', `/bases/${baseId}/webhooks/${id}`)).status).toBe(200);
+  await expect(client.webhooks.delete(baseId, id)).resolves.toMatchObject({ success: true });
   subscribed.splice(subscribed.indexOf(id), 1);
 }
 
 describe('webhooks, end to end', () => {
   it('delivers record, table and field events with the contract envelope and a verifiable signature', async () => {
     const hook = await subscribe({ events: ['record.created', 'table.created', 'field.created'] });
-    const created = await stack.api('POST', `/bases/${baseId}/tables/Tasks/records/bulk`, {
-      records: [
-        { Title: 'one', Points: 1 },
-        { Title: 'two', Points: 2 },
-      ],
-    });
-    expect(created.status).toBe(201);
-    const table = await stack.api('POST', `/bases/${baseId}/tables`, {
+    const created = await client.records.createMany(baseId, 'Tasks', [
+      { Title: 'one', Points: 1 },
+      { Title: 'two', Points: 2 },
+    ]);
+    expect(created.createdRecordIds).toHaveLength(2);
+    const table = await client.tables.create(baseId, {
       name: 'Later',
       fields: [{ name: 'N', type: 'number' }],
     });
-    const field = await stack.api('POST', `/bases/${baseId}/tables/Tasks/fields`, {
-      name: 'Done',
-      type: 'checkbox',
-    });
+    const field = await client.fields.create(baseId, 'Tasks', { name: 'Done', type: 'checkbox' });
     // At least once: a repeat of an event may arrive, and counts once.
     const deliveries = await receiver.waitFor(3, 30_000, { webhookId: hook.id, distinct: true });
-    const verifier = new Webhook(hook.secret);
+    // Both the client's verifier and the standardwebhooks library accept every delivery.
+    const library = new Webhook(hook.secret);
+    const verifier = new WebhookVerifier(hook.secret);
     for (const delivery of deliveries) {
       expect(delivery.headers['content-type']).toMatch(/^application\/json/);
-      const verified = verifier.verify(delivery.body, {
+      const verified = library.verify(delivery.body, {
         'webhook-id': String(delivery.headers['webhook-id']),
         'webhook-timestamp': String(delivery.headers['webhook-timestamp']),
         'webhook-signature': String(delivery.headers['webhook-signature']),
       });
       expect(verified).toEqual(delivery.json);
+      await expect(verifier.verify(delivery.body, delivery.headers)).resolves.toEqual(delivery.json);
+      await expect(verifier.verify(`${delivery.body} `, delivery.headers)).rejects.toMatchObject({
+        code: 'INVALID_WEBHOOK',
+        reason: 'INVALID_SIGNATURE',
+      });
       expect(delivery.headers['webhook-id']).toBe(delivery.json.id);
       expect(delivery.json.id).toMatch(/^evt_[0-9a-f-]{36}$/);
       expect(Date.parse(delivery.json.timestamp)).not.toBeNaN();
@@ -96,35 +101,29 @@ describe('webhooks, end to end', () => {
     const byType = Object.fromEntries(deliveries.map((d) => [d.json.type, d.json.data]));
     expect(byType['record.created']).toEqual({
       tableId: tasks.id,
-      recordIds: created.body.records.map((r: { id: string }) => r.id),
-      records: created.body.records,
+      recordIds: created.records.map((r) => r.id),
+      records: created.records,
     });
-    expect(byType['table.created']).toEqual({ table: table.body });
-    expect(byType['field.created']).toEqual({ tableId: tasks.id, field: field.body });
+    expect(byType['table.created']).toEqual({ table });
+    expect(byType['field.created']).toEqual({ tableId: tasks.id, field });
     await unsubscribe(hook.id);
   });
 
   it('delivers only the events of the webhook table when tableId is set', async () => {
     const hook = await subscribe({ events: ['record.created'], tableId: 'Notes' });
-    await stack.api('POST', `/bases/${baseId}/tables/Tasks/records`, {
-      record: { Title: 'not for this hook' },
-    });
-    const note = await stack.api('POST', `/bases/${baseId}/tables/Notes/records`, {
-      record: { Text: 'for this hook' },
-    });
+    await client.records.create(baseId, 'Tasks', { Title: 'not for this hook' });
+    const note = await client.records.create(baseId, 'Notes', { Text: 'for this hook' });
     const [delivery] = await receiver.waitFor(1, 30_000, { webhookId: hook.id });
     await new Promise((done) => setTimeout(done, 1500));
     expect(new Set(receiver.of(hook.id).map((r) => r.json.id)).size).toBe(1);
-    expect(delivery!.json.data.recordIds).toEqual([note.body.id]);
+    expect(delivery!.json.data.recordIds).toEqual([note.id]);
     await unsubscribe(hook.id);
   });
 
   it('delivers nothing to an inactive webhook', async () => {
     const hook = await subscribe({ events: ['record.created'] });
-    expect((await stack.api('PATCH', `/bases/${baseId}/webhooks/${hook.id}`, { active: false })).status).toBe(
-      200,
-    );
-    await stack.api('POST', `/bases/${baseId}/tables/Tasks/records`, { record: { Title: 'unseen' } });
+    expect((await client.webhooks.update(baseId, hook.id, { active: false })).active).toBe(false);
+    await client.records.create(baseId, 'Tasks', { Title: 'unseen' });
     await new Promise((done) => setTimeout(done, 2500));
     expect(receiver.of(hook.id)).toHaveLength(0);
     await unsubscribe(hook.id);
@@ -132,35 +131,29 @@ describe('webhooks, end to end', () => {
 
   it('retries a receiver answering 500 twice, then 200, with the same event id', async () => {
     const hook = await subscribe({ events: ['record.updated'] });
-    const record = await stack.api('POST', `/bases/${baseId}/tables/Tasks/records`, {
-      record: { Title: 'retry me' },
-    });
+    const record = await client.records.create(baseId, 'Tasks', { Title: 'retry me' });
     receiver.respondWith(500, 500, 200);
-    await stack.api('PATCH', `/bases/${baseId}/tables/Tasks/records/${record.body.id}`, {
-      record: { Points: 5 },
-    });
+    await client.records.update(baseId, 'Tasks', record.id, { Points: 5 });
     const deliveries = await receiver.waitFor(3, 20_000, { webhookId: hook.id });
     expect(deliveries.map((d) => d.json.id)).toEqual(Array(3).fill(deliveries[0]!.json.id));
     expect(deliveries.map((d) => d.json.metadata.attempt)).toEqual([1, 2, 3]);
     await new Promise((done) => setTimeout(done, 1500));
     expect(receiver.of(hook.id)).toHaveLength(3);
-    const log = await stack.api('GET', `/bases/${baseId}/webhooks/${hook.id}/deliveries`);
-    expect(log.body.deliveries.map((d: { statusCode: number }) => d.statusCode)).toEqual([200, 500, 500]);
+    const log = await client.webhooks.deliveries(baseId, hook.id);
+    expect(log.map((d) => d.statusCode)).toEqual([200, 500, 500]);
     await unsubscribe(hook.id);
   });
 
   it('disables a webhook whose receiver answers 410', async () => {
     const hook = await subscribe({ events: ['record.deleted'] });
-    const record = await stack.api('POST', `/bases/${baseId}/tables/Tasks/records`, {
-      record: { Title: 'gone' },
-    });
+    const record = await client.records.create(baseId, 'Tasks', { Title: 'gone' });
     receiver.respondWith(410);
-    await stack.api('DELETE', `/bases/${baseId}/tables/Tasks/records/${record.body.id}`);
+    await client.records.delete(baseId, 'Tasks', record.id);
     await receiver.waitFor(1, 30_000, { webhookId: hook.id });
     const deadline = Date.now() + 10_000;
     let active = true;
     while (active && Date.now() < deadline) {
-      active = (await stack.api('GET', `/bases/${baseId}/webhooks/${hook.id}`)).body.active;
+      active = (await client.webhooks.get(baseId, hook.id)).active;
       if (active) await new Promise((done) => setTimeout(done, 100));
     }
     expect(active).toBe(false);
