@@ -10,6 +10,7 @@ import { type OutputOption, spawnWithOutput, stopChild, waitReady } from './inde
  */
 
 export {
+  CONTAINER_GATEWAY_CONFIG,
   type GatewayConfigOptions,
   renderContainerGatewayConfig,
   renderGatewayConfig,

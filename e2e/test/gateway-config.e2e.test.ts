@@ -1,0 +1,99 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CONTAINER_GATEWAY_CONFIG,
+  nginxArgs,
+  renderContainerGatewayConfig,
+  renderGatewayConfig,
+  writeGatewayConfig,
+} from '@recordbase/launcher/gateway';
+import { describeWithNginx, nginx } from './gateway-stack';
+
+/** The one template renders both gateway configurations; nginx itself accepts the local one. */
+
+describe('the container configuration', () => {
+  it('is what the template renders (regenerate: npx tsx packages/launcher/src/gateway-config.ts)', () => {
+    expect(readFileSync(CONTAINER_GATEWAY_CONFIG, 'utf8')).toBe(renderContainerGatewayConfig());
+  });
+
+  it("runs as the image's nginx user and proxies to the compose services", () => {
+    const config = renderContainerGatewayConfig();
+    expect(config).toMatch(/^user nginx;$/m);
+    expect(config).toMatch(/^\s*listen 8080;$/m);
+    expect(config).toContain('server records-api:3000;');
+    expect(config).toContain('server upload-service:3001;');
+    expect(config).not.toContain('{{');
+  });
+});
+
+describe('rendering', () => {
+  const local = {
+    target: 'local' as const,
+    listen: '127.0.0.1:8080',
+    dataDir: '/tmp/gateway',
+    accessLog: '/tmp/gateway/access.log',
+    recordsApi: ['127.0.0.1:3000', '127.0.0.1:3010'],
+    uploadService: ['127.0.0.1:3001'],
+  };
+
+  it('lists every replica in the upstream and keeps state under the data directory, with no user line', () => {
+    const config = renderGatewayConfig(local);
+    expect(config).not.toMatch(/^\s*user /m);
+    expect(config).toMatch(/upstream records_api \{\s+server 127\.0\.0\.1:3000;\s+server 127\.0\.0\.1:3010;/);
+    expect(config).toContain('pid /tmp/gateway/nginx.pid;');
+    expect(config).toContain('client_body_temp_path /tmp/gateway/client_body-temp;');
+    expect(config).toContain('access_log /tmp/gateway/access.log recordbase;');
+  });
+
+  it('refuses values that would break out of their directive', () => {
+    expect(() => renderGatewayConfig({ ...local, recordsApi: ['a:1; include /etc/passwd'] })).toThrow(
+      'records-api address "a:1; include /etc/passwd" is not host:port',
+    );
+    expect(() => renderGatewayConfig({ ...local, dataDir: '/tmp/my gateway' })).toThrow(
+      'data directory "/tmp/my gateway" has spaces',
+    );
+    expect(() => renderGatewayConfig({ ...local, uploadService: [] })).toThrow(
+      'the gateway needs at least one upload-service address',
+    );
+  });
+
+  it('names a placeholder the template has but nothing fills', () => {
+    expect(() => renderGatewayConfig(local, 'events {}\n{{unknown}}\n')).toThrow(
+      'the gateway template has an unknown placeholder {{unknown}}',
+    );
+  });
+});
+
+describeWithNginx('nginx -t', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'recordbase-gateway-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('accepts the rendered local configuration with a prefix under a temp directory', () => {
+    const configFile = writeGatewayConfig({
+      port: 18_080,
+      host: '127.0.0.1',
+      dataDir: dir,
+      recordsApi: ['127.0.0.1:3000', '127.0.0.1:3010'],
+      uploadService: ['127.0.0.1:3001'],
+    });
+    const output = execFileSync(nginx!, ['-t', ...nginxArgs(dir, configFile)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // nginx -t reports on stderr; execFileSync throws (with it) when the test fails.
+    expect(output).toBe('');
+  });
+
+  it('rejects a broken configuration, so the test above could fail', () => {
+    const configFile = join(dir, 'broken.conf');
+    writeFileSync(configFile, 'events {}\nhttp { server { listen nowhere:port; } }\n');
+    expect(() =>
+      execFileSync(nginx!, ['-t', ...nginxArgs(dir, configFile)], { stdio: ['ignore', 'pipe', 'pipe'] }),
+    ).toThrow();
+  });
+});
