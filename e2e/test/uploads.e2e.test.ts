@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
+import type { RecordbaseClient } from '@recordbase/client';
+import { clientOf } from './client';
 import { type Stack, startStack } from './stack';
 
 /**
@@ -9,6 +11,7 @@ import { type Stack, startStack } from './stack';
  */
 
 let stack: Stack;
+let client: RecordbaseClient;
 let baseId: string;
 let filesFieldId: string;
 let tableId: string;
@@ -16,7 +19,8 @@ const LINK_TTL_SECONDS = 3;
 
 beforeAll(async () => {
   stack = await startStack({ env: { FILE_LINK_TTL_SECONDS: String(LINK_TTL_SECONDS) } });
-  const base = await stack.api('POST', '/bases', {
+  client = clientOf(stack);
+  const base = await client.bases.create({
     name: 'E2E uploads',
     tables: [
       {
@@ -28,10 +32,9 @@ beforeAll(async () => {
       },
     ],
   });
-  expect(base.status).toBe(201);
-  baseId = base.body.id;
-  tableId = base.body.tables[0].id;
-  filesFieldId = base.body.tables[0].fields[1].id;
+  baseId = base.id;
+  tableId = base.tables[0]!.id;
+  filesFieldId = base.tables[0]!.fields[1]!.id;
 }, 120_000);
 afterAll(async () => {
   await stack?.stop();
@@ -81,25 +84,14 @@ const sha256 = (bytes: Buffer | ArrayBuffer) =>
   createHash('sha256')
     .update(Buffer.from(bytes as ArrayBuffer))
     .digest('hex');
-const uploadUrl = () => `http://127.0.0.1:${stack.ports['upload-service']}`;
-
 describe('an attachment, end to end', () => {
   it('uploads, attaches, lists with a signed link, and downloads byte for byte', async () => {
     const image = png(64);
-    const form = new FormData();
-    form.append('filepond', new Blob([image], { type: 'image/png' }), 'chart.png');
-    const uploaded = await fetch(`${uploadUrl()}/fileupload`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${stack.rootKey}`,
-        'base-public-id': baseId,
-        'table-id': tableId,
-        'field-id': filesFieldId,
-      },
-      body: form,
+    const file = await client.uploads.attachment(new File([image], 'chart.png', { type: 'image/png' }), {
+      baseId,
+      tableId,
+      fieldId: filesFieldId,
     });
-    expect(uploaded.status).toBe(201);
-    const file = (await uploaded.json()) as { url: string; fileName: string; size: number; mimeType: string };
     expect(file).toEqual({
       url: expect.stringContaining('/files/attachments/'),
       fileName: 'chart.png',
@@ -107,28 +99,27 @@ describe('an attachment, end to end', () => {
       mimeType: 'image/png',
     });
 
-    const created = await stack.api('POST', `/bases/${baseId}/tables/Docs/records`, {
-      record: { Title: 'Q3', Files: [{ url: file.url }] },
-    });
-    expect(created.status).toBe(201);
-    const listed = await stack.api('POST', `/bases/${baseId}/tables/Docs/records/list`, {});
-    const [attachment] = listed.body.records[0].fields.Files;
+    const created = await client.records.create(baseId, 'Docs', { Title: 'Q3', Files: [{ url: file.url }] });
+    expect(created.fields.Title).toBe('Q3');
+    const listed = await client.records.list(baseId, 'Docs');
+    const [attachment] = listed.records[0]!.fields.Files as { signedUrl: string }[];
     expect(attachment).toEqual({ ...file, signedUrl: expect.stringContaining(`${file.url}?token=`) });
-    expect(listed.body.records[0].data[filesFieldId]).toEqual([attachment]);
+    expect(listed.records[0]!.data[filesFieldId]).toEqual([attachment]);
 
-    const withKey = await fetch(file.url, { headers: { authorization: `Bearer ${stack.rootKey}` } });
+    // With the key through the client; with the signed link by a plain fetch, as a browser would.
+    const withKey = await client.uploads.download(file.url);
     expect(withKey.status).toBe(200);
     expect(sha256(await withKey.arrayBuffer())).toBe(sha256(image));
-    const withLink = await fetch(attachment.signedUrl);
+    const withLink = await fetch(attachment!.signedUrl);
     expect(withLink.status).toBe(200);
     expect(withLink.headers.get('content-disposition')).toBe('attachment; filename=chart.png');
     expect(sha256(await withLink.arrayBuffer())).toBe(sha256(image));
-    const range = await fetch(attachment.signedUrl, { headers: { range: 'bytes=100-1099' } });
+    const range = await fetch(attachment!.signedUrl, { headers: { range: 'bytes=100-1099' } });
     expect(range.status).toBe(206);
     expect(range.headers.get('content-range')).toBe(`bytes 100-1099/${image.length}`);
     expect(Buffer.from(await range.arrayBuffer()).equals(image.subarray(100, 1100))).toBe(true);
 
-    const token = new URL(attachment.signedUrl).searchParams.get('token')!;
+    const token = new URL(attachment!.signedUrl).searchParams.get('token')!;
     const [header, payload, signature] = token.split('.');
     const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
     const tampered = Buffer.from(JSON.stringify({ ...claims, exp: claims.exp + 3600 })).toString('base64url');
@@ -137,7 +128,7 @@ describe('an attachment, end to end', () => {
     expect(await fetch(file.url)).toHaveProperty('status', 401);
 
     await new Promise((done) => setTimeout(done, (LINK_TTL_SECONDS + 1.5) * 1000));
-    const expired = await fetch(attachment.signedUrl);
+    const expired = await fetch(attachment!.signedUrl);
     expect(expired.status).toBe(401);
     expect(((await expired.json()) as { error: { message: string } }).error.message).toMatch(/expired/);
   }, 60_000);
