@@ -7,7 +7,7 @@ import {
   principalOf,
 } from '@recordbase/server-kit/auth';
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
-import { commonEnvSchema, queuePrefixSchema, trustProxySetting } from '@recordbase/server-kit/env';
+import { commonEnvSchema, defaultQueuePrefix, trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, unknownRoute } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
@@ -84,7 +84,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   // Every queue's job counts on /metrics and in the dashboard; unset in tests, the defaults apply.
   const queueInspector = createQueueInspector({
     redisUrl: config.REDIS_URL ?? commonEnvSchema.shape.REDIS_URL.parse(undefined),
-    prefix: config.QUEUE_PREFIX ?? queuePrefixSchema.parse(undefined),
+    prefix: config.QUEUE_PREFIX ?? defaultQueuePrefix(commonEnvSchema.shape.DATABASE_URL.parse(undefined)),
   });
   db.beforeClose(() => queueInspector.close());
   registerQueueMetrics(metrics.registry, queueInspector.queues);

@@ -5,8 +5,10 @@ import {
   portSchema,
   publicApiEnvSchema,
   queuePrefixSchema,
+  type WithQueuePrefix,
   webhookAllowedCidrsSchema,
   webhookSecretKeySchema,
+  withQueuePrefix,
 } from '@recordbase/server-kit/env';
 import { z } from 'zod';
 import { DEFAULT_READ_INDEX_MIN_ROWS } from './domain/records/read-indexes';
@@ -17,7 +19,6 @@ export const recordsApiEnvSchema = commonEnvSchema
   .extend(fileTokenEnvSchema.shape)
   .extend({
     PORT: portSchema(3000),
-    HOST: z.string().default('0.0.0.0'),
     ROOT_API_KEY: z.string().min(20, { error: 'must be at least 20 characters' }).optional(),
     RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
     RATE_LIMIT_BURST: z.coerce.number().int().positive().default(100),
@@ -52,7 +53,7 @@ export const recordsApiEnvSchema = commonEnvSchema
       .min(1024)
       .default(10 * 1024 * 1024),
   });
-export type RecordsApiConfig = z.infer<typeof recordsApiEnvSchema>;
+export type RecordsApiConfig = WithQueuePrefix<z.infer<typeof recordsApiEnvSchema>>;
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): RecordsApiConfig =>
-  parseEnv(recordsApiEnvSchema, env);
+  withQueuePrefix(parseEnv(recordsApiEnvSchema, env));

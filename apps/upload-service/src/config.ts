@@ -57,7 +57,6 @@ export const uploadServiceEnvSchema = commonEnvSchema
     PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
     /** Attachments no record refers to are deleted this long after their upload. */
     ORPHAN_FILE_GRACE_HOURS: z.coerce.number().positive().default(24),
-    HOST: z.string().default('0.0.0.0'),
     ROOT_API_KEY: z.string().min(20, { error: 'must be at least 20 characters' }).optional(),
     ...storageEnvSchema.shape,
     CORS_ORIGINS: corsOrigins,

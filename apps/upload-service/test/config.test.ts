@@ -6,10 +6,10 @@ import { loadConfig } from '../src/config';
 const required = { FILE_TOKEN_SECRET: 's'.repeat(32) };
 
 describe('configuration', () => {
-  it('defaults to port 3001, all interfaces and an absolute storage dir', () => {
+  it('defaults to port 3001, loopback (HOST) and an absolute storage dir', () => {
     const config = loadConfig(required);
     expect(config.PORT).toBe(3001);
-    expect(config.HOST).toBe('0.0.0.0');
+    expect(config.HOST).toBe('127.0.0.1');
     expect(config.ROOT_API_KEY).toBeUndefined();
     expect(isAbsolute(config.STORAGE_DIR)).toBe(true);
     expect(config.STORAGE_DIR).toBe(resolve('.data/files'));
@@ -19,11 +19,11 @@ describe('configuration', () => {
     const config = loadConfig({
       ...required,
       PORT: '4001',
-      HOST: '127.0.0.1',
+      HOST: '0.0.0.0',
       ROOT_API_KEY: 'k'.repeat(32),
       STORAGE_DIR: 'relative/dir',
     });
-    expect(config).toMatchObject({ PORT: 4001, HOST: '127.0.0.1', ROOT_API_KEY: 'k'.repeat(32) });
+    expect(config).toMatchObject({ PORT: 4001, HOST: '0.0.0.0', ROOT_API_KEY: 'k'.repeat(32) });
     expect(config.STORAGE_DIR).toBe(resolve('relative/dir'));
   });
 

@@ -4,8 +4,10 @@ import {
   parseEnv,
   portSchema,
   queuePrefixSchema,
+  type WithQueuePrefix,
   webhookAllowedCidrsSchema,
   webhookSecretKeySchema,
+  withQueuePrefix,
 } from '@recordbase/server-kit/env';
 import { z } from 'zod';
 import { parseDuration, parseRetrySchedule } from './retry-schedule';
@@ -37,7 +39,6 @@ const optional = <S extends z.ZodType>(schema: S) =>
 
 export const webhookDispatcherEnvSchema = commonEnvSchema.extend({
   PORT: portSchema(3002),
-  HOST: z.string().default('0.0.0.0'),
   WEBHOOK_SECRET_KEY: webhookSecretKeySchema,
   /** Ranges deliveries may reach although private, loopback or link-local (tests: 127.0.0.1/32). */
   WEBHOOK_ALLOWED_CIDRS: webhookAllowedCidrsSchema,
@@ -63,7 +64,7 @@ export const webhookDispatcherEnvSchema = commonEnvSchema.extend({
   DISPATCH_SWEEP_INTERVAL_MS: optional(positiveInt(5000)),
   /** How far past due a delivery (or how old an undispatched event) must be before the sweep acts. */
   DISPATCH_SWEEP_GRACE_MS: optional(positiveInt(30_000)),
-  /** BullMQ key prefix in Redis. */
+  /** BullMQ key prefix in Redis; unset, derived from the database name. */
   QUEUE_PREFIX: queuePrefixSchema,
   /** Age past which delivery attempts, and closed deliveries with none left, are deleted. */
   WEBHOOK_ATTEMPT_RETENTION: optional(parsed(parsePositiveDuration).default(30 * 86_400_000)),
@@ -72,7 +73,7 @@ export const webhookDispatcherEnvSchema = commonEnvSchema.extend({
   /** How often the retention pass runs. */
   DISPATCH_PRUNE_INTERVAL_MS: optional(positiveInt(60_000)),
 });
-export type WebhookDispatcherConfig = z.infer<typeof webhookDispatcherEnvSchema>;
+export type WebhookDispatcherConfig = WithQueuePrefix<z.infer<typeof webhookDispatcherEnvSchema>>;
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): WebhookDispatcherConfig =>
-  parseEnv(webhookDispatcherEnvSchema, env);
+  withQueuePrefix(parseEnv(webhookDispatcherEnvSchema, env));

@@ -79,14 +79,14 @@ describe('everything else', () => {
 describe('configuration', () => {
   const WEBHOOK_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
 
-  it('defaults to port 3002 on all interfaces', () => {
-    expect(loadConfig({ WEBHOOK_SECRET_KEY })).toMatchObject({ PORT: 3002, HOST: '0.0.0.0' });
+  it('defaults to port 3002 on loopback (the images set HOST=0.0.0.0)', () => {
+    expect(loadConfig({ WEBHOOK_SECRET_KEY })).toMatchObject({ PORT: 3002, HOST: '127.0.0.1' });
   });
 
   it('reads PORT and HOST and names a bad value', () => {
-    expect(loadConfig({ WEBHOOK_SECRET_KEY, PORT: '4002', HOST: '127.0.0.1' })).toMatchObject({
+    expect(loadConfig({ WEBHOOK_SECRET_KEY, PORT: '4002', HOST: '0.0.0.0' })).toMatchObject({
       PORT: 4002,
-      HOST: '127.0.0.1',
+      HOST: '0.0.0.0',
     });
     expect(() => loadConfig({ WEBHOOK_SECRET_KEY, PORT: '70000' })).toThrow(/PORT/);
   });
@@ -102,7 +102,8 @@ describe('configuration', () => {
       DISPATCH_EVENT_CONCURRENCY: 100,
       DISPATCH_SWEEP_INTERVAL_MS: 5000,
       DISPATCH_SWEEP_GRACE_MS: 30_000,
-      QUEUE_PREFIX: 'bull',
+      // Derived from the default DATABASE_URL's database, recordbase.
+      QUEUE_PREFIX: 'rb-recordbase',
     });
   });
 

@@ -32,13 +32,46 @@ export const commonEnvSchema = z.object({
   STATEMENT_TIMEOUT_MS: milliseconds(15_000),
   /** Longest a request waits for a free database connection before a 503. */
   DB_ACQUIRE_TIMEOUT_MS: milliseconds(5_000),
+  /**
+   * The address each service binds. Loopback by default, so `npm start` on a laptop exposes
+   * nothing; the images set 0.0.0.0, the container's network being the boundary there.
+   */
+  HOST: z.string().min(1, { error: 'must not be empty' }).default('127.0.0.1'),
 });
 
-/** BullMQ key prefix in Redis: records-api publishes events under it and the dispatcher consumes them. */
+/**
+ * BullMQ key prefix in Redis: records-api publishes events and imports under it, the dispatcher
+ * and the import worker consume them. Unset, it is derived from the database name (see
+ * `defaultQueuePrefix`), so two installations sharing one Redis never take each other's jobs.
+ */
 export const queuePrefixSchema = z
   .string()
   .regex(/^[A-Za-z0-9_.-]+$/, { error: 'must be letters, digits, _ . or -' })
-  .default('bull');
+  .optional();
+
+/**
+ * `rb-<database name>`: every service of one installation reads the same DATABASE_URL, so they
+ * agree on it without further settings, and installations on different databases differ. The
+ * name is PostgreSQL's: the URL's path, or the user name when the path is empty.
+ */
+export function defaultQueuePrefix(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  const name =
+    decodeURIComponent(url.pathname.replace(/^\//, '')) || decodeURIComponent(url.username) || 'postgres';
+  // Redis keys take anything, but BullMQ splits them on ':'; keep to the characters QUEUE_PREFIX allows.
+  return `rb-${name.replace(/[^A-Za-z0-9_.-]/g, '_')}`;
+}
+
+/** A parsed config with QUEUE_PREFIX filled in from DATABASE_URL when it was not set. */
+export type WithQueuePrefix<T extends { QUEUE_PREFIX?: string | undefined }> = Omit<T, 'QUEUE_PREFIX'> & {
+  QUEUE_PREFIX: string;
+};
+
+export function withQueuePrefix<T extends { DATABASE_URL: string; QUEUE_PREFIX?: string | undefined }>(
+  config: T,
+): WithQueuePrefix<T> {
+  return { ...config, QUEUE_PREFIX: config.QUEUE_PREFIX ?? defaultQueuePrefix(config.DATABASE_URL) };
+}
 
 /**
  * Variables of the services that take API keys. TRUST_PROXY is Express's `trust proxy` setting:

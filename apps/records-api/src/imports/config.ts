@@ -1,4 +1,11 @@
-import { commonEnvSchema, parseEnv, portSchema, queuePrefixSchema } from '@recordbase/server-kit/env';
+import {
+  commonEnvSchema,
+  parseEnv,
+  portSchema,
+  queuePrefixSchema,
+  type WithQueuePrefix,
+  withQueuePrefix,
+} from '@recordbase/server-kit/env';
 import { refineStorageEnv, storageEnvSchema } from '@recordbase/storage/env';
 import { z } from 'zod';
 
@@ -8,13 +15,12 @@ export const importWorkerEnvSchema = commonEnvSchema
   .extend({
     /** Health, readiness and metrics only. */
     PORT: portSchema(3003),
-    HOST: z.string().default('0.0.0.0'),
     QUEUE_PREFIX: queuePrefixSchema,
     /** How long a job's lock lasts unrenewed: a killed worker's import is taken up again after it. */
     IMPORT_JOB_LOCK_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   })
   .superRefine(refineStorageEnv);
-export type ImportWorkerConfig = z.infer<typeof importWorkerEnvSchema>;
+export type ImportWorkerConfig = WithQueuePrefix<z.infer<typeof importWorkerEnvSchema>>;
 
 export const loadImportWorkerConfig = (env: NodeJS.ProcessEnv = process.env): ImportWorkerConfig =>
-  parseEnv(importWorkerEnvSchema, env);
+  withQueuePrefix(parseEnv(importWorkerEnvSchema, env));
