@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { randomUUID } from 'node:crypto';
 import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
 import type { ErrorBody } from '@recordbase/contracts/errors';
 import { classifyDatabaseError } from '@recordbase/db';
@@ -84,20 +85,55 @@ function fromDatabaseError(error: unknown): AppError | null {
   }
 }
 
+/** A caller's (or the gateway's) id is kept only when it is a plain token that cannot forge a log line. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The request's id as requestIds() settled it; undefined before that middleware ran. */
+export const requestIdOf = (res: Response): string | undefined => res.locals.requestId;
+
+/**
+ * Every request gets an id: the X-Request-Id it came with (the gateway always sends one), or one
+ * made here. It is echoed in the answer's X-Request-Id and logged with the request's outcome, so a
+ * caller's id finds the gateway's line and the service's. Install it first.
+ */
+export function requestIds(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const received = req.get('x-request-id');
+    const requestId = received && REQUEST_ID.test(received) ? received : randomUUID();
+    res.locals.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      logger.info(
+        {
+          requestId,
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          durationMs: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}
+
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const known = error instanceof AppError ? error : (fromHttpError(error) ?? fromDatabaseError(error));
+    const context = { err: error, method: req.method, path: req.path, requestId: requestIdOf(res) };
     // Nobody is left to answer when the client went away (the cancelled query's error lands here).
     if (res.headersSent || res.destroyed) {
-      if (!known) logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+      if (!known) logger.error(context, 'unhandled error');
       return;
     }
     if (known) {
-      if (known.status >= 500) logger.warn({ err: error, method: req.method, path: req.path }, known.message);
+      if (known.status >= 500) logger.warn(context, known.message);
       sendError(res, known);
       return;
     }
-    logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+    logger.error(context, 'unhandled error');
     sendError(res, new AppError('INTERNAL_SERVER_ERROR', 'An internal error occurred'));
   };
 }
