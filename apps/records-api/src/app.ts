@@ -23,6 +23,7 @@ import { SQL_DEFAULTS, type SqlQueryContext } from './domain/sql/query';
 import { createSqlRoles } from './domain/sql/roles';
 import type { EventPublisher } from './events/publisher';
 import { importRoutes } from './http/imports.routes';
+import { referenceRoutes } from './http/openapi/routes';
 import { QUEUES_DASHBOARD_PATH, queuesDashboard } from './http/queues-dashboard';
 import { recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
@@ -96,6 +97,9 @@ export function createApp(deps: RecordsApiDeps): Express {
       metrics,
     ),
   );
+
+  // The API reference is public: mounted before the API's key check.
+  app.use(referenceRoutes());
 
   const rateLimit = { perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST };
   const api = express.Router();

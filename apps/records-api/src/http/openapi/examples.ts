@@ -1,0 +1,107 @@
+/**
+ * Sample values of the reference's examples. They are checked against the contracts by
+ * test/openapi.document.test.ts, so an example cannot drift from what the service accepts.
+ */
+
+export const DATABASE_ID = '0b5e3a52-7c1d-4f0e-9a3b-2f6d8c4e1a90';
+export const TABLE_ID = 'tblq2W8rT5yU7iO9pA';
+export const RECORD_ID = '5f0c7d2e-3b1a-4c8e-9f6d-1a2b3c4d5e6f';
+export const FIELD_IDS = {
+  name: 'fldN4mE8kLx2Qw7Ze',
+  status: 'fldSt4tU5s9Xc3Vb1',
+  amount: 'fldAm0uNt6Hj8Kl2P',
+};
+export const API_KEY_ID = '9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a';
+export const IMPORT_ID = 'c3d2e1f0-a9b8-4c7d-8e6f-5a4b3c2d1e0f';
+const AT = '2026-05-01T12:00:00.000Z';
+
+export const fields = [
+  { id: FIELD_IDS.name, name: 'Name', type: 'single_line_text', template: {} },
+  {
+    id: FIELD_IDS.status,
+    name: 'Status',
+    type: 'single_select',
+    template: {
+      options: [
+        { name: 'Open', color: 'blue' },
+        { name: 'Won', color: 'green' },
+      ],
+    },
+  },
+  {
+    id: FIELD_IDS.amount,
+    name: 'Amount',
+    type: 'currency',
+    template: { decimalPlaces: 2, currencySymbol: '€' },
+  },
+];
+
+export const table = {
+  id: TABLE_ID,
+  name: 'Deals',
+  primaryFieldId: FIELD_IDS.name,
+  fields,
+  createdAt: AT,
+  updatedAt: AT,
+};
+
+export const database = { id: DATABASE_ID, name: 'Sales', tables: [table], createdAt: AT, updatedAt: AT };
+
+export const record = {
+  id: RECORD_ID,
+  data: { [FIELD_IDS.name]: 'Acme renewal', [FIELD_IDS.status]: 'Open', [FIELD_IDS.amount]: 1250.5 },
+  fields: { Name: 'Acme renewal', Status: 'Open', Amount: 1250.5 },
+  createdAt: AT,
+  updatedAt: AT,
+};
+
+export const recordValues = { Name: 'Acme renewal', Status: 'Open', Amount: 1250.5 };
+
+export const apiKey = {
+  id: API_KEY_ID,
+  name: 'CRM sync',
+  prefix: 'rb_live_4f9a',
+  scopes: ['records:read', 'records:write'],
+  databaseIds: [DATABASE_ID],
+  createdAt: AT,
+  lastUsedAt: null,
+};
+
+export const webhook = {
+  id: 42,
+  url: 'https://hooks.example.com/recordbase',
+  events: ['record.created', 'record.updated'],
+  tableId: TABLE_ID,
+  fieldIds: null,
+  active: true,
+  createdAt: AT,
+  updatedAt: AT,
+};
+
+export const deliveryAttempt = {
+  deliveryId: '1093',
+  eventId: 'evt_7e1f0b3c-2d4a-4b5c-9d6e-8f7a6b5c4d3e',
+  eventType: 'record.created',
+  attempt: 1,
+  statusCode: 200,
+  succeeded: true,
+  durationMs: 84,
+  error: null,
+  attemptedAt: AT,
+};
+
+export const importStatus = {
+  id: IMPORT_ID,
+  status: 'succeeded',
+  tableId: TABLE_ID,
+  rowsImported: 1200,
+  rowsTotal: 1201,
+  skippedColumns: ['Notes (old)'],
+  errors: [{ row: 87, column: 'Amount', message: 'must be a number' }],
+  createdAt: AT,
+  updatedAt: AT,
+};
+
+export const eventMetadata = { webhookId: 42, baseId: DATABASE_ID, attempt: 1, source: 'public_api' };
+export const EVENT_ID = 'evt_7e1f0b3c-2d4a-4b5c-9d6e-8f7a6b5c4d3e';
+export const AT_EXAMPLE = AT;

@@ -1,0 +1,127 @@
+import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
+import type { z } from 'zod';
+import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
+
+export type Method = 'get' | 'post' | 'patch' | 'delete';
+
+/** Who may call an operation: any key with a scope, the root key, or anyone. */
+export type Access = { scope: ApiKeyScope } | 'root' | 'public';
+
+/** Error answers an operation may give, by status; each is a shared response of the document. */
+export const errorResponses = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType',
+  416: 'RangeNotSatisfiable',
+  429: 'RateLimited',
+  503: 'ServiceUnavailable',
+} as const;
+export type ErrorStatus = keyof typeof errorResponses;
+
+/**
+ * One route of the API as the reference shows it. Request and response schemas are the
+ * contracts' own; examples are checked against them by the document's test.
+ */
+export interface Operation {
+  method: Method;
+  /** OpenAPI form: `/api/v1/bases/{databaseId}`. */
+  path: string;
+  operationId: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  access: Access;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  headers?: z.ZodObject;
+  body?: z.ZodType;
+  bodyExample?: unknown;
+  /** A body other than JSON (uploads): its media type and schema. */
+  rawBody?: { mediaType: string; schema: Record<string, unknown> };
+  status?: number;
+  response?: z.ZodType;
+  responseExample?: unknown;
+  /** An answer other than JSON (a file, metrics, a page). */
+  rawResponse?: { mediaType: string; description: string; schema?: Record<string, unknown> };
+  responseDescription?: string;
+  errors: ErrorStatus[];
+}
+
+function accessNote(access: Access): string {
+  if (access === 'public') return 'No API key needed.';
+  if (access === 'root') return 'Needs the root API key.';
+  return `Needs an API key with the \`${access.scope}\` scope (or the root key).`;
+}
+
+function toOperation(op: Operation): ZodOpenApiOperationObject {
+  const status = String(op.status ?? 200);
+  const description = [op.description, accessNote(op.access)].filter(Boolean).join('\n\n');
+  const requestParams = {
+    ...(op.params ? { path: op.params } : {}),
+    ...(op.query ? { query: op.query } : {}),
+    ...(op.headers ? { header: op.headers } : {}),
+  };
+  const success = op.rawResponse
+    ? {
+        description: op.rawResponse.description,
+        content: { [op.rawResponse.mediaType]: { schema: op.rawResponse.schema ?? { type: 'string' } } },
+      }
+    : {
+        description: op.responseDescription ?? 'Success',
+        ...(op.response
+          ? {
+              content: {
+                'application/json': {
+                  schema: op.response,
+                  ...(op.responseExample !== undefined ? { example: op.responseExample } : {}),
+                },
+              },
+            }
+          : {}),
+      };
+  const errors = Object.fromEntries(
+    op.errors.map((code) => [String(code), { $ref: `#/components/responses/${errorResponses[code]}` }]),
+  );
+  return {
+    operationId: op.operationId,
+    tags: [op.tag],
+    summary: op.summary,
+    description,
+    ...(op.access === 'public' ? { security: [] } : {}),
+    ...(Object.keys(requestParams).length > 0 ? { requestParams } : {}),
+    ...(op.body
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: op.body,
+                ...(op.bodyExample !== undefined ? { example: op.bodyExample } : {}),
+              },
+            },
+          },
+        }
+      : {}),
+    ...(op.rawBody
+      ? {
+          requestBody: {
+            required: true,
+            content: { [op.rawBody.mediaType]: { schema: op.rawBody.schema } },
+          },
+        }
+      : {}),
+    responses: { [status]: success, ...errors },
+  };
+}
+
+/** The paths object of a list of operations, several methods of one path together. */
+export function toPaths(operations: readonly Operation[]): ZodOpenApiPathsObject {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const op of operations) {
+    paths[op.path] = { ...paths[op.path], [op.method]: toOperation(op) };
+  }
+  return paths;
+}
