@@ -59,7 +59,12 @@ describe('request ids', () => {
   });
 
   it('makes one for a request without a usable id', async () => {
-    for (const headers of [{}, { 'x-request-id': 'two words' }, { 'x-request-id': 'x'.repeat(129) }]) {
+    const unusable: Record<string, string>[] = [
+      {},
+      { 'x-request-id': 'two words' },
+      { 'x-request-id': 'x'.repeat(129) },
+    ];
+    for (const headers of unusable) {
       const response = await fetch(`${url}/ok`, { headers });
       const id = response.headers.get('x-request-id');
       expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
