@@ -1,4 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { RecordbaseClient } from '@recordbase/client';
+import { clientOf } from './client';
 import { type Receiver, startReceiver } from './receiver';
 import { freePort, type Stack, startStack } from './stack';
 
@@ -56,18 +58,16 @@ async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTER
   await exited;
 }
 
-async function newBaseWithWebhook(stack: Stack) {
-  const base = await stack.api('POST', '/bases', {
+/** Each request sent once: a write the faults disturb must succeed the first time, not on a retry. */
+const onceClient = (stack: Stack) => clientOf(stack, { retry: { maxAttempts: 1 } });
+
+async function newBaseWithWebhook(client: RecordbaseClient) {
+  const base = await client.bases.create({
     name: 'F',
     tables: [{ name: 'Items', fields: [{ name: 'Name', type: 'single_line_text' }] }],
   });
-  expect(base.status).toBe(201);
-  const hook = await stack.api('POST', `/bases/${base.body.id}/webhooks`, {
-    url: receiver.url,
-    events: ['record.created'],
-  });
-  expect(hook.status).toBe(201);
-  return base.body.id as string;
+  await client.webhooks.create(base.id, { url: receiver.url, events: ['record.created'] });
+  return base.id;
 }
 
 async function distinctRecordIdsReceived(expected: string[], timeoutMs: number) {
@@ -94,25 +94,20 @@ describe('faults', () => {
       },
     });
     try {
-      const baseId = await newBaseWithWebhook(stack);
+      const client = onceClient(stack);
+      const baseId = await newBaseWithWebhook(client);
       await stopProcess(redis);
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
-        const created = await stack.api('POST', `/bases/${baseId}/tables/Items/records`, {
-          record: { Name: `while down ${i}` },
-        });
-        expect(created.status).toBe(201);
-        ids.push(created.body.id);
+        const created = await client.records.create(baseId, 'Items', { Name: `while down ${i}` });
+        ids.push(created.id);
       }
       // Their publish failed; the outbox has them, and the dispatcher's sweep sends them even
       // before Redis is back.
       await distinctRecordIdsReceived(ids, 60_000);
       redis = await startRedis(port);
-      const after = await stack.api('POST', `/bases/${baseId}/tables/Items/records`, {
-        record: { Name: 'after' },
-      });
-      expect(after.status).toBe(201);
-      await distinctRecordIdsReceived([...ids, after.body.id], 60_000);
+      const after = await client.records.create(baseId, 'Items', { Name: 'after' });
+      await distinctRecordIdsReceived([...ids, after.id], 60_000);
     } finally {
       await stack.stop();
       await stopProcess(redis);
@@ -127,14 +122,13 @@ describe('faults', () => {
       },
     });
     try {
-      const baseId = await newBaseWithWebhook(stack);
+      const client = onceClient(stack);
+      const baseId = await newBaseWithWebhook(client);
       receiver.delayBy(3000);
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
-        const created = await stack.api('POST', `/bases/${baseId}/tables/Items/records`, {
-          record: { Name: `in flight ${i}` },
-        });
-        ids.push(created.body.id);
+        const created = await client.records.create(baseId, 'Items', { Name: `in flight ${i}` });
+        ids.push(created.id);
       }
       await new Promise((done) => setTimeout(done, 1000));
       await stack.kill('webhook-dispatcher', 'SIGKILL');
