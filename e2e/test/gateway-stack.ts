@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { newSecretKey } from '@recordbase/db';
 import { freePort, REPO_ROOT, type RunningService, startService, stopAll } from '@recordbase/launcher';
@@ -60,6 +60,7 @@ export async function startGatewayStack(options: GatewayStackOptions = {}): Prom
   };
   const stack = await startStack({ env: shared });
   const extra: RunningService[] = [];
+  const dataDir = join(REPO_ROOT, '.data', 'e2e', `gateway-${randomBytes(6).toString('hex')}`);
   let gateway: RunningGateway | undefined;
   try {
     for (let index = 1; index < (options.replicas ?? 1); index += 1) {
@@ -90,7 +91,7 @@ export async function startGatewayStack(options: GatewayStackOptions = {}): Prom
       nginx,
       port: await freePort(),
       host: '127.0.0.1',
-      dataDir: join(REPO_ROOT, '.data', 'e2e', `gateway-${randomBytes(6).toString('hex')}`),
+      dataDir,
       recordsApi: replicas,
       uploadService: [`127.0.0.1:${stack.ports['upload-service']}`],
       output: 'pipe',
@@ -114,6 +115,7 @@ export async function startGatewayStack(options: GatewayStackOptions = {}): Prom
           .map((line) => JSON.parse(line) as Record<string, unknown>),
       async stop() {
         await stopAll([running, ...extra]);
+        rmSync(dataDir, { recursive: true, force: true });
         await stack.stop();
       },
     };

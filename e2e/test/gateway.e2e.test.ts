@@ -75,6 +75,27 @@ describeWithNginx('through the gateway', () => {
     );
   });
 
+  it('passes a JSON body and an answer too large for its memory buffers (spilled to its temp files)', async () => {
+    const records = Array.from({ length: 100 }, (_, index) => ({ Name: `${index} ${'n'.repeat(20_000)}` }));
+    const bulk = await fetch(`${gw.url}/api/v1/bases/${baseId}/tables/${tableId}/records/bulk`, {
+      method: 'POST',
+      headers: json(),
+      body: JSON.stringify({ records }),
+    });
+    const written = (await bulk.json()) as { records: unknown[] };
+    expect({ status: bulk.status, written }).toMatchObject({ status: 201 });
+    expect(written.records).toHaveLength(100);
+    const list = await fetch(`${gw.url}/api/v1/bases/${baseId}/tables/${tableId}/records/list`, {
+      method: 'POST',
+      headers: json(),
+      body: JSON.stringify({ limit: 500 }),
+    });
+    expect(list.status).toBe(200);
+    const text = await list.text();
+    expect(text.length).toBeGreaterThan(2_000_000);
+    expect((JSON.parse(text) as { total: number }).total).toBeGreaterThanOrEqual(100);
+  });
+
   it('uploads an attachment and downloads a range of it, with links on the gateway host', async () => {
     const bytes = Buffer.from(
       Array.from({ length: 8000 }, (_, line) => `line ${line} ${randomBytes(8).toString('hex')}\n`).join(''),
