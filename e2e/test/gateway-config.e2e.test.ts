@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   CONTAINER_GATEWAY_CONFIG,
+  findNginx,
   nginxArgs,
   renderContainerGatewayConfig,
   renderGatewayConfig,
@@ -62,6 +63,18 @@ describe('rendering', () => {
   it('names a placeholder the template has but nothing fills', () => {
     expect(() => renderGatewayConfig(local, 'events {}\n{{unknown}}\n')).toThrow(
       'the gateway template has an unknown placeholder {{unknown}}',
+    );
+  });
+});
+
+describe('finding nginx', () => {
+  it('is null when no directory searched holds it, so npm start runs without a gateway', () => {
+    expect(findNginx({ PATH: '/nonexistent/bin' }, ['/nonexistent/sbin'])).toBeNull();
+  });
+
+  it('refuses an NGINX_BIN that is not an executable', () => {
+    expect(() => findNginx({ NGINX_BIN: '/nonexistent/nginx' })).toThrow(
+      'NGINX_BIN=/nonexistent/nginx is not an executable file',
     );
   });
 });

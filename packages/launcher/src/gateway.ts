@@ -19,20 +19,26 @@ export {
 /** Debian puts nginx in /usr/sbin, which is not on every user's PATH. */
 const EXTRA_DIRS = ['/usr/sbin', '/usr/local/sbin', '/usr/local/nginx/sbin'];
 
-/** The nginx binary: NGINX_BIN when set, else the first `nginx` on PATH or in sbin; null when none. */
-export function findNginx(env: NodeJS.ProcessEnv = process.env): string | null {
-  if (env.NGINX_BIN) return env.NGINX_BIN;
-  const dirs = [...(env.PATH ?? '').split(delimiter).filter(Boolean), ...EXTRA_DIRS];
-  for (const dir of dirs) {
-    const candidate = join(dir, 'nginx');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
+const isExecutable = (file: string) => {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
   }
-  return null;
+};
+
+/**
+ * The nginx binary: NGINX_BIN when set (which must be executable), else the first `nginx` on
+ * PATH or in the usual sbin directories; null when there is none.
+ */
+export function findNginx(env: NodeJS.ProcessEnv = process.env, extraDirs = EXTRA_DIRS): string | null {
+  if (env.NGINX_BIN) {
+    if (!isExecutable(env.NGINX_BIN)) throw new Error(`NGINX_BIN=${env.NGINX_BIN} is not an executable file`);
+    return env.NGINX_BIN;
+  }
+  const dirs = [...(env.PATH ?? '').split(delimiter).filter(Boolean), ...extraDirs];
+  return dirs.map((dir) => join(dir, 'nginx')).find(isExecutable) ?? null;
 }
 
 export interface GatewayOptions {

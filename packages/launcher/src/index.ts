@@ -114,10 +114,16 @@ export function spawnWithOutput(
     env,
     stdio: ['ignore', output === 'inherit' ? 'inherit' : 'pipe', output === 'inherit' ? 'inherit' : 'pipe'],
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    child.once('exit', (code, signal) => done({ code, signal })),
-  );
   let kept = '';
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => {
+    child.once('exit', (code, signal) => done({ code, signal }));
+    // A command that cannot be started never exits; without a listener its error would throw.
+    child.once('error', (error) => {
+      kept += `${error.message}\n`;
+      if (typeof output === 'function') output(error.message, 'stderr');
+      done({ code: null, signal: null });
+    });
+  });
   if (output === 'pipe') {
     const keep = keepOutput;
     for (const stream of [child.stdout, child.stderr]) {
