@@ -39,8 +39,11 @@ export interface GatewayStack {
   replicas: string[];
   /** Stops the replica at `index` (1 and up; 0 is the stack's own records-api). */
   stopReplica(index: number): Promise<void>;
-  /** The gateway's access log, one parsed JSON object per request. */
-  accessLog(): Record<string, unknown>[];
+  /**
+   * The gateway's access log, one parsed JSON object per request, once it holds a line for each of
+   * `requestIds` (nginx writes a line just after the answer's last byte, so it may trail it).
+   */
+  accessLog(...requestIds: string[]): Promise<Record<string, unknown>[]>;
   stop(): Promise<void>;
 }
 
@@ -108,11 +111,20 @@ export async function startGatewayStack(options: GatewayStackOptions = {}): Prom
         if (!replica) throw new Error(`no records-api replica ${index}`);
         await replica.stop();
       },
-      accessLog: () =>
-        readFileSync(running.accessLog, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => JSON.parse(line) as Record<string, unknown>),
+      async accessLog(...requestIds) {
+        const read = () =>
+          readFileSync(running.accessLog, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => JSON.parse(line) as Record<string, unknown>);
+        for (let attempt = 0; attempt < 50; attempt += 1) {
+          const lines = read();
+          const logged = new Set(lines.map((line) => line.request_id));
+          if (requestIds.every((id) => logged.has(id))) return lines;
+          await new Promise((done) => setTimeout(done, 100));
+        }
+        return read();
+      },
       async stop() {
         await stopAll([running, ...extra]);
         rmSync(dataDir, { recursive: true, force: true });

@@ -138,7 +138,7 @@ describeWithNginx('through the gateway', () => {
     expect(body.error.code).toBe('PAYLOAD_TOO_LARGE');
     expect(body.error.message).toContain('20 MB for /fileupload');
     // nginx answered: the request never reached upload-service.
-    const line = gw.accessLog().find((entry) => entry.request_id === requestId);
+    const line = (await gw.accessLog(requestId)).find((entry) => entry.request_id === requestId);
     expect(line).toMatchObject({ status: 413, upstream: '' });
   });
 
@@ -159,7 +159,7 @@ describeWithNginx('through the gateway', () => {
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('x-request-id')).toBe(requestId);
-    const line = gw.accessLog().find((entry) => entry.request_id === requestId);
+    const line = (await gw.accessLog(requestId)).find((entry) => entry.request_id === requestId);
     expect(line).toMatchObject({ status: 200, uri: '/api/v1/bases', upstream: gw.replicas[0] });
   });
 
@@ -182,5 +182,30 @@ describeWithNginx('through the gateway', () => {
       });
     }
     expect(await (await fetch(`${gw.url}/healthz`)).json()).toEqual({ status: 'ok' });
+  });
+
+  it('sends /docs and the OpenAPI document to records-api', async () => {
+    for (const path of ['/docs', '/docs/index.html', '/api/v1/openapi.json']) {
+      const requestId = `docs-${randomBytes(6).toString('hex')}`;
+      const response = await fetch(`${gw.url}${path}`, { headers: { 'x-request-id': requestId } });
+      await response.arrayBuffer();
+      const line = (await gw.accessLog(requestId)).find((entry) => entry.request_id === requestId);
+      expect(line).toMatchObject({ uri: path, upstream: gw.replicas[0] });
+    }
+  });
+
+  // Last: it stops a service.
+  it('answers for a service that is down with a 503 in the JSON error body', async () => {
+    await gw.stack.kill('upload-service');
+    const response = await fetch(`${gw.url}/files/attachments/anything`, { headers: auth() });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f]{32}$/);
+    expect(await response.json()).toEqual({
+      error: {
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'The service behind the gateway is unavailable; retry shortly',
+      },
+    });
   });
 });
