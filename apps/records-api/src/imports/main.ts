@@ -10,6 +10,7 @@ import express from 'express';
 import { Redis } from 'ioredis';
 import { createEventPublisher } from '../events/publisher';
 import { loadImportWorkerConfig } from './config';
+import { createImportMetrics } from './metrics';
 import { startImportWorker } from './worker';
 
 /** The import worker's process: `npm start` runs one; operators run as many as imports need. */
@@ -32,7 +33,9 @@ async function main(): Promise<void> {
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const events = createEventPublisher({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
+  const metrics = createMetrics('import-worker');
   const worker = startImportWorker({
+    metrics: createImportMetrics(metrics),
     ctx: { db, storage, events, logger },
     redisUrl: config.REDIS_URL,
     prefix: config.QUEUE_PREFIX,
@@ -40,7 +43,6 @@ async function main(): Promise<void> {
   });
   const app = express();
   app.disable('x-powered-by');
-  const metrics = createMetrics('import-worker');
   app.use(metrics.middleware);
   app.use(
     operationalRoutes({ ...dependencyChecks(db.pool, redis), storage: () => storage.check() }, metrics),

@@ -2,6 +2,7 @@ import { jobQueues, parseJobPayload } from '@recordbase/contracts/jobs';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { type ImportContext, runImport } from './job';
+import type { ImportMetrics } from './metrics';
 import { sweepStaging } from './staging';
 
 /**
@@ -22,6 +23,8 @@ export interface ImportWorkerOptions {
   staleAfterMs?: number;
   /** How long a job's lock lasts without renewal: a dead worker's job is taken over after it. */
   lockDurationMs?: number;
+  /** Told of every run that finished its import (for the worker's metrics). */
+  metrics?: ImportMetrics;
 }
 
 export interface ImportWorker {
@@ -47,7 +50,9 @@ export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
     queueName,
     async (job) => {
       const { importId } = parseJobPayload('imports', job.data);
+      const started = performance.now();
       const outcome = await runImport(ctx, importId);
+      if (outcome !== 'not-ours') options.metrics?.finished(outcome, (performance.now() - started) / 1000);
       ctx.logger.info({ importId, outcome }, 'import finished');
     },
     {
