@@ -60,6 +60,7 @@ const filterConditionDoc = z
   })
   .meta({
     id: 'FilterCondition',
+    title: 'FilterCondition',
     unusedIO: 'input',
     description:
       'One condition: `field` and exactly one operator with its operand. Operators by field type group: ' +
@@ -89,12 +90,14 @@ const filterGroupDoc: z.ZodType = z
   ])
   .meta({
     id: 'FilterGroup',
+    title: 'FilterGroup',
     unusedIO: 'input',
     description: 'Exactly one of `and` or `or`, each an array of filters (conditions or groups).',
   });
 
 const filterDoc: z.ZodType = z.union([filterConditionDoc, filterGroupDoc]).meta({
   id: 'Filter',
+  title: 'Filter',
   unusedIO: 'input',
   description:
     `A condition or a group of filters. Limits per filter: nesting at most ${MAX_FILTER_DEPTH} groups deep, ` +
@@ -143,6 +146,7 @@ const writeValueDocs = fieldTypes.map((type, index) =>
 
 const recordValuesDoc = z.record(z.string(), z.union(writeValueDocs)).meta({
   id: 'RecordValues',
+  title: 'RecordValues',
   unusedIO: 'input',
   description:
     "Field values keyed by field name or field id; each value's shape is set by its field's type (FieldValue_<type>). " +
@@ -176,6 +180,7 @@ const fieldInputDoc = z
   )
   .meta({
     id: 'FieldInput',
+    title: 'FieldInput',
     unusedIO: 'input',
     description:
       "A new field: its name, type and the type's template (settings). Types: " + `${fieldTypes.join(', ')}.`,
