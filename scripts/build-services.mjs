@@ -204,6 +204,12 @@ async function main() {
     console.error(`unknown service ${unknown.join(', ')}; known: ${SERVICES.map((s) => s.name).join(', ')}`);
     process.exit(2);
   }
+  if (!existsSync(join(root, 'packages/db/src/generated/prisma/client.ts'))) {
+    console.error(
+      '[build] no Prisma client: run `pnpm --filter @recordbase/db run generate` (or `npm start` once) first',
+    );
+    process.exit(1);
+  }
   mkdirSync(outRoot, { recursive: true });
   for (const service of SERVICES.filter((s) => wanted.length === 0 || wanted.includes(s.name))) {
     const built = await buildService(service, outRoot);
