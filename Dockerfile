@@ -12,8 +12,9 @@ FROM ${NODE_IMAGE} AS build
 ENV CI=true
 RUN npm install --global pnpm@12.21.0
 WORKDIR /src
-# Dependencies first: this layer is rebuilt only when the lockfile changes.
+# Dependencies first: this layer is rebuilt only when the lockfile (or a patch) changes.
 COPY pnpm-lock.yaml pnpm-workspace.yaml ./
+COPY patches ./patches
 RUN pnpm fetch
 COPY . .
 RUN pnpm install --frozen-lockfile --prefer-offline \
