@@ -20,7 +20,14 @@ export const createApiKeyRequestSchema = z.strictObject({
     .min(1, { error: 'must list at least one scope' })
     .max(apiKeyScopes.length)
     .refine((scopes) => new Set(scopes).size === scopes.length, { error: 'must not repeat a scope' }),
-  databaseIds: z.array(uuidSchema).min(1).max(1000).optional(),
+  databaseIds: z
+    .array(uuidSchema)
+    .min(1)
+    .max(1000)
+    .optional()
+    .meta({
+      description: 'The databases the key may reach; left out: every database, including later ones.',
+    }),
 });
 export type CreateApiKeyRequest = z.infer<typeof createApiKeyRequestSchema>;
 
@@ -37,7 +44,11 @@ export const apiKeySchema = z.object({
 export type ApiKey = z.infer<typeof apiKeySchema>;
 
 /** Only the create response carries the key itself; it is never shown again. */
-export const createdApiKeySchema = apiKeySchema.extend({ key: z.string() });
+export const createdApiKeySchema = apiKeySchema.extend({
+  key: z
+    .string()
+    .meta({ description: 'The key itself, shown this once: send it as Authorization: Bearer <key>.' }),
+});
 export type CreatedApiKey = z.infer<typeof createdApiKeySchema>;
 
 export const apiKeyListSchema = z.object({ apiKeys: z.array(apiKeySchema) });

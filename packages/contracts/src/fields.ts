@@ -249,7 +249,9 @@ export const fieldSchema = z.object({
   id: z.string(),
   name: z.string(),
   type: fieldTypeSchema,
-  template: z.record(z.string(), z.unknown()),
+  template: z
+    .record(z.string(), z.unknown())
+    .meta({ description: "The field's settings, defaults filled in; their shape depends on the type." }),
 });
 export type Field = z.infer<typeof fieldSchema>;
 

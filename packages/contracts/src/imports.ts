@@ -7,15 +7,26 @@ export const MAX_IMPORT_ERRORS_REPORTED = 1000;
 export const startImportRequestSchema = z
   .strictObject({
     /** From the csvupload or xlsxupload result. */
-    s3Key: textSchema(1024, { type: 'must be the s3Key of an upload' }).min(1, {
-      error: 'must be the s3Key of an upload',
-    }),
+    s3Key: textSchema(1024, { type: 'must be the s3Key of an upload' })
+      .min(1, {
+        error: 'must be the s3Key of an upload',
+      })
+      .meta({ description: 'The s3Key of a POST /csvupload or /xlsxupload answer.' }),
     /** Append to this table (id or name); columns are matched to fields by header name. */
-    tableId: tableRefSchema.optional(),
+    tableId: tableRefSchema
+      .optional()
+      .meta({
+        description: 'Append to this table (id or name); columns are matched to fields by header name.',
+      }),
     /** Name of the new table when no tableId is given; defaults to the file name. */
-    tableName: nameSchema.optional(),
+    tableName: nameSchema
+      .optional()
+      .meta({ description: 'Name of the new table when no tableId is given; defaults to the file name.' }),
     /** Worksheet name of an xlsx file; defaults to the first sheet. */
-    sheet: textSchema(255).min(1, { error: 'must not be empty' }).optional(),
+    sheet: textSchema(255)
+      .min(1, { error: 'must not be empty' })
+      .optional()
+      .meta({ description: 'Worksheet of an xlsx file; defaults to the first sheet.' }),
     firstRowIsHeader: z.boolean({ error: 'must be true or false' }).default(true),
   })
   .refine((body) => body.tableId === undefined || body.tableName === undefined, {

@@ -99,16 +99,27 @@ export const recordIdSchema = uuidSchema;
 export const recordSchema = z.object({
   id: recordIdSchema,
   /** Every field of the table, keyed by field id. */
-  data: z.record(z.string(), recordValueSchema),
+  data: z.record(z.string(), recordValueSchema).meta({
+    description:
+      'Every field of the table (or the projected ones), keyed by field id. Empty is null, except checkbox (false) and the array types ([]).',
+  }),
   /** The same values keyed by field name. */
-  fields: z.record(z.string(), recordValueSchema),
+  fields: z
+    .record(z.string(), recordValueSchema)
+    .meta({ description: 'The same values keyed by field name.' }),
   createdAt: isoDateTimeSchema,
   updatedAt: isoDateTimeSchema,
   /**
    * Only when a read asked `expand`: for each link field named (by name), its linked records'
    * ids with their primary field's value, in link order, the first 100.
    */
-  expanded: z.record(z.string(), z.array(z.object({ id: z.string(), primary: z.unknown() }))).optional(),
+  expanded: z
+    .record(z.string(), z.array(z.object({ id: z.string(), primary: z.unknown() })))
+    .optional()
+    .meta({
+      description:
+        "Only when the read asked `expand`: per link field (by name), its linked records' ids with their primary field's value, in link order, the first 100.",
+    }),
 });
 export type TableRecord = z.infer<typeof recordSchema>;
 
@@ -512,24 +523,46 @@ export const listRecordsRequestSchema = z
       .int({ error: 'must be an integer' })
       .min(1, { error: `must be between 1 and ${MAX_LIST_LIMIT}` })
       .max(MAX_LIST_LIMIT, { error: `must be between 1 and ${MAX_LIST_LIMIT}` })
-      .default(DEFAULT_LIST_LIMIT),
-    offset: z.int({ error: 'must be an integer' }).min(0, { error: 'must be 0 or more' }).default(0),
+      .default(DEFAULT_LIST_LIMIT)
+      .meta({ description: `Records per page, 1 to ${MAX_LIST_LIMIT}.` }),
+    offset: z
+      .int({ error: 'must be an integer' })
+      .min(0, { error: 'must be 0 or more' })
+      .default(0)
+      .meta({ description: 'Records to skip; use cursor instead for deep pages.' }),
     cursor: z
       .string({ error: 'must be a string (the nextCursor of an earlier page)' })
       .min(1, { error: 'must not be empty' })
       .max(MAX_CURSOR_LENGTH, { error: `must be at most ${MAX_CURSOR_LENGTH} characters` })
-      .optional(),
+      .optional()
+      .meta({
+        description:
+          'The nextCursor of the previous page of the same listing (same sort and filter); not with offset.',
+      }),
     sort: z
       .array(sortSchema, { error: 'must be an array of sort objects' })
       .max(MAX_SORT_ENTRIES, { error: `must hold at most ${MAX_SORT_ENTRIES} entries` })
-      .optional(),
+      .optional()
+      .meta({
+        description:
+          'Fields to sort by, in order: {field, direction}; field is a name, id, or id/createdAt/updatedAt. Ties end in record id order.',
+        example: [{ field: 'Amount', direction: 'desc' }],
+      }),
     filter: filterSchema.optional(),
-    fields: projectionSchema.optional(),
-    expand: expandSchema.optional(),
+    fields: projectionSchema
+      .optional()
+      .meta({ description: 'The fields to return in data and fields (all when absent).' }),
+    expand: expandSchema
+      .optional()
+      .meta({ description: "Link fields whose linked records' primary values to render in expanded." }),
     /** Text that any text, email, url, phone or select field holds, case aside; ANDed with filter. */
     search: textSchema(MAX_SEARCH_LENGTH, { type: 'must be a string' })
       .min(1, { error: 'must not be empty (leave it out to list every record)' })
-      .optional(),
+      .optional()
+      .meta({
+        description:
+          'Text that any text, email, url, phone or select field holds, case aside; ANDed with filter.',
+      }),
   })
   .superRefine((request, ctx) => {
     if (request.cursor === undefined || request.offset === 0) return;
@@ -547,10 +580,16 @@ export type ListRecordsRequest = z.output<typeof listRecordsRequestSchema>;
 export const listRecordsResponseSchema = z.object({
   records: z.array(recordSchema),
   /** Count of all records matching the filter, ignoring limit, offset and cursor. */
-  total: z.int().min(0),
-  hasMore: z.boolean(),
+  total: z
+    .int()
+    .min(0)
+    .meta({ description: 'All records matching the filter and search, ignoring limit, offset and cursor.' }),
+  hasMore: z.boolean().meta({ description: 'More records follow this page.' }),
   /** Pass as `cursor` to read the page after this one; null when there is none (hasMore false). */
-  nextCursor: z.string().nullable(),
+  nextCursor: z
+    .string()
+    .nullable()
+    .meta({ description: 'Pass as cursor to read the next page; null when there is none.' }),
 });
 export type ListRecordsResponse = z.infer<typeof listRecordsResponseSchema>;
 
@@ -569,7 +608,10 @@ const fieldIdSchema = boundedString(MAX_NAME_LENGTH, { type: 'must be a field id
  * On any write: `true` writes the records without telling webhooks (a sync tool writing back what
  * it read would otherwise hear its own writes), as Baserow's send_webhook_events=false does.
  */
-export const suppressWebhooksSchema = z.boolean({ error: 'must be true or false' }).optional();
+export const suppressWebhooksSchema = z
+  .boolean({ error: 'must be true or false' })
+  .optional()
+  .meta({ description: 'true: write without telling webhooks (a sync tool writing back what it read).' });
 
 /**
  * On any create or update: `true` converts values given as text to the field's type ("42" to a
@@ -577,7 +619,10 @@ export const suppressWebhooksSchema = z.boolean({ error: 'must be true or false'
  * select options the records name that the field lacks (which needs `schema:write`), as Airtable's
  * typecast does. Without it such values are refused.
  */
-export const typecastSchema = z.boolean({ error: 'must be true or false' }).optional();
+export const typecastSchema = z.boolean({ error: 'must be true or false' }).optional().meta({
+  description:
+    'true: convert values given as text to the field types ("42" to a number, "yes" to a checkbox, "a, b" to options) and add missing select options (needs schema:write). Without it such values are refused.',
+});
 
 /** `?suppressWebhooks=true` on a DELETE, which has no body. */
 export const writeQuerySchema = z.object({
@@ -607,7 +652,11 @@ export const bulkRecordsRequestSchema = z.strictObject({
     .min(1, { error: 'must name at least one field id' })
     .max(MAX_MATCH_ON_FIELDS, { error: `must name at most ${MAX_MATCH_ON_FIELDS} field ids` })
     .refine((ids) => new Set(ids).size === ids.length, { error: 'must not repeat a field id' })
-    .optional(),
+    .optional()
+    .meta({
+      description:
+        'Upsert: field ids (not names) whose values identify an existing record; a record matching one updates it, the others are created.',
+    }),
   suppressWebhooks: suppressWebhooksSchema,
   typecast: typecastSchema,
 });

@@ -109,7 +109,7 @@ export type UpdateTableRequest = z.infer<typeof updateTableRequestSchema>;
 export const tableSchema = z.object({
   id: z.string(),
   name: z.string(),
-  primaryFieldId: z.string(),
+  primaryFieldId: z.string().meta({ description: 'The field that names a record (in links and expand).' }),
   fields: z.array(fieldSchema),
   createdAt: z.string(),
   updatedAt: z.string(),

@@ -71,12 +71,21 @@ const webhookFieldIdsSchema = z
   .max(MAX_WEBHOOK_FIELD_IDS, { error: `must name at most ${MAX_WEBHOOK_FIELD_IDS} fields` });
 
 export const createWebhookRequestSchema = z.strictObject({
-  url: webhookUrlSchema,
-  events: webhookEventListSchema,
+  url: webhookUrlSchema.meta({
+    description: 'Where events are POSTed: http or https; private addresses are refused at delivery.',
+  }),
+  events: webhookEventListSchema.meta({
+    description: `Event types to hear: ${webhookEventTypes.join(', ')}.`,
+  }),
   /** Id or name of a table of the database; omitted: events from every table. */
-  tableId: tableRefSchema.optional(),
+  tableId: tableRefSchema
+    .optional()
+    .meta({ description: 'Id or name of a table of the database; left out: events from every table.' }),
   /** Needs `tableId`: the fields belong to that table. */
-  fieldIds: webhookFieldIdsSchema.optional(),
+  fieldIds: webhookFieldIdsSchema.optional().meta({
+    description:
+      'With tableId: record.updated is heard only when a record changed one of these fields (ids or names; other events are not filtered).',
+  }),
 });
 export type CreateWebhookRequest = z.infer<typeof createWebhookRequestSchema>;
 
@@ -85,10 +94,17 @@ export const webhookSchema = z.object({
   url: z.string(),
   events: z.array(webhookEventTypeSchema),
   /** null: events from every table. */
-  tableId: z.string().nullable(),
+  tableId: z.string().nullable().meta({ description: 'null: events from every table.' }),
   /** null: every record.updated; else only those that changed one of these fields. */
-  fieldIds: z.array(z.string()).nullable(),
-  active: z.boolean(),
+  fieldIds: z
+    .array(z.string())
+    .nullable()
+    .meta({ description: 'null: every record.updated; else only those that changed one of these fields.' }),
+  active: z
+    .boolean()
+    .meta({
+      description: 'false after repeated failed deliveries (or when set so); PATCH active: true resumes.',
+    }),
   createdAt: isoDateTimeSchema,
   updatedAt: isoDateTimeSchema,
 });
