@@ -28,6 +28,15 @@ export const SERVICES = [
   },
 ];
 
+/**
+ * Files of a package that the services can never load. @prisma/client ships a query compiler per
+ * database (about 12 MB each); the generated client (provider postgresql in
+ * packages/db/prisma/schema.prisma) imports only PostgreSQL's.
+ */
+const OMIT = {
+  '@prisma/client': /^runtime\/query_compiler_\w+_bg\.(?!postgresql\.)\w+\./,
+};
+
 const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
 
 /** `@scope/pkg/sub/path` → `@scope/pkg`; `pkg/sub` → `pkg`. */
@@ -112,11 +121,15 @@ function installClosure(direct, target) {
     for (const [name, source] of runtimeDependencies(placed.get(output))) place(name, source, output);
   }
   for (const [output, source] of placed) {
+    const omitted = OMIT[output.slice(output.lastIndexOf('node_modules/') + 'node_modules/'.length)];
     cpSync(source, output, {
       recursive: true,
       dereference: true,
-      // A package's own node_modules (pnpm keeps none inside, but bundled ones) is laid out above.
-      filter: (path) => !relative(source, path).split('/').includes('node_modules'),
+      filter: (path) => {
+        const inside = relative(source, path);
+        // A package's own node_modules (pnpm keeps none inside, but bundled ones) is laid out above.
+        return !inside.split('/').includes('node_modules') && !omitted?.test(inside);
+      },
     });
   }
   return { packages: placed.size, topLevel };
