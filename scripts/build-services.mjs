@@ -120,6 +120,18 @@ function installClosure(direct, target) {
     const output = queue.shift();
     for (const [name, source] of runtimeDependencies(placed.get(output))) place(name, source, output);
   }
+  // A package nested later could shadow one an earlier lookup had found: check every lookup anew.
+  const lookup = (name, from) => {
+    for (let current = from; ; current = dirname(current)) {
+      const there = placed.get(join(current, 'node_modules', name));
+      if (there !== undefined || current === target) return there;
+    }
+  };
+  for (const [name, source] of direct)
+    if (lookup(name, target) !== source) throw new Error(`layout error: ${name} from the bundle`);
+  for (const [output, source] of placed)
+    for (const [name, wanted] of runtimeDependencies(source))
+      if (lookup(name, output) !== wanted) throw new Error(`layout error: ${name} from ${output}`);
   for (const [output, source] of placed) {
     const omitted = OMIT[output.slice(output.lastIndexOf('node_modules/') + 'node_modules/'.length)];
     cpSync(source, output, {
