@@ -512,8 +512,12 @@ const repeatedParameter = (schema: z.ZodType<string[], string[]>) =>
     .optional();
 
 export const getRecordQuerySchema = z.object({
-  fields: repeatedParameter(projectionSchema),
-  expand: repeatedParameter(expandSchema),
+  fields: repeatedParameter(projectionSchema).meta({
+    description: `Fields to return, one parameter each: ?fields=Name&fields=Status (names or ids, at most ${MAX_PROJECTED_FIELDS}).`,
+  }),
+  expand: repeatedParameter(expandSchema).meta({
+    description: `Link fields whose linked records to render in expanded, one parameter each (at most ${MAX_EXPANDED_FIELDS}).`,
+  }),
 });
 export type GetRecordQuery = z.output<typeof getRecordQuerySchema>;
 
@@ -629,7 +633,8 @@ export const writeQuerySchema = z.object({
   suppressWebhooks: z
     .enum(['true', 'false'], { error: 'must be true or false' })
     .transform((value) => value === 'true')
-    .optional(),
+    .optional()
+    .meta({ description: 'true: delete without telling webhooks.' }),
 });
 
 /** Counted before any record is parsed: zod checks an array's `.max()` only after its elements. */

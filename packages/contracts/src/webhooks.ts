@@ -100,11 +100,9 @@ export const webhookSchema = z.object({
     .array(z.string())
     .nullable()
     .meta({ description: 'null: every record.updated; else only those that changed one of these fields.' }),
-  active: z
-    .boolean()
-    .meta({
-      description: 'false after repeated failed deliveries (or when set so); PATCH active: true resumes.',
-    }),
+  active: z.boolean().meta({
+    description: 'false after repeated failed deliveries (or when set so); PATCH active: true resumes.',
+  }),
   createdAt: isoDateTimeSchema,
   updatedAt: isoDateTimeSchema,
 });
@@ -186,7 +184,8 @@ export const listWebhookDeliveriesQuerySchema = z.strictObject({
     .int({ error: `must be an integer from 1 to ${MAX_DELIVERY_LOG_LIMIT}` })
     .min(1, { error: `must be an integer from 1 to ${MAX_DELIVERY_LOG_LIMIT}` })
     .max(MAX_DELIVERY_LOG_LIMIT, { error: `must be an integer from 1 to ${MAX_DELIVERY_LOG_LIMIT}` })
-    .default(DEFAULT_DELIVERY_LOG_LIMIT),
+    .default(DEFAULT_DELIVERY_LOG_LIMIT)
+    .meta({ description: `Attempts to list, newest first, 1 to ${MAX_DELIVERY_LOG_LIMIT}.` }),
 });
 export type ListWebhookDeliveriesQuery = z.infer<typeof listWebhookDeliveriesQuerySchema>;
 
