@@ -20,14 +20,9 @@ export const createApiKeyRequestSchema = z.strictObject({
     .min(1, { error: 'must list at least one scope' })
     .max(apiKeyScopes.length)
     .refine((scopes) => new Set(scopes).size === scopes.length, { error: 'must not repeat a scope' }),
-  databaseIds: z
-    .array(uuidSchema)
-    .min(1)
-    .max(1000)
-    .optional()
-    .meta({
-      description: 'The databases the key may reach; left out: every database, including later ones.',
-    }),
+  databaseIds: z.array(uuidSchema).min(1).max(1000).optional().meta({
+    description: 'The databases the key may reach; left out: every database, including later ones.',
+  }),
 });
 export type CreateApiKeyRequest = z.infer<typeof createApiKeyRequestSchema>;
 

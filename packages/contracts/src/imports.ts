@@ -13,11 +13,9 @@ export const startImportRequestSchema = z
       })
       .meta({ description: 'The s3Key of a POST /csvupload or /xlsxupload answer.' }),
     /** Append to this table (id or name); columns are matched to fields by header name. */
-    tableId: tableRefSchema
-      .optional()
-      .meta({
-        description: 'Append to this table (id or name); columns are matched to fields by header name.',
-      }),
+    tableId: tableRefSchema.optional().meta({
+      description: 'Append to this table (id or name); columns are matched to fields by header name.',
+    }),
     /** Name of the new table when no tableId is given; defaults to the file name. */
     tableName: nameSchema
       .optional()
