@@ -1,6 +1,8 @@
 import { createLogger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
+import supertest from 'supertest';
 import { createEventPublisher, type EventPublisher } from '../src/events/publisher';
+import { createImportWorkerApp } from '../src/imports/app';
 import { createImportMetrics } from '../src/imports/metrics';
 import { type ImportWorker, startImportWorker } from '../src/imports/worker';
 import { createBase, type Harness, startHarness } from './harness';
@@ -45,9 +47,10 @@ async function runImport(fileName: string, csv: string): Promise<string> {
   return (await f.finished(baseId, started.body.id)).status;
 }
 
-/** The value of one series of the worker's metrics, as a scrape of /metrics reads it. */
+/** The value of one series on the worker's /metrics. */
 async function sample(series: string): Promise<number> {
-  const text = await metrics.registry.metrics();
+  const app = createImportWorkerApp({ checks: {}, metrics });
+  const text = (await supertest(app).get('/metrics').expect(200)).text;
   const line = text.split('\n').find((candidate) => candidate.startsWith(series));
   if (!line) throw new Error(`no ${series} in:\n${text}`);
   return Number(line.slice(line.lastIndexOf(' ') + 1));
@@ -62,6 +65,8 @@ describe('import worker metrics', () => {
     expect(await sample('imports_total{outcome="succeeded"')).toBe(1);
     expect(await sample('imports_total{outcome="failed"')).toBe(1);
     expect(await sample('import_duration_seconds_count{service="import-worker",outcome="succeeded"')).toBe(1);
-    expect(await sample('import_duration_seconds_sum{service="import-worker",outcome="succeeded"')).toBeGreaterThan(0);
+    expect(
+      await sample('import_duration_seconds_sum{service="import-worker",outcome="succeeded"'),
+    ).toBeGreaterThan(0);
   });
 });

@@ -1,14 +1,14 @@
 import { createServer } from 'node:http';
 import { createDb } from '@recordbase/db';
 import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
-import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
+import { dependencyChecks } from '@recordbase/server-kit/health';
 import { closeServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
 import { createStorage } from '@recordbase/storage';
-import express from 'express';
 import { Redis } from 'ioredis';
 import { createEventPublisher } from '../events/publisher';
+import { createImportWorkerApp } from './app';
 import { loadImportWorkerConfig } from './config';
 import { createImportMetrics } from './metrics';
 import { startImportWorker } from './worker';
@@ -41,12 +41,10 @@ async function main(): Promise<void> {
     prefix: config.QUEUE_PREFIX,
     lockDurationMs: config.IMPORT_JOB_LOCK_MS,
   });
-  const app = express();
-  app.disable('x-powered-by');
-  app.use(metrics.middleware);
-  app.use(
-    operationalRoutes({ ...dependencyChecks(db.pool, redis), storage: () => storage.check() }, metrics),
-  );
+  const app = createImportWorkerApp({
+    checks: { ...dependencyChecks(db.pool, redis), storage: () => storage.check() },
+    metrics,
+  });
   const server = createServer(app);
   const port = await listen(server, config.PORT, config.HOST);
   logger.info({ port }, 'import-worker listening');
