@@ -80,6 +80,21 @@ describe('queue dashboard (/admin/queues)', () => {
     );
     expect(queues.every((queue) => queue.readOnlyMode)).toBe(true);
   });
+
+  it('refuses to change jobs or queues, even for the root key', async () => {
+    for (const path of [
+      '/api/queues/imports/retry/failed',
+      '/api/queues/events/pause',
+      '/api/queues/events/empty',
+    ]) {
+      const response = await h.api.put(`/admin/queues${path}`).set('Authorization', root).send({});
+      expect({ path, status: response.status, body: response.body }).toEqual({
+        path,
+        status: 405,
+        body: { error: { key: 'ERRORS.QUEUE_READ_ONLY' } },
+      });
+    }
+  });
 });
 
 describe('queue metrics', () => {
