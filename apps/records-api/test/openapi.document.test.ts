@@ -1,7 +1,10 @@
+import { apiKeyScopes } from '@recordbase/contracts/api-keys';
 import { eventEnvelopeSchema } from '@recordbase/contracts/events';
 import { fieldTypes } from '@recordbase/contracts/fields';
 import { webhookEventTypes } from '@recordbase/contracts/webhooks';
 import { openApiDocument, operations } from '../src/http/openapi/document';
+import * as ex from '../src/http/openapi/examples';
+import type { Operation } from '../src/http/openapi/operation';
 import { type Harness, startHarness } from './harness';
 import { validateOpenApi } from './openapi-validate';
 
@@ -132,7 +135,8 @@ describe('the OpenAPI document', () => {
 describe('serving the reference', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness();
+    // Every operation is called below; the rate limit is not what these tests are about.
+    h = await startHarness({ ratePerSecond: 10_000, rateBurst: 10_000 });
   });
   afterAll(async () => {
     await h.close();
@@ -171,4 +175,57 @@ describe('serving the reference', () => {
     expect((await h.api.get('/docs/assets/package.json')).status).toBe(404);
     expect((await h.api.get('/docs/assets/../package.json')).status).toBe(404);
   });
+});
+
+describe('what the reference says about keys', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ ratePerSecond: 10_000, rateBurst: 10_000 });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  const samples: Record<string, string> = {
+    databaseId: ex.DATABASE_ID,
+    tableId: ex.TABLE_ID,
+    fieldId: ex.FIELD_IDS.status,
+    recordId: ex.RECORD_ID,
+    webhookId: '42',
+    deliveryId: '1093',
+    importId: ex.IMPORT_ID,
+    apiKeyId: ex.API_KEY_ID,
+  };
+  const urlOf = (op: Operation) => op.path.replace(/\{(\w+)\}/g, (_all, name: string) => samples[name]!);
+  const call = (op: Operation, authorization?: string) => {
+    const request = h.api[op.method](urlOf(op));
+    if (authorization) request.set('Authorization', authorization);
+    return op.bodyExample === undefined ? request : request.send(op.bodyExample as object);
+  };
+  // The records-api operations; upload-service's are checked by its own tests.
+  const apiOperations = operations.filter((op) => op.path.startsWith('/api/v1/') && op.access !== 'public');
+
+  test.each(apiOperations.map((op) => [op.operationId, op] as const))(
+    '%s refuses a request without a key, as documented',
+    async (_id, op) => {
+      const res = await call(op);
+      expect(res.status).toBe(401);
+    },
+  );
+
+  test.each(apiOperations.map((op) => [op.operationId, op] as const))(
+    '%s refuses a key lacking the documented scope (or a key that is not root)',
+    async (_id, op) => {
+      const others = apiKeyScopes.filter(
+        (scope) => op.access === 'root' || scope !== (op.access as { scope: string }).scope,
+      );
+      const created = await h.api
+        .post('/api/v1/api-keys')
+        .set('Authorization', h.bearer(h.rootKey))
+        .send({ name: `all but ${op.operationId}`, scopes: others });
+      expect(created.status).toBe(201);
+      const res = await call(op, h.bearer(created.body.key));
+      expect(res.status).toBe(403);
+    },
+  );
 });
