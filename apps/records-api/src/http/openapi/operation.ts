@@ -48,6 +48,8 @@ export interface Operation {
   rawResponse?: { mediaType: string; description: string; schema?: Record<string, unknown> };
   responseDescription?: string;
   errors: ErrorStatus[];
+  /** Where the operation is served when that is not the document's server. */
+  servers?: { url: string; description: string }[];
 }
 
 function accessNote(access: Access): string {
@@ -91,6 +93,7 @@ function toOperation(op: Operation): ZodOpenApiOperationObject {
     summary: op.summary,
     description,
     ...(op.access === 'public' ? { security: [] } : {}),
+    ...(op.servers ? { servers: op.servers } : {}),
     ...(Object.keys(requestParams).length > 0 ? { requestParams } : {}),
     ...(op.body
       ? {

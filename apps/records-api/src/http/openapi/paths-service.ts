@@ -13,6 +13,16 @@ import * as ex from './examples';
 import type { Operation } from './operation';
 
 const MB = 1024 * 1024;
+
+/** Upload-service is beside records-api behind the gateway, on its own port without it. */
+const uploadServers = [
+  { url: '/', description: 'This host, through the gateway' },
+  {
+    url: 'http://localhost:3001',
+    description:
+      'upload-service on its default port, without the gateway (its CORS_ORIGINS must list this page)',
+  },
+];
 const filesWrite = { scope: 'files:write' } as const;
 
 const multipart = (maxBytes: number, what: string) => ({
@@ -65,6 +75,7 @@ export const serviceOperations: Operation[] = [
     method: 'post',
     path: uploadRoutes.attachment,
     operationId: 'uploadAttachment',
+    servers: uploadServers,
     tag: 'Uploads',
     summary: 'Upload a file for an attachments field',
     description:
@@ -89,6 +100,7 @@ export const serviceOperations: Operation[] = [
     method: 'post',
     path: uploadRoutes.csv,
     operationId: 'uploadCsv',
+    servers: uploadServers,
     tag: 'Uploads',
     summary: 'Upload a CSV file to import',
     description: "The answer's `s3Key` is what POST /api/v1/bases/{databaseId}/imports takes.",
@@ -103,6 +115,7 @@ export const serviceOperations: Operation[] = [
     method: 'post',
     path: uploadRoutes.xlsx,
     operationId: 'uploadXlsx',
+    servers: uploadServers,
     tag: 'Uploads',
     summary: 'Upload an Excel (.xlsx) file to import',
     description: "The answer's `s3Key` is what POST /api/v1/bases/{databaseId}/imports takes.",
@@ -121,6 +134,7 @@ export const serviceOperations: Operation[] = [
     method: 'get',
     path: `${uploadRoutes.files}/{key}`,
     operationId: 'downloadFile',
+    servers: uploadServers,
     tag: 'Uploads',
     summary: 'Download a stored file',
     description:
