@@ -1,11 +1,28 @@
-import path from 'node:path';
 import express, { Router } from 'express';
 import { openApiDocument } from './document';
 
-/** Swagger UI's files, from the npm package: the page loads nothing from another host. */
-const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
-const PAGE_DIR = path.join(__dirname, 'page');
-const PAGE_ASSETS = new Set(['/init.js', '/swagger-ui.css', '/swagger-ui-bundle.js', '/favicon-32x32.png']);
+/**
+ * Swagger UI's files, from the npm package: the page loads nothing from another host. The package
+ * has no types; its absolute-path module names the directory of its files, wherever it is
+ * installed (beside the service's bundle in an image, too).
+ */
+const SWAGGER_UI_DIR: string = require('swagger-ui-dist/absolute-path.js')();
+const SWAGGER_UI_ASSETS = new Set(['/swagger-ui.css', '/swagger-ui-bundle.js', '/favicon-32x32.png']);
+
+/** The page's own script: served as a file rather than inline, so the CSP can stay 'self'. */
+const INIT_SCRIPT = `window.addEventListener('DOMContentLoaded', () => {
+  window.ui = window.SwaggerUIBundle({
+    url: '/api/v1/openapi.json',
+    dom_id: '#reference',
+    deepLinking: true,
+    docExpansion: 'list',
+    defaultModelsExpandDepth: 1,
+    displayRequestDuration: true,
+    // Swagger UI would otherwise send the document to a public validator; nothing leaves this host.
+    validatorUrl: null,
+  });
+});
+`;
 
 /**
  * Only this origin's scripts, styles and fonts. Swagger UI draws its icons as inline SVG images
@@ -54,17 +71,19 @@ export function referenceRoutes(): Router {
     res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     res.type('html').send(PAGE);
   });
-  const assets = { index: false, fallthrough: true, maxAge: '1h' } as const;
   router.use(
     '/docs/assets',
     (req, res, next) => {
-      // The page's files only; the rest of the package (its demo page, its sources) is not served.
-      if (!PAGE_ASSETS.has(req.path)) return next('router');
       res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+      if (req.method === 'GET' && req.path === '/init.js') {
+        res.type('text/javascript').setHeader('Cache-Control', 'no-cache').send(INIT_SCRIPT);
+        return;
+      }
+      // The page's files only; the rest of the package (its demo page, its sources) is not served.
+      if (!SWAGGER_UI_ASSETS.has(req.path)) return next('router');
       next();
     },
-    express.static(PAGE_DIR, assets),
-    express.static(SWAGGER_UI_DIR, assets),
+    express.static(SWAGGER_UI_DIR, { index: false, maxAge: '1h' }),
   );
   return router;
 }
