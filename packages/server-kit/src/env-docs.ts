@@ -16,6 +16,8 @@ export interface EnvTableRow {
   line: number;
   names: string[];
   services: EnvService[];
+  /** The default cell's text. */
+  defaults: string;
 }
 
 /** The rows of the table in `markdown`; a row naming an unknown service is an error. */
@@ -39,7 +41,7 @@ export function parseEnvTable(markdown: string): EnvTableRow[] {
         `README.md line ${index + 1}: "${service}" is no service; use ${ENV_SERVICES.join(', ')} or all`,
       );
     });
-    rows.push({ line: index + 1, names, services });
+    rows.push({ line: index + 1, names, services, defaults: cells[3] ?? '' });
   }
   return rows;
 }
@@ -48,13 +50,40 @@ export function readEnvTable(readmePath: string): EnvTableRow[] {
   return parseEnvTable(readFileSync(readmePath, 'utf8'));
 }
 
+/** The zod 4 definition fields this module walks. */
+interface SchemaDef {
+  type: string;
+  defaultValue?: unknown;
+  innerType?: { _zod: { def: SchemaDef } };
+  in?: { _zod: { def: SchemaDef } };
+  out?: { _zod: { def: SchemaDef } };
+}
+
+const SCALAR_TYPES = new Set(['string', 'number', 'enum', 'boolean']);
+
+/**
+ * The default a schema declares as an operator would write it (`15000`, `info`), or undefined when
+ * it has none or declares a parsed value instead (a duration's milliseconds, a list): those are
+ * spelled differently in the README and left to the reader.
+ */
+export function declaredDefault(schema: { _zod: { def: SchemaDef } } | undefined): string | undefined {
+  const def = schema?._zod.def;
+  if (!def) return undefined;
+  if (def.type === 'default') {
+    const value = def.defaultValue;
+    const scalar = def.innerType && SCALAR_TYPES.has(def.innerType._zod.def.type);
+    return scalar && (typeof value === 'string' || typeof value === 'number') && value !== ''
+      ? String(value)
+      : undefined;
+  }
+  if (def.type === 'pipe') return declaredDefault(def.in) ?? declaredDefault(def.out);
+  return undefined;
+}
+
 /** What the default of a schema's variable is, as a README cell would say it. */
 function defaultOf(schema: z.ZodType | undefined): string {
-  const parsed = schema?.safeParse(undefined);
-  if (!parsed?.success || parsed.data === undefined) return 'none';
-  return typeof parsed.data === 'string' || typeof parsed.data === 'number'
-    ? `\`${parsed.data}\``
-    : '<default>';
+  const value = declaredDefault(schema as { _zod: { def: SchemaDef } } | undefined);
+  return value === undefined ? '<default, or none>' : `\`${value}\``;
 }
 
 /**
@@ -80,6 +109,15 @@ export function envTableProblems(
             `| \`${name}\` | ${service} | ${defaultOf(schema.shape[name])} | <what it does> |`,
     );
   }
+  for (const row of rows.filter((candidate) => candidate.services.includes(service)))
+    for (const name of row.names) {
+      const value = declaredDefault(schema.shape[name] as { _zod: { def: SchemaDef } } | undefined);
+      if (value !== undefined && !row.defaults.includes(value))
+        problems.push(
+          `README.md line ${row.line} gives ${name}'s default as "${row.defaults}", but ${service} ` +
+            `defaults it to ${value}: correct that cell`,
+        );
+    }
   for (const [name, line] of documented)
     if (!read.includes(name))
       problems.push(
