@@ -1,5 +1,6 @@
 import { ApiKeysApi } from './api-keys-api';
 import { ImportsApi } from './imports-api';
+import { withoutTrailingSlashes } from './paths';
 import { RecordsApi } from './records-api';
 import type { RetryPolicy } from './retry';
 import { BasesApi, FieldsApi, TablesApi } from './schema-api';
@@ -39,7 +40,7 @@ export class RecordbaseClient {
       ...(options.retry ? { retry: options.retry } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
-    const apiUrl = options.apiUrl.replace(/\/+$/, '');
+    const apiUrl = withoutTrailingSlashes(options.apiUrl);
     this.bases = new BasesApi(transport, apiUrl);
     this.tables = new TablesApi(transport, apiUrl);
     this.fields = new FieldsApi(transport, apiUrl);

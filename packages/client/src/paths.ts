@@ -1,6 +1,13 @@
+/** The URL without its trailing slashes (a loop: `/\/+$/` backtracks quadratically on many slashes). */
+export function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url[end - 1] === '/') end -= 1;
+  return url.slice(0, end);
+}
+
 /** Joins a root URL and path segments, each segment escaped (table names may hold `/` or `?`). */
 export function joinUrl(root: string, ...segments: (string | number)[]): string {
-  const trimmed = root.replace(/\/+$/, '');
+  const trimmed = withoutTrailingSlashes(root);
   return [trimmed, ...segments.map((segment) => encodeURIComponent(String(segment)))].join('/');
 }
 

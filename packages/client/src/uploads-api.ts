@@ -11,6 +11,7 @@ import {
 } from '@recordbase/contracts/uploads';
 import type { z } from 'zod';
 import { RecordbaseError } from './errors';
+import { withoutTrailingSlashes } from './paths';
 import type { CallOptions, Transport } from './transport';
 
 /** The attachments field a file is for: its database, table and field (ids or names). */
@@ -97,7 +98,7 @@ export class UploadsApi {
   #root(): string {
     if (!this.uploadUrl)
       throw new TypeError('uploadUrl (the upload-service address) is required for uploads and downloads');
-    return this.uploadUrl.replace(/\/+$/, '');
+    return withoutTrailingSlashes(this.uploadUrl);
   }
 
   #upload<Schema extends z.ZodType>(
