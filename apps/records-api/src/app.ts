@@ -9,7 +9,7 @@ import {
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { commonEnvSchema, defaultQueuePrefix, trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
-import { errorMiddleware, unknownRoute } from '@recordbase/server-kit/http';
+import { errorMiddleware, requestIds, unknownRoute } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics, registerQueueMetrics } from '@recordbase/server-kit/metrics';
 import { createNotifiedCache } from '@recordbase/server-kit/notified-cache';
@@ -75,6 +75,8 @@ export function createApp(deps: RecordsApiDeps): Express {
   const { db, redis, events, imports, logger, config } = deps;
   const webhookSecretKey = parseSecretKey(config.WEBHOOK_SECRET_KEY);
   const app = express();
+  // First: every later log line and answer of the request carries its id.
+  app.use(requestIds(logger));
   app.disable('x-powered-by');
   // Answers are generated per request; hashing every large body for an ETag costs more than it saves.
   app.set('etag', false);

@@ -16,6 +16,13 @@ describe('operational routes', () => {
     });
   });
 
+  it('echoes the X-Request-Id it was given (the gateway sends one), and gives one to a request without', async () => {
+    const given = await h.api.get('/healthz').set('X-Request-Id', 'abc123-gateway').expect(200);
+    expect(given.headers['x-request-id']).toBe('abc123-gateway');
+    const made = await h.api.get('/api/v1/bases').expect(401);
+    expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('serves Prometheus metrics including request durations', async () => {
     await h.api.get('/healthz');
     const response = await h.api.get('/metrics').expect(200);

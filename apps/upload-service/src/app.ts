@@ -4,7 +4,7 @@ import { authMiddleware, createAuthenticator } from '@recordbase/server-kit/auth
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
-import { errorMiddleware, unknownRoute } from '@recordbase/server-kit/http';
+import { errorMiddleware, requestIds, unknownRoute } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
 import type { ObjectStorage } from '@recordbase/storage';
@@ -36,6 +36,8 @@ export const protectedPaths = ['/fileupload', '/csvupload', '/xlsxupload', '/fil
 export function createApp(deps: UploadServiceDeps): Express {
   const { db, redis, logger, storage, config } = deps;
   const app = express();
+  // First: every later log line and answer of the request carries its id.
+  app.use(requestIds(logger));
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.set('trust proxy', trustProxySetting(config.TRUST_PROXY ?? 'loopback'));

@@ -19,6 +19,11 @@ describe('operational routes', () => {
     expect(response.body).toEqual({ status: 'ok' });
   });
 
+  it('echoes the X-Request-Id it was given', async () => {
+    const response = await h.api.get('/healthz').set('X-Request-Id', 'gateway-id-2').expect(200);
+    expect(response.headers['x-request-id']).toBe('gateway-id-2');
+  });
+
   it('answers /readyz with every check ok and leaves no probe file behind', async () => {
     const response = await h.api.get('/readyz').expect(200);
     expect(response.body).toEqual({

@@ -1,6 +1,6 @@
 import type { Db } from '@recordbase/db';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
-import { errorMiddleware, unknownRoute } from '@recordbase/server-kit/http';
+import { errorMiddleware, requestIds, unknownRoute } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics, type Metrics } from '@recordbase/server-kit/metrics';
 import express, { type Express } from 'express';
@@ -21,6 +21,8 @@ export function createApp(deps: WebhookDispatcherDeps): Express {
   const { db, redis, logger, dispatcher } = deps;
   const metrics = deps.metrics ?? createMetrics('webhook-dispatcher');
   const app = express();
+  // First: every later log line and answer of the request carries its id.
+  app.use(requestIds(logger));
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(metrics.middleware);

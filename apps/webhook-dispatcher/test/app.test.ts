@@ -30,6 +30,11 @@ afterAll(async () => {
 });
 
 describe('operational routes', () => {
+  it('echoes the X-Request-Id it was given', async () => {
+    const response = await api.get('/healthz').set('X-Request-Id', 'gateway-id-1').expect(200);
+    expect(response.headers['x-request-id']).toBe('gateway-id-1');
+  });
+
   it('answers /healthz', async () => {
     const response = await api.get('/healthz').expect(200);
     expect(response.body).toEqual({ status: 'ok' });
