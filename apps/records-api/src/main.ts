@@ -23,8 +23,11 @@ async function main(): Promise<void> {
     acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
   });
   // Redis only serves the rate limit here, which lets requests through when Redis is away: fail
-  // fast instead of queueing commands until it returns.
+  // fast instead of queueing commands until it returns. Its keys live under the installation's
+  // prefix, so two installations sharing a Redis never share a key's budget (the root key's id is
+  // the same everywhere).
   const redis = new Redis(config.REDIS_URL, {
+    keyPrefix: `${config.QUEUE_PREFIX}:`,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     commandTimeout: 500,
