@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { apiKeyScopes } from '@recordbase/contracts/api-keys';
 import { jobQueues } from '@recordbase/contracts/jobs';
 import { createMetrics, registerQueueMetrics } from '@recordbase/server-kit/metrics';
 import { deleteKeysUnder } from '@recordbase/server-kit/redis-keys';
@@ -21,15 +22,7 @@ async function createKey(): Promise<string> {
     .set('Authorization', root)
     .send({
       name: 'everything but root',
-      scopes: [
-        'records:read',
-        'records:write',
-        'schema:read',
-        'schema:write',
-        'webhooks:manage',
-        'sql:read',
-        'files:write',
-      ],
+      scopes: apiKeyScopes,
     })
     .expect(201);
   return response.body.key;

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
+import { type ApiKeyScope, apiKeyScopes as allScopes } from '@recordbase/contracts/api-keys';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
 import { hashApiKey, isWellFormedApiKey, type PrismaClient } from '@recordbase/db';
 import type { RequestHandler, Response } from 'express';
@@ -14,16 +14,6 @@ export interface Principal {
   /** null: every database, including ones created later. */
   databaseIds: ReadonlySet<string> | null;
 }
-
-const allScopes: ApiKeyScope[] = [
-  'records:read',
-  'records:write',
-  'schema:read',
-  'schema:write',
-  'webhooks:manage',
-  'sql:read',
-  'files:write',
-];
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
