@@ -97,6 +97,10 @@ export function expectedRefusal(op: Operation, keyCase: KeyCase): Refusal | null
       // That key has every scope, but is not root.
       if (op.access === 'root') return { status: 403, code: 'FORBIDDEN', message: 'root' };
       if (op.path.includes('{databaseId}')) return { status: 404, code: 'NOT_FOUND' };
+      // The attachment upload names its database in a header; a file is of its database.
+      if (op.operationId === 'uploadAttachment' || op.operationId === 'downloadFile') {
+        return { status: 404, code: 'NOT_FOUND' };
+      }
       // The contract is silent here; SECURITY.md: a key limited to some databases could never
       // reach one it created, so it creates none.
       if (op.operationId === 'createDatabase') {
@@ -105,6 +109,9 @@ export function expectedRefusal(op: Operation, keyCase: KeyCase): Refusal | null
       return null;
     case "a key lacking the route's scope":
       if (op.access === 'root') return { status: 403, code: 'FORBIDDEN', message: 'root' };
+      // The contract says only who may download (a key that can read the file's database);
+      // SECURITY.md "Files": anyone else gets the same 404, so no key learns which files exist.
+      if (op.operationId === 'downloadFile') return { status: 404, code: 'NOT_FOUND' };
       return { status: 403, code: 'FORBIDDEN', message: op.access.scope };
   }
 }
