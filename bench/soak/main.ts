@@ -1,0 +1,202 @@
+import { cpus, totalmem } from 'node:os';
+import { RecordbaseClient } from '@recordbase/client';
+import pg from 'pg';
+import { startReceiver } from '../webhooks/receiver';
+import { isFullRun, loadConfig } from './config';
+import { percentile, SoakRecorder } from './measure';
+import { renderReport, type SoakResults, verdicts, writeResults } from './report';
+import { startSoakStack } from './stack';
+import { dealRecord, type Operation, operations, type SoakTarget, STATUSES, soakRandom } from './workload';
+
+/**
+ * The soak (issue 16): a steady mixed load through the gateway for SOAK_MINUTES, then a wait for
+ * every record event to reach the receiver and every import to finish. Prints the figures and
+ * the verdicts; a full-length run also writes them to bench/README.md and soak/results.json.
+ */
+
+/** Requests in flight past which the load generator stops starting more (counted as errors). */
+const MAX_IN_FLIGHT = 1_000;
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+function chooser(rand: () => number): () => Operation {
+  const total = operations.reduce((sum, op) => sum + op.weight, 0);
+  return () => {
+    let roll = rand() * total;
+    for (const op of operations) {
+      roll -= op.weight;
+      if (roll < 0) return op;
+    }
+    return operations.at(-1)!;
+  };
+}
+
+async function seed(target: SoakTarget, count: number, rand: () => number): Promise<void> {
+  for (let done = 0; done < count; done += 100) {
+    const records = Array.from({ length: Math.min(100, count - done) }, (_, i) =>
+      // The first 2,000 carry the emails upserts match on.
+      dealRecord(rand, done + i < 2_000 ? `known-${done + i}@soak.example` : undefined),
+    );
+    const answer = await target.client.records.createMany(target.baseId, target.tableId, records, {
+      suppressWebhooks: true,
+    });
+    for (const record of answer.records) target.recordIds.push(record.id);
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  console.log(`soak: ${config.ratePerSecond} requests/s for ${config.minutes} minutes`);
+  const stack = await startSoakStack();
+  const receiver = await startReceiver('crypto');
+  const db = new pg.Client({ connectionString: stack.database.url });
+  await db.connect();
+  try {
+    const client = new RecordbaseClient({
+      apiUrl: `${stack.gatewayUrl}/api/v1`,
+      uploadUrl: stack.gatewayUrl,
+      apiKey: stack.rootKey,
+      retry: { maxAttempts: 1 },
+    });
+    const base = await client.bases.create({
+      name: 'Soak',
+      tables: [
+        {
+          name: 'Deals',
+          fields: [
+            { name: 'Name', type: 'single_line_text' },
+            { name: 'Amount', type: 'currency' },
+            {
+              name: 'Status',
+              type: 'single_select',
+              template: { options: STATUSES.map((name) => ({ name })) },
+            },
+            { name: 'Email', type: 'email' },
+            { name: 'Files', type: 'attachments' },
+          ],
+        },
+      ],
+    });
+    const table = base.tables[0]!;
+    const target: SoakTarget = {
+      client,
+      baseId: base.id,
+      tableId: table.id,
+      emailFieldId: table.fields.find((field) => field.name === 'Email')!.id,
+      recordIds: [],
+      importIds: [],
+    };
+    const rand = soakRandom();
+    await seed(target, config.seedRecords, rand);
+    const hook = await client.webhooks.create(base.id, {
+      url: receiver.urlFor(0),
+      events: ['record.created', 'record.updated', 'record.deleted'],
+      tableId: table.id,
+    });
+    await receiver.register([{ index: 0, webhookId: hook.id, secret: hook.secret }]);
+
+    const startedAt = performance.now();
+    const recorder = new SoakRecorder(startedAt);
+    const next = chooser(rand);
+    const inFlight = new Set<Promise<void>>();
+    const total = Math.round(config.minutes * 60 * config.ratePerSecond);
+    const intervalMs = 1000 / config.ratePerSecond;
+    const rssEveryMs = 60_000 / config.rssSamplesPerMinute;
+    let nextRssAt = startedAt;
+    for (let i = 0; i < total; i += 1) {
+      const due = startedAt + i * intervalMs;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      if (performance.now() >= nextRssAt) {
+        recorder.sampleRss(stack.pids);
+        nextRssAt += rssEveryMs;
+      }
+      const op = next();
+      if (inFlight.size >= MAX_IN_FLIGHT) {
+        recorder.record(op.name, due, 0, new Error(`${MAX_IN_FLIGHT} requests already in flight`));
+        continue;
+      }
+      const began = performance.now();
+      const running = op.run(target, rand).then(
+        () => recorder.record(op.name, began, performance.now() - began),
+        (error: unknown) => recorder.record(op.name, began, performance.now() - began, error),
+      );
+      inFlight.add(running);
+      void running.finally(() => inFlight.delete(running));
+    }
+    await Promise.all(inFlight);
+    recorder.sampleRss(stack.pids, startedAt + config.minutes * 60_000 - 1);
+    console.log('soak: load done; waiting for imports and events');
+
+    // Imports and events finish after the load: both must, within the drain time.
+    const drainUntil = Date.now() + config.drainSeconds * 1000;
+    const importStates = new Map<string, string>();
+    for (const id of target.importIds) {
+      for (;;) {
+        const status = (await client.imports.get(base.id, id)).status;
+        importStates.set(id, status);
+        if (status === 'succeeded' || status === 'failed' || Date.now() > drainUntil) break;
+        await sleep(500);
+      }
+    }
+    const appended = async () =>
+      Number(
+        (
+          await db.query<{ count: string }>(
+            "SELECT count(*) FROM outbox_events WHERE database_id = $1 AND type LIKE 'record.%'",
+            [base.id],
+          )
+        ).rows[0]!.count,
+      );
+    const delivered = () => new Set(receiver.receipts.map((receipt) => receipt[0])).size;
+    let events = await appended();
+    while (delivered() < events && Date.now() < drainUntil) {
+      await sleep(1000);
+      events = await appended();
+    }
+    await receiver.flush();
+
+    const states = [...importStates.values()];
+    const results: SoakResults = {
+      date: new Date().toISOString(),
+      machine: `${cpus().length} CPUs (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+      minutes: config.minutes,
+      ratePerSecond: config.ratePerSecond,
+      seedRecords: config.seedRecords,
+      perMinute: recorder.minutes(Math.ceil(config.minutes)),
+      operations: [...recorder.byOperation].map(([name, op]) => {
+        const sorted = [...op.latencies].sort((a, b) => a - b);
+        return {
+          name,
+          requests: op.requests,
+          errors: op.errors,
+          p50Ms: percentile(sorted, 50),
+          p99Ms: percentile(sorted, 99),
+        };
+      }),
+      events: { appended: events, delivered: delivered(), drainSeconds: config.drainSeconds },
+      imports: {
+        started: target.importIds.length,
+        succeeded: states.filter((s) => s === 'succeeded').length,
+        failed: states.filter((s) => s === 'failed').length,
+        unfinished: states.filter((s) => s !== 'succeeded' && s !== 'failed').length,
+      },
+      errorSamples: recorder.errorSamples,
+    };
+    console.log(`\n${renderReport(results)}\n`);
+    if (isFullRun(config)) console.log(`wrote ${writeResults(results)}`);
+    else console.log('(a run shorter than 10 minutes: bench/README.md and soak/results.json left alone)');
+    if (!verdicts(results).every((verdict) => verdict.met)) process.exitCode = 1;
+  } catch (error) {
+    console.error(stack.logs('records-api').slice(-5_000));
+    throw error;
+  } finally {
+    await db.end();
+    await receiver.close();
+    await stack.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
