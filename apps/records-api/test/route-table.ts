@@ -70,8 +70,13 @@ export const keyCases = [
 ] as const;
 export type KeyCase = (typeof keyCases)[number];
 
-/** The `Authorization` value of a malformed key: not even the shape of an API key. */
-export const MALFORMED_AUTHORIZATION = 'Bearer rb_not*a*key';
+/** `Authorization` values that carry no key at all: wrong characters, scheme, or length, or nothing. */
+export const MALFORMED_AUTHORIZATIONS = [
+  'Bearer rb_not*a*key',
+  'Basic cm9vdDpyb290',
+  'Bearer',
+  `Bearer rb_${'A'.repeat(300)}`,
+];
 
 /**
  * What a refusal must be, as the contract (api-contract.md "Authentication and API keys") says:
