@@ -88,6 +88,8 @@ function fromDatabaseError(error: unknown): AppError | null {
 /** A caller's (or the gateway's) id is kept only when it is a plain token that cannot forge a log line. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+const OPERATIONAL_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
 /** The request's id as requestIds() settled it; undefined before that middleware ran. */
 export const requestIdOf = (res: Response): string | undefined => res.locals.requestId;
 
@@ -103,8 +105,10 @@ export function requestIds(logger: Logger): RequestHandler {
     res.locals.requestId = requestId;
     res.setHeader('X-Request-Id', requestId);
     const started = process.hrtime.bigint();
+    // Health checks and scrapes come every few seconds from the orchestrator: kept out of info logs.
+    const level = OPERATIONAL_PATHS.has(req.path) ? 'debug' : 'info';
     res.on('finish', () => {
-      logger.info(
+      logger[level](
         {
           requestId,
           method: req.method,

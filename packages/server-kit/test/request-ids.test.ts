@@ -27,6 +27,9 @@ beforeAll(async () => {
   app.get('/ok', (_req, res) => {
     res.json({ ok: true });
   });
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
   app.get('/bad', () => {
     throw badRequest('bad on purpose');
   });
@@ -49,6 +52,14 @@ const logged = async (requestId: string, message: string) => {
 };
 
 describe('request ids', () => {
+  it('keeps health checks out of the info log, still echoing their id', async () => {
+    const response = await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'probe-1' } });
+    expect(response.headers.get('x-request-id')).toBe('probe-1');
+    await fetch(`${url}/ok`, { headers: { 'x-request-id': 'after-probe' } });
+    expect(await logged('after-probe', 'request')).toHaveLength(1);
+    expect(await logged('probe-1', 'request')).toEqual([]);
+  });
+
   it('keeps the id it received, echoes it and logs it with the outcome', async () => {
     const response = await fetch(`${url}/ok`, { headers: { 'x-request-id': 'gw-1234.abc' } });
     expect(response.status).toBe(200);

@@ -139,12 +139,13 @@ export const serviceOperations: Operation[] = [
     summary: 'Download a stored file',
     description:
       "With an API key that reaches the file's database, or with `?token=` from a signed link. Byte ranges " +
-      '(`Range`) are answered with 206.',
+      '(`Range`) are answered with 206. A key that may not read the file (another database, no ' +
+      '`records:read`, or an import file another key uploaded) gets the same 404 as a file that does not exist.',
     access: { scope: 'records:read' },
     params: fileParams,
     query: fileQuery,
     rawResponse: { mediaType: 'application/octet-stream', description: 'The file (206 for a range).' },
-    errors: [401, 403, 404, 416],
+    errors: [401, 404, 416],
   },
   {
     method: 'get',
