@@ -37,10 +37,12 @@ export interface Stack {
 export interface StackOptions {
   redisUrl?: string;
   env?: Record<string, string>;
+  /** A database of the test's own (e.g. in a private PostgreSQL); a clone on the shared one otherwise. */
+  database?: TestDatabase;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const database = await createTestDatabase();
+  const database = options.database ?? (await createTestDatabase());
   const rootKey = `root_${randomBytes(24).toString('hex')}`;
   const ports = {
     'records-api': await freePort(),

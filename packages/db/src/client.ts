@@ -49,6 +49,12 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
+  // pg-pool listens for errors only on idle clients: a checked-out client whose connection dies
+  // (PostgreSQL restarted, the backend terminated) would emit an unhandled 'error' and crash the
+  // process. Its queries still fail (answered 503), and the pool discards it on release.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   let closed = false;
   const hooks: (() => Promise<void>)[] = [];

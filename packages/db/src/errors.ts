@@ -66,17 +66,54 @@ export interface DatabaseFailure {
   message: string;
 }
 
-function causes(error: unknown): unknown[] {
-  const chain: unknown[] = [];
-  for (let current = error; current instanceof Error && chain.length < 5; current = current.cause) {
+/** Errors from another realm (Node's own, seen inside a vm or a test runner) fail `instanceof Error`. */
+const isErrorLike = (value: unknown): value is Error =>
+  typeof value === 'object' && value !== null && typeof (value as Error).message === 'string';
+
+function causes(error: unknown): Error[] {
+  const chain: Error[] = [];
+  for (let current = error; isErrorLike(current) && chain.length < 5; current = current.cause) {
     chain.push(current);
   }
   return chain;
 }
 
+/** Socket failures reaching PostgreSQL (Node's error codes, not SQLSTATEs). */
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+/** pg's words for a connection that died under a query, or a client left unusable by that. */
+const CONNECTION_LOST_MESSAGES = ['Connection terminated', 'is not queryable'];
+/** @prisma/adapter-pg's names for the same failures. */
+const ADAPTER_UNREACHABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout']);
+
+/** PostgreSQL unreachable or the connection lost (restarted, killed): no SQLSTATE reaches us then. */
+function isConnectionFailure(error: unknown): boolean {
+  return causes(error).some((e) => {
+    const { code, message, meta } = e as Error & {
+      code?: unknown;
+      meta?: { driverAdapterError?: { cause?: { kind?: unknown } } };
+    };
+    if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) return true;
+    if (CONNECTION_LOST_MESSAGES.some((words) => message.includes(words))) return true;
+    const kind = meta?.driverAdapterError?.cause?.kind;
+    return typeof kind === 'string' && ADAPTER_UNREACHABLE_KINDS.has(kind);
+  });
+}
+
 export function classifyDatabaseError(error: unknown): DatabaseFailure | null {
   if (causes(error).some((e) => (e as Error).message.includes(POOL_ACQUIRE_TIMEOUT_MESSAGE))) {
     return { kind: 'busy', message: 'no database connection became free in time' };
+  }
+  if (isConnectionFailure(error)) {
+    return { kind: 'unavailable', message: 'the database cannot be reached or the connection was lost' };
   }
   const info = databaseErrorOf(error);
   if (!info) return null;
