@@ -100,11 +100,16 @@ export function streamingEngine(storage: ObjectStorage): StorageEngine {
         })
         .catch((error: unknown) => {
           if (error instanceof PayloadTooLargeWhileStreaming) return callback(error);
-          // Storage that fails mid-way is not the client's fault.
+          // Storage that fails mid-way is not the client's fault; a full disk (or quota) is said
+          // so, for the operator reading the client's report.
+          const code = (error as { code?: unknown }).code;
+          const full = code === 'ENOSPC' || code === 'EDQUOT';
           callback(
-            new AppError('SERVICE_UNAVAILABLE', 'File storage is unavailable; retry later', {
-              'Retry-After': '5',
-            }),
+            new AppError(
+              'SERVICE_UNAVAILABLE',
+              full ? 'File storage is full; retry later' : 'File storage is unavailable; retry later',
+              { 'Retry-After': full ? '60' : '5' },
+            ),
           );
         });
     },
