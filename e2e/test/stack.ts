@@ -32,6 +32,8 @@ export interface Stack {
   kill(name: ServiceName, signal?: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
   logs(name: ServiceName): string;
+  /** The running process of a service, e.g. to read its memory from /proc. */
+  pid(name: ServiceName): number | undefined;
 }
 
 export interface StackOptions {
@@ -100,5 +102,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await database.drop();
     },
     logs: (name) => services.get(name)?.output() ?? '',
+    pid: (name) => services.get(name)?.pid,
   };
 }
