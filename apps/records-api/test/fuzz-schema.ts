@@ -42,6 +42,8 @@ export interface SchemaContext {
    */
   fixture: string[];
   examples: string[];
+  /** The fixture's fields: name (and id) to type, for values that fit the field they go to. */
+  fieldTypes: Record<string, string>;
 }
 
 /** Recursive schemas (filters) are cut off past this many nested references. */
@@ -149,10 +151,36 @@ function objectArbitrary(schema: JsonSchema, context: SchemaContext, depth: numb
   if (extra && typeof extra === 'object') {
     // A map (field values by field name): keys from the dictionary mostly, values from the schema.
     const keys = stringArbitrary(schema.propertyNames ?? { type: 'string', minLength: 1 }, context);
-    const entries = fc.dictionary(keys, arbitraryOf(extra, context, depth), { maxKeys: MAX_GENERATED_ITEMS });
+    const generic = fc.dictionary(keys, arbitraryOf(extra, context, depth), { maxKeys: MAX_GENERATED_ITEMS });
+    const entries = typedValues(extra, context, depth) ?? generic;
     return fc.tuple(known, entries).map(([fixed, more]) => ({ ...more, ...(fixed as object) }));
   }
   return known;
+}
+
+/**
+ * Field values (a map whose values are one of the `FieldValue_<type>` schemas): mostly values of
+ * the fixture's own fields, each from the schema of its field's type, so that a hostile value
+ * planted in one of them reaches the storage layer instead of the first type check.
+ */
+function typedValues(values: JsonSchema, context: SchemaContext, depth: number) {
+  const options = values.anyOf ?? [];
+  const typed = options.length > 0 && options.every((option) => option.$ref?.includes('/FieldValue_'));
+  const fields = Object.entries(context.fieldTypes);
+  if (!typed || fields.length === 0) return undefined;
+  const entry = fc.constantFrom(...fields).chain(([name, type]) => {
+    const schema = context.components[`FieldValue_${type}`];
+    return schema
+      ? arbitraryOf(schema, context, depth).map((value) => [name, value] as const)
+      : fc.constant([name, null] as const);
+  });
+  const own = fc.array(entry, { maxLength: MAX_GENERATED_ITEMS }).map((pairs) => Object.fromEntries(pairs));
+  const generic = fc.dictionary(
+    stringArbitrary({ type: 'string', minLength: 1 }, context),
+    arbitraryOf(values, context, depth),
+    { maxKeys: MAX_GENERATED_ITEMS },
+  );
+  return fc.oneof({ weight: 3, arbitrary: own }, { weight: 1, arbitrary: generic });
 }
 
 /** An arbitrary of values that satisfy (mostly) a JSON Schema of the document. */

@@ -73,8 +73,14 @@ afterAll(async () => {
   await h?.close();
 });
 
+interface Field {
+  id: string;
+  name: string;
+  type: string;
+}
+
 /** Removes what earlier routes' requests created, then builds the fixture each route starts from. */
-async function resetFixture(): Promise<Known> {
+async function resetFixture(): Promise<{ known: Known; fieldTypes: Record<string, string> }> {
   const bases = await h.api.get('/api/v1/bases').set('Authorization', root).expect(200);
   for (const base of bases.body.bases as { id: string }[])
     await h.api.delete(`/api/v1/bases/${base.id}`).set('Authorization', root).expect(200);
@@ -117,7 +123,7 @@ async function resetFixture(): Promise<Known> {
   const [table, other] = created.body.tables as {
     id: string;
     name: string;
-    fields: { id: string; name: string }[];
+    fields: Field[];
   }[];
   const tables = `/api/v1/bases/${databaseId}/tables`;
   const link = await h.api
@@ -168,8 +174,8 @@ async function resetFixture(): Promise<Known> {
     .set('Authorization', root)
     .send({ query: 'SELECT 1' })
     .expect(200);
-  const fields = [...table!.fields, link.body as { id: string; name: string }];
-  return {
+  const fields = [...table!.fields, link.body as Field];
+  const known = {
     databaseId: [databaseId],
     tableId: [table!.id, table!.name, other!.id],
     fieldId: fields.map((field) => field.id),
@@ -178,6 +184,12 @@ async function resetFixture(): Promise<Known> {
     webhookId: [webhook.body.id],
     apiKeyId: [key.body.id],
   };
+  const fieldTypes: Record<string, string> = {};
+  for (const field of fields) {
+    fieldTypes[field.name] = field.type;
+    fieldTypes[field.id] = field.type;
+  }
+  return { known, fieldTypes };
 }
 
 /**
@@ -259,8 +271,8 @@ describe.each(routes.map((route) => [`${route.method.toUpperCase()} ${route.path
     test(
       'never a 5xx, never a hang, and nothing written when refused',
       async () => {
-        const known = await resetFixture();
-        const context = { components, fixture: Object.values(known).flat(), examples };
+        const { known, fieldTypes } = await resetFixture();
+        const context = { components, fixture: Object.values(known).flat(), examples, fieldTypes };
         const checker = new WriteChecker();
         const counts: Figures = { requests: 0, durationMs: 0, statuses: {}, slowestMs: 0 };
         const started = performance.now();
