@@ -1,5 +1,5 @@
 import { type PrivatePostgres, startPrivatePostgres, withPool } from './private-postgres';
-import { type Stack, startStack } from './stack';
+import { type Stack, serviceNames, startStack } from './stack';
 import { expectNoWriteLostOrHalfWritten, newWriteTable, startWriteLoad } from './write-load';
 
 /**
@@ -14,6 +14,23 @@ import { expectNoWriteLostOrHalfWritten, newWriteTable, startWriteLoad } from '.
  */
 
 const WRITERS = 6;
+
+/** Every service is still up (none crashed on the lost connections) and ready again. */
+async function expectAllServicesReady(stack: Stack) {
+  const deadline = Date.now() + 30_000;
+  for (const name of serviceNames) {
+    for (;;) {
+      const status = await fetch(`http://127.0.0.1:${stack.ports[name]}/readyz`).then(
+        (response) => response.status,
+        () => 0,
+      );
+      if (status === 200) break;
+      if (Date.now() > deadline)
+        throw new Error(`${name} is not ready (${status}):\n${stack.logs(name).slice(-2000)}`);
+      await new Promise((done) => setTimeout(done, 200));
+    }
+  }
+}
 
 describe('PostgreSQL faults under write load', () => {
   let postgres: PrivatePostgres | undefined;
@@ -45,6 +62,7 @@ describe('PostgreSQL faults under write load', () => {
     // The outage was met (refusals), and writes went on after it.
     expect(summary.refused).toBeGreaterThan(0);
     expect(summary.acknowledged).toBeGreaterThanOrEqual(40);
+    await expectAllServicesReady(stack);
   });
 
   it("the services' PostgreSQL connections killed mid-request: 2xx or 503 + Retry-After, nothing lost or half-written", async () => {
@@ -75,5 +93,6 @@ describe('PostgreSQL faults under write load', () => {
     expect(killed).toBeGreaterThan(0);
     const summary = await expectNoWriteLostOrHalfWritten(current, baseId, load.outcomes);
     expect(summary.acknowledged).toBeGreaterThanOrEqual(30);
+    await expectAllServicesReady(current);
   });
 });
