@@ -37,15 +37,20 @@ interface Operation {
 
 const METHODS = ['get', 'post', 'patch', 'delete', 'put'] as const;
 
-export function documentedRoutes(): { routes: FuzzRoute[]; components: Record<string, JsonSchema> } {
+/** This service's API: the upload-service's routes share the document. */
+const recordsApiPath = (path: string) => path.startsWith('/api/v1/');
+
+export function documentedRoutes(served: (path: string) => boolean = recordsApiPath): {
+  routes: FuzzRoute[];
+  components: Record<string, JsonSchema>;
+} {
   const document = openApiDocument() as unknown as {
     paths: Record<string, Record<string, Operation> & { parameters?: Parameter[] }>;
     components: { schemas: Record<string, JsonSchema> };
   };
   const routes: FuzzRoute[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
-    // Only this service's API: the upload-service's routes share the document.
-    if (!path.startsWith('/api/v1/')) continue;
+    if (!served(path)) continue;
     for (const method of METHODS) {
       const operation = item[method];
       if (!operation) continue;
@@ -101,7 +106,10 @@ function urlPartArbitrary(schema: JsonSchema, context: SchemaContext, known: str
     { weight: 2, arbitrary: fc.constantFrom(...HOSTILE_URL_PARTS) },
   ];
   if (known.length > 0) {
-    const existing = fc.constantFrom(...known.map(encodeComponent));
+    // Encoded segment by segment: a storage key's slashes stay path separators.
+    const existing = fc.constantFrom(
+      ...known.map((value) => value.split('/').map(encodeComponent).join('/')),
+    );
     options.push({ weight: 16, arbitrary: existing });
     // An existing id with something hostile after it.
     options.push({
@@ -113,7 +121,7 @@ function urlPartArbitrary(schema: JsonSchema, context: SchemaContext, known: str
 }
 
 /** Query values: the parameter's own schema, arrays as repeated parameters, or hostile text. */
-function queryArbitrary(route: FuzzRoute, context: SchemaContext): fc.Arbitrary<string[]> {
+function queryArbitrary(route: FuzzRoute, context: SchemaContext, known: Known): fc.Arbitrary<string[]> {
   const one = (name: string, schema: JsonSchema) =>
     fc.option(
       fc
@@ -126,6 +134,12 @@ function queryArbitrary(route: FuzzRoute, context: SchemaContext): fc.Arbitrary<
                   `${name}=${encodeComponent(typeof item === 'string' ? item : JSON.stringify(item))}`,
               ),
             ),
+          },
+          {
+            weight: known[name]?.length ? 4 : 0,
+            arbitrary: fc
+              .constantFrom('', ...(known[name] ?? []))
+              .map((value) => [`${name}=${encodeComponent(value)}`]),
           },
           fc.constantFrom(...HOSTILE_URL_PARTS).map((part) => [`${name}=${part}`]),
           fc.constant([`${name}[__proto__]=x`]),
@@ -155,7 +169,7 @@ export function requestArbitrary(
   const params = fc.tuple(
     ...route.pathParams.map((p) => urlPartArbitrary(p.schema, context, known[p.name] ?? [])),
   );
-  const query = queryArbitrary(route, context);
+  const query = queryArbitrary(route, context, known);
   const noBody = fc.constant(undefined as { valid: unknown; mutations: Mutation[] } | undefined);
   const body = route.body
     ? fc.record({

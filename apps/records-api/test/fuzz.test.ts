@@ -17,7 +17,7 @@
  * A failure prints the request that caused it, shrunk.
  *
  * Short run (in `npm test`): 25 requests per route. Long run:
- *   FUZZ_RUNS=500 npx jest test/fuzz.test.ts
+ *   FUZZ_RUNS=1000 npx jest test/fuzz.test.ts test/fuzz.uploads.test.ts
  * (requests per route; with FUZZ_RUNS set, per-route figures are printed at the end;
  * FUZZ_SEED=<n> replays a run; FUZZ_DEBUG=<part of a path> prints each request of the matching
  * routes with its answer.)
@@ -25,27 +25,9 @@
 import type http from 'node:http';
 import { Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import fc from 'fast-check';
-import {
-  describeRequest,
-  documentExamples,
-  documentedRoutes,
-  type FuzzRequest,
-  type Known,
-  requestArbitrary,
-  send,
-} from './fuzz-routes';
-import { createBase, databaseSnapshot, type Harness, startHarness } from './harness';
-
-const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
-const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
-const LONG = process.env.FUZZ_RUNS !== undefined;
-const STATEMENT_TIMEOUT_MS = 2000;
-/** Parsing and validating a 100,000-item or 1 MB body on a busy 2-core machine, beyond SQL. */
-const MARGIN_MS = 8000;
-const ANSWER_WITHIN_MS = STATEMENT_TIMEOUT_MS + MARGIN_MS;
-/** GETs between two snapshots. */
-const READ_BATCH = 10;
+import { documentExamples, documentedRoutes, type Known } from './fuzz-routes';
+import { type Figures, FUZZ, fuzzRoute, printFigures, ROUTE_TIMEOUT_MS } from './fuzz-run';
+import { createBase, type Harness, startHarness } from './harness';
 
 const { routes, components } = documentedRoutes();
 const examples = documentExamples();
@@ -56,7 +38,7 @@ let origin: { host: string; port: number; agent: Agent };
 let root: string;
 
 beforeAll(async () => {
-  h = await startHarness({ statementTimeoutMs: STATEMENT_TIMEOUT_MS });
+  h = await startHarness({ statementTimeoutMs: FUZZ.statementTimeoutMs });
   root = h.bearer(h.rootKey);
   server = h.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
@@ -69,7 +51,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   origin?.agent.destroy();
-  await new Promise((resolve) => server?.close(resolve));
+  if (server) await new Promise((resolve) => server.close(resolve));
   await h?.close();
 });
 
@@ -192,71 +174,9 @@ async function resetFixture(): Promise<{ known: Known; fieldTypes: Record<string
   return { known, fieldTypes };
 }
 
-/**
- * Checks that refused requests write nothing, with as few snapshots as that allows: a baseline is
- * taken before a request when there is none; a refused write is compared with it at once (so the
- * request is named); a success only drops the baseline; GETs are compared in batches.
- */
-class WriteChecker {
-  private baseline: Record<string, string> | undefined;
-  private reads: FuzzRequest[] = [];
-
-  async before(request: FuzzRequest) {
-    if (!this.baseline) this.baseline = await databaseSnapshot(h.db);
-    else if (request.method !== 'GET' && this.reads.length > 0) await this.checkReads();
-  }
-
-  async after(request: FuzzRequest, status: number) {
-    if (request.method === 'GET') {
-      this.reads.push(request);
-      if (this.reads.length >= READ_BATCH) await this.checkReads();
-      return;
-    }
-    if (status < 400) {
-      this.baseline = undefined;
-      return;
-    }
-    const now = await databaseSnapshot(h.db);
-    this.compare(now, `the refused (${status}) request\n${describeRequest(request)}`);
-  }
-
-  private async checkReads() {
-    const now = await databaseSnapshot(h.db);
-    this.compare(now, `one of these reads:\n${this.reads.map(describeRequest).join('\n')}`);
-    this.reads = [];
-  }
-
-  private compare(now: Record<string, string>, what: string) {
-    const before = this.baseline ?? now;
-    this.baseline = now;
-    const changed = Object.keys({ ...before, ...now }).filter((table) => before[table] !== now[table]);
-    if (changed.length > 0) throw new Error(`${what}\nwrote to ${changed.join(', ')}`);
-  }
-}
-
-interface Figures {
-  requests: number;
-  durationMs: number;
-  statuses: Record<number, number>;
-  slowestMs: number;
-}
 const figures = new Map<string, Figures>();
-
 afterAll(() => {
-  if (!LONG) return;
-  let requests = 0;
-  let durationMs = 0;
-  const lines = [...figures].map(([route, f]) => {
-    requests += f.requests;
-    durationMs += f.durationMs;
-    const statuses = Object.entries(f.statuses)
-      .map(([status, count]) => `${status}×${count}`)
-      .join(' ');
-    return `${route}: ${f.requests} requests in ${Math.round(f.durationMs / 1000)} s, slowest ${Math.round(f.slowestMs)} ms, ${statuses}`;
-  });
-  process.stdout.write(
-    `fuzz figures: ${figures.size} routes, ${requests} requests in ${Math.round(durationMs / 1000)} s\n${lines.join('\n')}\n`,
-  );
+  if (FUZZ.long) printFigures(figures);
 });
 
 test('the route table is read from the document', () => {
@@ -273,39 +193,11 @@ describe.each(routes.map((route) => [`${route.method.toUpperCase()} ${route.path
       async () => {
         const { known, fieldTypes } = await resetFixture();
         const context = { components, fixture: Object.values(known).flat(), examples, fieldTypes };
-        const checker = new WriteChecker();
         const counts: Figures = { requests: 0, durationMs: 0, statuses: {}, slowestMs: 0 };
-        const started = performance.now();
         figures.set(name, counts);
-        const requests = requestArbitrary(route, context, known).map((request) =>
-          Object.assign(request, { [fc.toStringMethod]: () => describeRequest(request) }),
-        );
-        await fc.assert(
-          fc.asyncProperty(requests, async (request) => {
-            await checker.before(request);
-            const response = await send(origin, request, root, ANSWER_WITHIN_MS).catch((error: Error) => {
-              throw new Error(`${error.message}:\n${describeRequest(request)}`);
-            });
-            counts.requests++;
-            counts.statuses[response.status] = (counts.statuses[response.status] ?? 0) + 1;
-            counts.slowestMs = Math.max(counts.slowestMs, response.durationMs);
-            if (process.env.FUZZ_DEBUG && route.path.includes(process.env.FUZZ_DEBUG))
-              console.log(
-                response.status,
-                describeRequest(request).slice(0, 300),
-                response.text.slice(0, 200),
-              );
-            if (response.status >= 500)
-              throw new Error(
-                `${response.status} ${response.text.slice(0, 500)}\nfor ${describeRequest(request)}`,
-              );
-            await checker.after(request, response.status);
-          }),
-          { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
-        );
-        counts.durationMs = performance.now() - started;
+        await fuzzRoute({ origin, authorization: root, db: h.db }, route, context, known, counts);
       },
-      Math.max(60_000, RUNS * 3 * ANSWER_WITHIN_MS),
+      ROUTE_TIMEOUT_MS,
     );
   },
 );
