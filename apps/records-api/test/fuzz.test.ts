@@ -163,7 +163,7 @@ async function resetFixture(): Promise<{ known: Known; fieldTypes: Record<string
     fieldId: fields.map((field) => field.id),
     fieldNames: fields.map((field) => field.name),
     recordId: [...recordIds, linked.body.id],
-    webhookId: [webhook.body.id],
+    webhookId: [String(webhook.body.id)],
     apiKeyId: [key.body.id],
   };
   const fieldTypes: Record<string, string> = {};
