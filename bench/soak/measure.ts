@@ -48,7 +48,9 @@ export class SoakRecorder {
 
   record(operation: string, startedAt: number, durationMs: number, error?: unknown): void {
     const minute = this.minuteOf(startedAt);
-    (this.latencies[minute] ??= []).push(durationMs);
+    const latencies = this.latencies[minute] ?? [];
+    latencies.push(durationMs);
+    this.latencies[minute] = latencies;
     this.errorCounts[minute] = (this.errorCounts[minute] ?? 0) + (error ? 1 : 0);
     const op = this.byOperation.get(operation) ?? { requests: 0, errors: 0, latencies: [] };
     op.requests += 1;
@@ -67,7 +69,10 @@ export class SoakRecorder {
 
   sampleRss(pids: Record<string, number>, at = performance.now()): void {
     const sample = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, rssBytes(pid) / MiB]));
-    (this.rss[this.minuteOf(at)] ??= []).push(sample);
+    const minute = this.minuteOf(at);
+    const samples = this.rss[minute] ?? [];
+    samples.push(sample);
+    this.rss[minute] = samples;
   }
 
   minutes(count: number): MinuteFigures[] {
