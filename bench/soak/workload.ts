@@ -99,9 +99,13 @@ export const operations: Operation[] = [
     name: 'upsert (10 on Email, half new)',
     weight: 10,
     async run(target, rand) {
-      // Half the records match one written earlier (an email the run knows), half are new.
+      // Half the records match one written earlier (an email the run knows), half are new; the
+      // known ones are distinct, as a request naming one email twice is refused.
+      const known = new Set<number>();
+      while (known.size < 5) known.add(Math.floor(rand() * 2_000));
+      const emails = [...known].map((n) => `known-${n}@soak.example`);
       const records = Array.from({ length: 10 }, (_, i) =>
-        dealRecord(rand, i % 2 === 0 ? `known-${Math.floor(rand() * 2_000)}@soak.example` : undefined),
+        dealRecord(rand, i % 2 === 0 ? emails[i / 2] : undefined),
       );
       await target.client.records.upsert(target.baseId, target.tableId, {
         matchOn: [target.emailFieldId],
