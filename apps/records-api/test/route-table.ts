@@ -121,6 +121,26 @@ export function expectedRefusal(op: Operation, keyCase: KeyCase): Refusal | null
   }
 }
 
+/**
+ * Checks an answer against the refusal the matrix expects for `keyCase` (`key` is the
+ * Authorization value sent); false when the route admits that key and the caller checks the
+ * admission. Which malformed value failed is named, when there are several (no real key is printed).
+ */
+export function refusedAsExpected(
+  op: Operation,
+  keyCase: KeyCase,
+  key: string | undefined,
+  response: { status: number; body?: { error?: { code?: string; message?: string } } },
+): boolean {
+  const refusal = expectedRefusal(op, keyCase);
+  if (!refusal) return false;
+  const sent = keyCase === 'a malformed key' ? key : keyCase;
+  const outcome = { sent, status: response.status, code: response.body?.error?.code };
+  expect(outcome).toEqual({ sent, status: refusal.status, code: refusal.code });
+  if (refusal.message) expect(response.body?.error?.message).toContain(refusal.message);
+  return true;
+}
+
 /** The ids of the examples of the document, and which fixture each stands for. */
 export type FixtureIds = {
   databaseId: string;
