@@ -3,6 +3,7 @@ import { RecordbaseClient } from '@recordbase/client';
 import pg from 'pg';
 import { startReceiver } from '../webhooks/receiver';
 import { isFullRun, loadConfig } from './config';
+import { type HeapFigures, heapOfAll } from './heap';
 import { percentile, SoakRecorder } from './measure';
 import { renderReport, type SoakResults, verdicts, writeResults } from './report';
 import { startSoakStack } from './stack';
@@ -45,7 +46,9 @@ async function seed(target: SoakTarget, count: number, rand: () => number): Prom
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  console.log(`soak: ${config.ratePerSecond} requests/s for ${config.minutes} minutes`);
+  console.log(
+    `soak: ${config.ratePerSecond} requests/s for ${config.warmUpMinutes} minutes of warm-up, then ${config.minutes} measured`,
+  );
   const stack = await startSoakStack();
   const receiver = await startReceiver('crypto');
   const db = new pg.Client({ connectionString: stack.database.url });
@@ -98,7 +101,10 @@ async function main(): Promise<void> {
     const recorder = new SoakRecorder(startedAt);
     const next = chooser(rand);
     const inFlight = new Set<Promise<void>>();
-    const total = Math.round(config.minutes * 60 * config.ratePerSecond);
+    const loadMinutes = config.warmUpMinutes + config.minutes;
+    const total = Math.round(loadMinutes * 60 * config.ratePerSecond);
+    const warmUpEndsAt = startedAt + config.warmUpMinutes * 60_000;
+    let heapAfterWarmUp: Promise<Record<string, HeapFigures>> | undefined;
     const intervalMs = 1000 / config.ratePerSecond;
     const rssEveryMs = 60_000 / config.rssSamplesPerMinute;
     let nextRssAt = startedAt;
@@ -109,6 +115,9 @@ async function main(): Promise<void> {
       if (performance.now() >= nextRssAt) {
         recorder.sampleRss(stack.pids);
         nextRssAt += rssEveryMs;
+      }
+      if (!heapAfterWarmUp && performance.now() >= warmUpEndsAt) {
+        heapAfterWarmUp = heapOfAll(stack.metricsUrls);
       }
       const op = next();
       if (inFlight.size >= MAX_IN_FLIGHT) {
@@ -124,7 +133,8 @@ async function main(): Promise<void> {
       void running.finally(() => inFlight.delete(running));
     }
     await Promise.all(inFlight);
-    recorder.sampleRss(stack.pids, startedAt + config.minutes * 60_000 - 1);
+    recorder.sampleRss(stack.pids, startedAt + loadMinutes * 60_000 - 1);
+    const heap = { afterWarmUp: await heapAfterWarmUp!, atEnd: await heapOfAll(stack.metricsUrls) };
     console.log('soak: load done; waiting for imports and events');
 
     // Imports and events finish after the load: both must, within the drain time.
@@ -160,9 +170,11 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
       machine: `${cpus().length} CPUs (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
       minutes: config.minutes,
+      warmUpMinutes: config.warmUpMinutes,
       ratePerSecond: config.ratePerSecond,
       seedRecords: config.seedRecords,
-      perMinute: recorder.minutes(Math.ceil(config.minutes)),
+      perMinute: recorder.minutes(Math.ceil(loadMinutes), Math.ceil(config.warmUpMinutes)),
+      heap,
       operations: [...recorder.byOperation].map(([name, op]) => {
         const sorted = [...op.latencies].sort((a, b) => a - b);
         return {

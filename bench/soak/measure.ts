@@ -7,6 +7,8 @@ import { rssBytes } from '../uploads/rss';
 
 export interface MinuteFigures {
   minute: number;
+  /** A minute of the warm-up: counted for errors, not for the memory and p99 targets. */
+  warmUp: boolean;
   requests: number;
   errors: number;
   p50Ms: number;
@@ -75,13 +77,16 @@ export class SoakRecorder {
     this.rss[minute] = samples;
   }
 
-  minutes(count: number): MinuteFigures[] {
+  /** Every minute's figures; the first `warmUpCount` are the warm-up. */
+  minutes(count: number, warmUpCount: number): MinuteFigures[] {
     return Array.from({ length: count }, (_, minute) => {
       const sorted = [...(this.latencies[minute] ?? [])].sort((a, b) => a - b);
       const samples = this.rss[minute] ?? [];
       const names = Object.keys(samples[0] ?? {});
       return {
-        minute: minute + 1,
+        // Warm-up minutes and measured minutes are each numbered from 1.
+        minute: minute < warmUpCount ? minute + 1 : minute + 1 - warmUpCount,
+        warmUp: minute < warmUpCount,
         requests: sorted.length,
         errors: this.errorCounts[minute] ?? 0,
         p50Ms: percentile(sorted, 50),

@@ -26,6 +26,8 @@ export interface SoakStack {
   database: TestDatabase;
   /** The processes whose memory the soak follows, by name. */
   pids: Record<string, number>;
+  /** Each of those processes' `/metrics`, straight from the service (the gateway does not serve it). */
+  metricsUrls: Record<string, string>;
   logs(name: ServiceName): string;
   stop(): Promise<void>;
 }
@@ -83,6 +85,9 @@ export async function startSoakStack(): Promise<SoakStack> {
       database,
       // nginx's memory is its workers' fixed buffers; the services are what could grow.
       pids: Object.fromEntries(services.map((service) => [service.name, service.pid])),
+      metricsUrls: Object.fromEntries(
+        services.map((service) => [service.name, `http://127.0.0.1:${service.port}/metrics`]),
+      ),
       logs: (name) => services.find((service) => service.name === name)?.output() ?? '',
       async stop() {
         await stopAll([running, ...services]);
