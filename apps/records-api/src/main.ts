@@ -1,7 +1,6 @@
-import { createServer } from 'node:http';
 import { createDb } from '@recordbase/db';
 import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
-import { closeServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
+import { closeServer, createHttpServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { Redis } from 'ioredis';
 import { createApp } from './app';
@@ -35,7 +34,7 @@ async function main(): Promise<void> {
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const events = createEventPublisher({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
   const imports = createImportQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
-  const server = createServer(createApp({ db, redis, events, imports, logger, config }));
+  const server = createHttpServer(createApp({ db, redis, events, imports, logger, config }), config);
   const port = await listen(server, config.PORT, config.HOST);
   logger.info({ port }, 'records-api listening');
   installShutdown(logger, [

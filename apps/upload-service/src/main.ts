@@ -1,7 +1,6 @@
-import { createServer } from 'node:http';
 import { createDb } from '@recordbase/db';
 import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
-import { closeServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
+import { closeServer, createHttpServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { createStorage } from '@recordbase/storage';
 import { Redis } from 'ioredis';
@@ -29,7 +28,7 @@ async function main(): Promise<void> {
   });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
-  const server = createServer(createApp({ db, redis, logger, storage, config }));
+  const server = createHttpServer(createApp({ db, redis, logger, storage, config }), config);
   const port = await listen(server, config.PORT, config.HOST);
   // Where files go, for whoever reads the logs; the S3 keys are never logged.
   const storedIn =

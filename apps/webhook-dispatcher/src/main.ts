@@ -1,7 +1,6 @@
-import { createServer } from 'node:http';
 import { createDb } from '@recordbase/db';
 import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
-import { closeServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
+import { closeServer, createHttpServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
 import { Redis } from 'ioredis';
@@ -27,7 +26,7 @@ async function main(): Promise<void> {
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const metrics = createMetrics('webhook-dispatcher');
   const dispatcher = new Dispatcher(dispatcherOptionsFromConfig(config, { db, logger, metrics }));
-  const server = createServer(createApp({ db, redis, logger, metrics, dispatcher }));
+  const server = createHttpServer(createApp({ db, redis, logger, metrics, dispatcher }), config);
   const port = await listen(server, config.PORT, config.HOST);
   dispatcher.start();
   logger.info({ port }, 'webhook-dispatcher listening');

@@ -37,6 +37,12 @@ export const commonEnvSchema = z.object({
    * nothing; the images set 0.0.0.0, the container's network being the boundary there.
    */
   HOST: z.string().min(1, { error: 'must not be empty' }).default('127.0.0.1'),
+  /**
+   * How long a client may take to send a request's headers, and its whole request: a client
+   * trickling either (slowloris) holds a connection no longer than this. Node's own defaults.
+   */
+  HTTP_HEADERS_TIMEOUT_MS: milliseconds(60_000),
+  HTTP_REQUEST_TIMEOUT_MS: milliseconds(300_000),
 });
 
 /**

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Logger } from './logger';
 
 export type ShutdownStep = [name: string, close: () => Promise<unknown>];
@@ -38,6 +38,35 @@ export function installShutdown(
     });
   }
   return shutdown;
+}
+
+export interface HttpTimeouts {
+  HTTP_HEADERS_TIMEOUT_MS: number;
+  HTTP_REQUEST_TIMEOUT_MS: number;
+}
+
+/**
+ * A service's HTTP server, bounding how long a client may take over its headers and its whole
+ * request. Node checks those deadlines on a timer; it runs often enough (a quarter of the
+ * headers deadline, at most every 30 s, Node's default) that a client is cut off close to them.
+ */
+export function createHttpServer(handler: RequestListener, timeouts: HttpTimeouts): Server {
+  const headersTimeout = timeouts.HTTP_HEADERS_TIMEOUT_MS;
+  const requestTimeout = timeouts.HTTP_REQUEST_TIMEOUT_MS;
+  if (headersTimeout > requestTimeout) {
+    // Node refuses the pair; say which settings to change.
+    throw new Error(
+      `HTTP_HEADERS_TIMEOUT_MS (${headersTimeout}) must not be more than HTTP_REQUEST_TIMEOUT_MS (${requestTimeout})`,
+    );
+  }
+  return createServer(
+    {
+      headersTimeout,
+      requestTimeout,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(headersTimeout / 4))),
+    },
+    handler,
+  );
 }
 
 export function listen(server: Server, port: number, host?: string): Promise<number> {

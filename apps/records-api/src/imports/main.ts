@@ -1,8 +1,7 @@
-import { createServer } from 'node:http';
 import { createDb } from '@recordbase/db';
 import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
 import { dependencyChecks } from '@recordbase/server-kit/health';
-import { closeServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
+import { closeServer, createHttpServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
 import { createStorage } from '@recordbase/storage';
@@ -45,7 +44,7 @@ async function main(): Promise<void> {
     checks: { ...dependencyChecks(db.pool, redis), storage: () => storage.check() },
     metrics,
   });
-  const server = createServer(app);
+  const server = createHttpServer(app, config);
   const port = await listen(server, config.PORT, config.HOST);
   logger.info({ port }, 'import-worker listening');
   installShutdown(logger, [
