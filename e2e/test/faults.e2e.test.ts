@@ -1,6 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import type { RecordbaseClient } from '@recordbase/client';
 import { clientOf } from './client';
+import { startPrivateRedis, stopPrivateRedis } from './private-redis';
 import { type Receiver, startReceiver } from './receiver';
 import { freePort, type Stack, startStack } from './stack';
 
@@ -19,44 +19,6 @@ beforeEach(() => {
   receiver.received.length = 0;
   receiver.delayBy(0);
 });
-
-/** A Redis of the test's own, so stopping it disturbs nothing else on the machine. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const redis = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: 'ignore',
-    },
-  );
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    try {
-      const socket = await import('node:net').then(
-        (net) =>
-          new Promise<boolean>((resolve) => {
-            const s = net.connect(port, '127.0.0.1', () => {
-              s.end();
-              resolve(true);
-            });
-            s.on('error', () => resolve(false));
-          }),
-      );
-      if (socket) return redis;
-    } catch {
-      // retry
-    }
-    if (Date.now() > deadline) throw new Error('redis-server did not start');
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
-
-async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM') {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((done) => child.once('exit', done));
-  child.kill(signal);
-  await exited;
-}
 
 /** Each request sent once: a write the faults disturb must succeed the first time, not on a retry. */
 const onceClient = (stack: Stack) => clientOf(stack, { retry: { maxAttempts: 1 } });
@@ -85,7 +47,7 @@ async function distinctRecordIdsReceived(expected: string[], timeoutMs: number) 
 describe('faults', () => {
   it('delivers every event written while Redis is down, and those written after it is back', async () => {
     const port = await freePort();
-    let redis = await startRedis(port);
+    let redis = await startPrivateRedis(port);
     const stack = await startStack({
       redisUrl: `redis://127.0.0.1:${port}`,
       env: {
@@ -96,7 +58,7 @@ describe('faults', () => {
     try {
       const client = onceClient(stack);
       const baseId = await newBaseWithWebhook(client);
-      await stopProcess(redis);
+      await stopPrivateRedis(redis);
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
         const created = await client.records.create(baseId, 'Items', { Name: `while down ${i}` });
@@ -105,12 +67,12 @@ describe('faults', () => {
       // Their publish failed; the outbox has them, and the dispatcher's sweep sends them even
       // before Redis is back.
       await distinctRecordIdsReceived(ids, 60_000);
-      redis = await startRedis(port);
+      redis = await startPrivateRedis(port);
       const after = await client.records.create(baseId, 'Items', { Name: 'after' });
       await distinctRecordIdsReceived([...ids, after.id], 60_000);
     } finally {
       await stack.stop();
-      await stopProcess(redis);
+      await stopPrivateRedis(redis);
     }
   });
 

@@ -303,7 +303,7 @@ describe('the delivery log limit', () => {
   it('refuses unknown query keys', async () => {
     const webhookId = await createWebhook();
     const response = await h.api.get(url(`/${webhookId}/deliveries?offset=5`)).set('Authorization', auth);
-    expectBadRequest(response, 'query: unknown key "offset"');
+    expectBadRequest(response, 'query: unknown parameter "offset"');
   });
 
   it('accepts limit=200', async () => {

@@ -511,7 +511,7 @@ const repeatedParameter = (schema: z.ZodType<string[], string[]>) =>
     .pipe(schema)
     .optional();
 
-export const getRecordQuerySchema = z.object({
+export const getRecordQuerySchema = z.strictObject({
   fields: repeatedParameter(projectionSchema).meta({
     description: `Fields to return, one parameter each: ?fields=Name&fields=Status (names or ids, at most ${MAX_PROJECTED_FIELDS}).`,
   }),
@@ -629,7 +629,7 @@ export const typecastSchema = z.boolean({ error: 'must be true or false' }).opti
 });
 
 /** `?suppressWebhooks=true` on a DELETE, which has no body. */
-export const writeQuerySchema = z.object({
+export const writeQuerySchema = z.strictObject({
   suppressWebhooks: z
     .enum(['true', 'false'], { error: 'must be true or false' })
     .transform((value) => value === 'true')

@@ -4,7 +4,7 @@ import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
 import type { ErrorBody } from '@recordbase/contracts/errors';
 import { classifyDatabaseError } from '@recordbase/db';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { authorize, type Principal, principalOf } from './auth';
 import { AppError, badRequest, notFound } from './errors';
 import type { Logger } from './logger';
@@ -168,6 +168,7 @@ export type RouteAccess = { scope: ApiKeyScope } | { rootOnly: true };
 interface EndpointSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
   access: RouteAccess;
   params?: P;
+  /** The query parameters the route takes (a strict object); a route without one takes none. */
   query?: Q;
   /** The JSON body's schema; a route without one reads no body. */
   body?: B;
@@ -196,6 +197,8 @@ export interface EndpointInput<P, Q, B> {
 }
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
+/** A misspelt parameter is refused rather than ignored, as a misspelt body key is. */
+const NO_QUERY_PARAMETERS = z.strictObject({});
 const DEFAULT_BODY_LIMIT = '100kb';
 
 /** Whether the request carries body bytes (an empty body means "no body", whatever its type). */
@@ -262,7 +265,7 @@ export function endpoint<
       databaseId: (params as { databaseId?: unknown } | undefined)?.databaseId,
       unreachable: spec.unreachable ? () => spec.unreachable!(params) : undefined,
     });
-    const query = (spec.query ? parseRequestPart(spec.query, req.query, 'query') : undefined) as Parsed<Q>;
+    const query = parseRequestPart(spec.query ?? NO_QUERY_PARAMETERS, req.query, 'query') as Parsed<Q>;
     const rawBody = spec.body
       ? await readJsonBody(req, res, spec.bodyLimit ?? DEFAULT_BODY_LIMIT)
       : undefined;

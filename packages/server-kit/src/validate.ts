@@ -15,7 +15,8 @@ export function describeIssues(part: RequestPart, issues: readonly z.core.$ZodIs
     const where = describePath(part, issue.path);
     if (issue.code === 'unrecognized_keys') {
       const keys = issue.keys.map((key) => `"${key}"`).join(', ');
-      return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${keys}`;
+      const noun = part === 'query' ? 'parameter' : 'key';
+      return `${where}: unknown ${noun}${issue.keys.length > 1 ? 's' : ''} ${keys}`;
     }
     return `${where}: ${issue.message}`;
   });
