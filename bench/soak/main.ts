@@ -7,7 +7,7 @@ import { type HeapFigures, heapOfAll } from './heap';
 import { percentile, SoakRecorder } from './measure';
 import { renderReport, type SoakResults, verdicts, writeResults } from './report';
 import { startSoakStack } from './stack';
-import { dealRecord, type Operation, operations, type SoakTarget, STATUSES, soakRandom } from './workload';
+import { dealRecord, knownEmail, operationSchedule, type SoakTarget, STATUSES, soakRandom } from './workload';
 
 /**
  * The soak (issue 16): a steady mixed load through the gateway for SOAK_MINUTES, then a wait for
@@ -19,23 +19,11 @@ import { dealRecord, type Operation, operations, type SoakTarget, STATUSES, soak
 const MAX_IN_FLIGHT = 1_000;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-function chooser(rand: () => number): () => Operation {
-  const total = operations.reduce((sum, op) => sum + op.weight, 0);
-  return () => {
-    let roll = rand() * total;
-    for (const op of operations) {
-      roll -= op.weight;
-      if (roll < 0) return op;
-    }
-    return operations.at(-1)!;
-  };
-}
-
 async function seed(target: SoakTarget, count: number, rand: () => number): Promise<void> {
   for (let done = 0; done < count; done += 100) {
     const records = Array.from({ length: Math.min(100, count - done) }, (_, i) =>
       // The first 2,000 carry the emails upserts match on.
-      dealRecord(rand, done + i < 2_000 ? `known-${done + i}@soak.example` : undefined),
+      dealRecord(rand, done + i < 2_000 ? knownEmail(done + i) : undefined),
     );
     const answer = await target.client.records.createMany(target.baseId, target.tableId, records, {
       suppressWebhooks: true,
@@ -87,6 +75,7 @@ async function main(): Promise<void> {
       emailFieldId: table.fields.find((field) => field.name === 'Email')!.id,
       recordIds: [],
       importIds: [],
+      deleted: new Set(),
     };
     const rand = soakRandom();
     await seed(target, config.seedRecords, rand);
@@ -99,7 +88,7 @@ async function main(): Promise<void> {
 
     const startedAt = performance.now();
     const recorder = new SoakRecorder(startedAt);
-    const next = chooser(rand);
+    const next = operationSchedule(rand);
     const inFlight = new Set<Promise<void>>();
     const loadMinutes = config.warmUpMinutes + config.minutes;
     const total = Math.round(loadMinutes * 60 * config.ratePerSecond);
