@@ -5,6 +5,7 @@ import { startReceiver } from '../webhooks/receiver';
 import { isFullRun, loadConfig } from './config';
 import { type HeapFigures, heapOfAll } from './heap';
 import { percentile, SoakRecorder } from './measure';
+import { postgresFigures } from './postgres';
 import { renderReport, type SoakResults, verdicts, writeResults } from './report';
 import { startSoakStack } from './stack';
 import { dealRecord, knownEmail, operationSchedule, type SoakTarget, STATUSES, soakRandom } from './workload';
@@ -124,6 +125,7 @@ async function main(): Promise<void> {
     await Promise.all(inFlight);
     recorder.sampleRss(stack.pids, startedAt + loadMinutes * 60_000 - 1);
     const heap = { afterWarmUp: await heapAfterWarmUp!, atEnd: await heapOfAll(stack.metricsUrls) };
+    const postgres = await postgresFigures(db, table.id);
     console.log('soak: load done; waiting for imports and events');
 
     // Imports and events finish after the load: both must, within the drain time.
@@ -158,6 +160,7 @@ async function main(): Promise<void> {
     const results: SoakResults = {
       date: new Date().toISOString(),
       machine: `${cpus().length} CPUs (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+      postgres,
       minutes: config.minutes,
       warmUpMinutes: config.warmUpMinutes,
       ratePerSecond: config.ratePerSecond,

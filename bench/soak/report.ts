@@ -3,12 +3,14 @@ import { join } from 'node:path';
 import { replaceReadmeSection } from '../webhooks/report';
 import type { HeapFigures } from './heap';
 import type { ErrorSample, MinuteFigures } from './measure';
+import type { PostgresFigures } from './postgres';
 
 /** The soak's figures, its verdicts against issue 16's targets, and its README section. */
 
 export interface SoakResults {
   date: string;
   machine: string;
+  postgres: PostgresFigures;
   minutes: number;
   warmUpMinutes: number;
   ratePerSecond: number;
@@ -73,6 +75,7 @@ export function renderReport(results: SoakResults): string {
   const lines = [
     `- Date: ${results.date}`,
     `- Machine: ${results.machine}`,
+    `- PostgreSQL ${results.postgres.version}, autovacuum ${results.postgres.autovacuum}; the table ended the load with about ${results.postgres.liveRows.toLocaleString('en-US')} live rows and ${results.postgres.deadRows.toLocaleString('en-US')} dead ones`,
     `- Load: ${results.ratePerSecond} requests/s started on schedule (an open loop) for ${results.warmUpMinutes} minutes of warm-up then ${results.minutes} measured minutes, through the nginx gateway, on a table seeded with ${results.seedRecords.toLocaleString('en-US')} records`,
     '',
     `| Minute | Requests | Errors | p50 ms | p99 ms | ${names.map((name) => `${name} RSS MiB`).join(' | ')} |`,
@@ -112,7 +115,7 @@ export function renderReport(results: SoakResults): string {
 
 const SECTION_INTRO = `## soak
 
-\`npm run bench:soak\` (\`bench/soak\`): the whole stack as \`npm start\` runs it with nginx, driven through the gateway at a steady rate by a mixed workload (lists with a filter and a sort, aggregates, bulk creates, upserts, single updates, read-only SQL, attachment uploads, CSV imports into the table, and bulk deletes of the oldest records, as many as the rest adds, so the table stays near its seeded size and every minute does the same work) through \`@recordbase/client\` (retries off, so every 429/503 counts as an error), with a webhook receiving every record event. Per minute: requests, errors, p50/p99 and each service's median RSS; at the end, every record event appended must have been delivered. The same load runs for a warm-up first, whose minutes count for errors and events but not for the memory and p99 targets: in its first minutes of load V8 grows each heap's young generation to the allocation rate it meets (the webhook dispatcher's from 8 to 32 MiB, which a soak without warm-up reported as 18% RSS growth from minute 1 to 3 and none after) and compiles the hot paths. The young generation and the old space in use are shown per service, so growth that is not warm-up shows there. Settings: \`SOAK_MINUTES\` (10, measured), \`SOAK_WARMUP_MINUTES\` (2), \`SOAK_RATE\` (40 requests/s), \`SOAK_SEED_RECORDS\` (10,000), \`SOAK_DRAIN_SECONDS\` (120). Only a run of 10 minutes or more writes this section and \`soak/results.json\`.
+\`npm run bench:soak\` (\`bench/soak\`): the whole stack as \`npm start\` runs it with nginx, driven through the gateway at a steady rate by a mixed workload (lists with a filter and a sort, aggregates, bulk creates, upserts, single updates, read-only SQL, attachment uploads, CSV imports into the table, and bulk deletes of the oldest records, as many as the rest adds, so the table stays near its seeded size and every minute does the same work) through \`@recordbase/client\` (retries off, so every 429/503 counts as an error), with a webhook receiving every record event. Per minute: requests, errors, p50/p99 and each service's median RSS; at the end, every record event appended must have been delivered. The same load runs for a warm-up first, whose minutes count for errors and events but not for the memory and p99 targets: in its first minutes of load V8 grows each heap's young generation to the allocation rate it meets (the webhook dispatcher's from 8 to 32 MiB, which a soak without warm-up reported as 18% RSS growth from minute 1 to 3 and none after) and compiles the hot paths. The young generation and the old space in use are shown per service, so growth that is not warm-up shows there. The PostgreSQL server is \`TEST_DATABASE_URL\`'s (the machine's own by default). Its autovacuum matters: this machine's shared server has it off (a CI setting), and there every update and delete leaves a dead row that each later list, aggregate and SQL scan reads again, so their latency creeps up through the run (p50 7.1 → 10.3 ms over ten minutes, with 78,000 dead rows beside 11,000 live after six); the figures below are from a cluster with PostgreSQL's stock settings (autovacuum on, as in production; \`max_connections\` raised to 200), where the median stays between 6.0 and 7.2 ms: \`initdb\`, \`pg_ctl start -o "-p 5433 -c max_connections=200"\`, then \`TEST_DATABASE_URL=postgresql://postgres@127.0.0.1:5433/postgres npm run bench:soak\`. Settings: \`SOAK_MINUTES\` (10, measured), \`SOAK_WARMUP_MINUTES\` (2), \`SOAK_RATE\` (40 requests/s), \`SOAK_SEED_RECORDS\` (10,000), \`SOAK_DRAIN_SECONDS\` (120). Only a run of 10 minutes or more writes this section and \`soak/results.json\`.
 `;
 
 export function writeResults(results: SoakResults): string {
