@@ -98,6 +98,24 @@ describe('upload and file routes', () => {
     },
   );
 
+  it.each(routes.filter(([method]) => method === 'post'))(
+    '%s %s refuses a query parameter (its settings are headers) before reading the file',
+    async (method, path) => {
+      const files = await h.db.pool.query('SELECT count(*) FROM uploaded_files');
+      const response = await h.api[method](`${path}?tableId=Deals`)
+        .set('Authorization', `Bearer ${h.rootKey}`)
+        .attach('filepond', Buffer.from('Name\nAda\n'), { filename: 'people.csv', contentType: 'text/csv' })
+        .expect(400);
+      expect(response.body.error).toEqual({
+        code: 'BAD_REQUEST',
+        message: 'query: unknown parameter "tableId"',
+      });
+      expect(await h.db.pool.query('SELECT count(*) FROM uploaded_files')).toMatchObject({
+        rows: files.rows,
+      });
+    },
+  );
+
   it('GET /files/{key} answers 404 for a file that does not exist', async () => {
     const response = await h.api
       .get('/files/some/key.png')

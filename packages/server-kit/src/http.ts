@@ -4,11 +4,11 @@ import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
 import type { ErrorBody } from '@recordbase/contracts/errors';
 import { classifyDatabaseError } from '@recordbase/db';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { authorize, type Principal, principalOf } from './auth';
 import { AppError, badRequest, notFound } from './errors';
 import type { Logger } from './logger';
-import { parseRequestPart } from './validate';
+import { noQueryParameters, parseRequestPart } from './validate';
 
 export function sendError(res: Response, error: AppError): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
@@ -197,8 +197,6 @@ export interface EndpointInput<P, Q, B> {
 }
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
-/** A misspelt parameter is refused rather than ignored, as a misspelt body key is. */
-const NO_QUERY_PARAMETERS = z.strictObject({});
 const DEFAULT_BODY_LIMIT = '100kb';
 
 /** Whether the request carries body bytes (an empty body means "no body", whatever its type). */
@@ -265,7 +263,7 @@ export function endpoint<
       databaseId: (params as { databaseId?: unknown } | undefined)?.databaseId,
       unreachable: spec.unreachable ? () => spec.unreachable!(params) : undefined,
     });
-    const query = parseRequestPart(spec.query ?? NO_QUERY_PARAMETERS, req.query, 'query') as Parsed<Q>;
+    const query = parseRequestPart(spec.query ?? noQueryParameters, req.query, 'query') as Parsed<Q>;
     const rawBody = spec.body
       ? await readJsonBody(req, res, spec.bodyLimit ?? DEFAULT_BODY_LIMIT)
       : undefined;

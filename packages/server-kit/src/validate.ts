@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { badRequest } from './errors';
 
 export type RequestPart = 'body' | 'query' | 'params' | 'headers';
@@ -34,3 +34,6 @@ export function parseRequestPart<S extends z.ZodType>(
   if (!result.success) throw badRequest(describeIssues(part, result.error.issues));
   return result.data;
 }
+
+/** The query of a route that takes no parameters: a misspelt one is refused, never ignored. */
+export const noQueryParameters = z.strictObject({});

@@ -13,6 +13,7 @@ import {
   requireScope,
 } from '@recordbase/server-kit/auth';
 import { AppError, badRequest } from '@recordbase/server-kit/errors';
+import { noQueryParameters, parseRequestPart } from '@recordbase/server-kit/validate';
 import type { ObjectStorage } from '@recordbase/storage';
 import { type Request, type RequestHandler, Router } from 'express';
 import multer, { MulterError } from 'multer';
@@ -124,6 +125,8 @@ function uploadError(error: unknown, spec: RouteSpec): unknown {
 function beforeTheBody(spec: RouteSpec, deps: UploadDeps): RequestHandler {
   return async (req, res, next) => {
     requireScope(principalOf(res), 'files:write');
+    // The upload's settings are headers; a query parameter is a mistake, refused before the body.
+    parseRequestPart(noQueryParameters, req.query, 'query');
     if (!req.is('multipart/form-data')) {
       throw new AppError(
         'UNSUPPORTED_MEDIA_TYPE',
