@@ -3,54 +3,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { LocalDiskStorage } from '@recordbase/storage';
-import type { Express } from 'express';
 import { Redis } from 'ioredis';
 import { createApp as createUploadService } from '../../upload-service/src/app';
 import { openApiDocument } from '../src/http/openapi/document';
 import { type Harness, startHarness } from './harness';
+import { servedRoutes } from './route-table';
 
 /**
  * The reference covers exactly the routes the two services serve: every route of the real Express
  * apps appears in the document, and every operation of the document is a route of one of them.
  */
-
-interface Layer {
-  route?: { path: string | string[]; methods: Record<string, boolean> };
-  handle: { stack?: Layer[] };
-  rawPath?: string | string[];
-}
-
-/** `:name` and `*name` (Express 5) are `{name}` in OpenAPI. */
-function toOpenApiPath(expressPath: string): string {
-  return expressPath.replace(/[:*]([A-Za-z0-9_]+)/g, '{$1}');
-}
-
-function joinPaths(prefix: string, route: string): string {
-  const joined = `${prefix.replace(/\/$/, '')}${route}`;
-  return joined === '' ? '/' : joined;
-}
-
-/** Every `METHOD path` an app routes, walking the routers mounted in it (Express 5's `app.router`). */
-function routesOf(app: Express): string[] {
-  const found: string[] = [];
-  const walk = (stack: Layer[], prefix: string) => {
-    for (const layer of stack) {
-      if (layer.route) {
-        const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
-        for (const routePath of paths) {
-          for (const [method, handled] of Object.entries(layer.route.methods)) {
-            if (handled) found.push(`${method.toUpperCase()} ${toOpenApiPath(joinPaths(prefix, routePath))}`);
-          }
-        }
-      } else if (layer.handle.stack) {
-        const mounts = Array.isArray(layer.rawPath) ? layer.rawPath : [layer.rawPath ?? '/'];
-        for (const mount of mounts) walk(layer.handle.stack, joinPaths(prefix, mount === '/' ? '' : mount));
-      }
-    }
-  };
-  walk((app as unknown as { router: { stack: Layer[] } }).router.stack, '');
-  return found;
-}
 
 function documentedRoutes(): string[] {
   const methods = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options', 'trace'] as const;
@@ -72,7 +34,7 @@ describe('the routes of the reference', () => {
   beforeAll(async () => {
     h = await startHarness();
     scratch = await mkdtemp(path.join(tmpdir(), 'openapi-routes-'));
-    recordsApi = routesOf(h.app);
+    recordsApi = servedRoutes(h.app);
     // Upload-service as its own main builds it; the walk only reads its routers.
     const uploads = createUploadService({
       db: h.db,
@@ -81,7 +43,7 @@ describe('the routes of the reference', () => {
       storage: new LocalDiskStorage(path.join(scratch, 'files')),
       config: { ROOT_API_KEY: h.rootKey, FILE_TOKEN_SECRET: h.fileTokenSecret },
     });
-    uploadService = routesOf(uploads);
+    uploadService = servedRoutes(uploads);
   });
   afterAll(async () => {
     redis.disconnect();
@@ -110,11 +72,11 @@ describe('the routes of the reference', () => {
   });
 
   test('a route added to an app without documenting it would be caught', () => {
-    const before = routesOf(h.app).length;
+    const before = servedRoutes(h.app).length;
     h.app.get('/api/v1/undocumented', (_req, res) => {
       res.end();
     });
-    const after = routesOf(h.app);
+    const after = servedRoutes(h.app);
     expect(after.length).toBe(before + 1);
     const documented = new Set(documentedRoutes());
     expect(after.filter((route) => !documented.has(route))).toEqual(['GET /api/v1/undocumented']);
