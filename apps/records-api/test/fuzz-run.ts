@@ -1,3 +1,5 @@
+import { Agent, createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Db } from '@recordbase/db';
 import fc from 'fast-check';
 import {
@@ -24,6 +26,31 @@ export const FUZZ = {
 export const ANSWER_WITHIN_MS = FUZZ.statementTimeoutMs + FUZZ.marginMs;
 /** A jest timeout that a run of FUZZ.runs requests, each as slow as allowed, stays under. */
 export const ROUTE_TIMEOUT_MS = Math.max(60_000, FUZZ.runs * 3 * ANSWER_WITHIN_MS);
+
+export type FuzzOrigin = Parameters<typeof send>[0];
+
+/**
+ * Serves `app` on a free port of 127.0.0.1 for a fuzz run, through one kept-alive connection (the
+ * requests go one at a time); `close` ends both.
+ */
+export async function serveForFuzz(
+  app: RequestListener,
+): Promise<{ origin: FuzzOrigin; close(): Promise<void> }> {
+  const server = createServer(app).listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const origin = {
+    host: '127.0.0.1',
+    port: (server.address() as AddressInfo).port,
+    agent: new Agent({ keepAlive: true, maxSockets: 1 }),
+  };
+  return {
+    origin,
+    close: async () => {
+      origin.agent.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
 /** GETs between two snapshots. */
 const READ_BATCH = 10;
@@ -97,7 +124,7 @@ export function printFigures(figures: Map<string, Figures>): void {
 }
 
 export interface FuzzTarget {
-  origin: Parameters<typeof send>[0];
+  origin: FuzzOrigin;
   authorization: string;
   db: Db;
 }

@@ -22,36 +22,35 @@
  * FUZZ_SEED=<n> replays a run; FUZZ_DEBUG=<part of a path> prints each request of the matching
  * routes with its answer.)
  */
-import type http from 'node:http';
-import { Agent } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { documentExamples, documentedRoutes, type Known } from './fuzz-routes';
-import { type Figures, FUZZ, fuzzRoute, printFigures, ROUTE_TIMEOUT_MS } from './fuzz-run';
+import {
+  type Figures,
+  FUZZ,
+  type FuzzOrigin,
+  fuzzRoute,
+  printFigures,
+  ROUTE_TIMEOUT_MS,
+  serveForFuzz,
+} from './fuzz-run';
 import { createBase, type Harness, startHarness } from './harness';
 
 const { routes, components } = documentedRoutes();
 const examples = documentExamples();
 
 let h: Harness;
-let server: http.Server;
-let origin: { host: string; port: number; agent: Agent };
+let served: { origin: FuzzOrigin; close(): Promise<void> } | undefined;
+let origin: FuzzOrigin;
 let root: string;
 
 beforeAll(async () => {
   h = await startHarness({ statementTimeoutMs: FUZZ.statementTimeoutMs });
   root = h.bearer(h.rootKey);
-  server = h.app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  origin = {
-    host: '127.0.0.1',
-    port: (server.address() as AddressInfo).port,
-    agent: new Agent({ keepAlive: true, maxSockets: 1 }),
-  };
+  served = await serveForFuzz(h.app);
+  origin = served.origin;
 });
 
 afterAll(async () => {
-  origin?.agent.destroy();
-  if (server) await new Promise((resolve) => server.close(resolve));
+  await served?.close();
   await h?.close();
 });
 

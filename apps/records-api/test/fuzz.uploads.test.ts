@@ -8,9 +8,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type http from 'node:http';
-import { Agent } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { signFileToken } from '@recordbase/server-kit/file-tokens';
@@ -20,7 +17,15 @@ import { Redis } from 'ioredis';
 import supertest from 'supertest';
 import { createApp as createUploadService } from '../../upload-service/src/app';
 import { documentExamples, documentedRoutes, type Known } from './fuzz-routes';
-import { type Figures, FUZZ, fuzzRoute, printFigures, ROUTE_TIMEOUT_MS } from './fuzz-run';
+import {
+  type Figures,
+  FUZZ,
+  type FuzzOrigin,
+  fuzzRoute,
+  printFigures,
+  ROUTE_TIMEOUT_MS,
+  serveForFuzz,
+} from './fuzz-run';
 import { type Harness, startHarness } from './harness';
 
 const { routes, components } = documentedRoutes((documented) => !documented.startsWith('/api/'));
@@ -29,8 +34,8 @@ const withInputs = routes.filter((route) => route.pathParams.length + route.quer
 let h: Harness;
 let scratch: string;
 let redis: Redis;
-let server: http.Server;
-let origin: { host: string; port: number; agent: Agent };
+let served: { origin: FuzzOrigin; close(): Promise<void> } | undefined;
+let origin: FuzzOrigin;
 let root: string;
 let known: Known;
 
@@ -83,18 +88,12 @@ beforeAll(async () => {
       signFileToken('not the secret', { fileKey: key, keyId: null }, 3600),
     ],
   };
-  server = uploads.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  origin = {
-    host: '127.0.0.1',
-    port: (server.address() as AddressInfo).port,
-    agent: new Agent({ keepAlive: true, maxSockets: 1 }),
-  };
+  served = await serveForFuzz(uploads);
+  origin = served.origin;
 });
 
 afterAll(async () => {
-  origin?.agent.destroy();
-  if (server) await new Promise((resolve) => server.close(resolve));
+  await served?.close();
   redis?.disconnect();
   await h?.close();
   if (scratch) await rm(scratch, { recursive: true, force: true });
@@ -127,7 +126,7 @@ describe.each(withInputs.map((route) => [`${route.method.toUpperCase()} ${route.
         figures.set(name, counts);
         await fuzzRoute({ origin, authorization: root, db: h.db }, route, context, known, counts);
         // The file is still there and whole: nothing the fuzzer sent removed or spoiled it.
-        const file = await supertest(server)
+        const file = await supertest(`http://${origin.host}:${origin.port}`)
           .get(`/files/${encodeURI(known.key![0]!)}`)
           .set('Authorization', root);
         expect(file.status).toBe(200);
