@@ -22,10 +22,8 @@ function openssl(...args: string[]) {
   execFileSync('openssl', args, { stdio: 'pipe' });
 }
 
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'rb-tls-'));
-  const subjectAltName = 'subjectAltName=IP:127.0.0.1,DNS:localhost';
-  // A test CA, and a receiver certificate it signs.
+/** A new key `<name>.key` and a certificate `<name>.crt` for it, signed by itself, valid two days. */
+function selfSigned(name: string, subject: string, ...extra: string[]) {
   openssl(
     'req',
     '-x509',
@@ -35,12 +33,20 @@ beforeAll(() => {
     '-days',
     '2',
     '-subj',
-    '/CN=recordbase test CA',
+    subject,
+    ...extra,
     '-keyout',
-    pem('ca.key'),
+    pem(`${name}.key`),
     '-out',
-    pem('ca.crt'),
+    pem(`${name}.crt`),
   );
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'rb-tls-'));
+  const subjectAltName = 'subjectAltName=IP:127.0.0.1,DNS:localhost';
+  // A test CA, and a receiver certificate it signs.
+  selfSigned('ca', '/CN=recordbase test CA');
   openssl(
     'req',
     '-newkey',
@@ -72,23 +78,7 @@ beforeAll(() => {
     pem('signed.crt'),
   );
   // A self-signed receiver certificate, valid for the address in every other respect.
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-addext',
-    subjectAltName,
-    '-keyout',
-    pem('self.key'),
-    '-out',
-    pem('self.crt'),
-  );
+  selfSigned('self', '/CN=127.0.0.1', '-addext', subjectAltName);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
