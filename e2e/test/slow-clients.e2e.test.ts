@@ -14,6 +14,10 @@ import { type ServiceName, type Stack, serviceNames, startStack } from './stack'
 
 const HEADERS_TIMEOUT_S = 3;
 const REQUEST_TIMEOUT_S = 8;
+const SHORT_DEADLINES = {
+  HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_S * 1000),
+  HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_S * 1000),
+};
 
 interface Trickle {
   /** True when the server closed the connection before the client ran out of time. */
@@ -80,12 +84,7 @@ describeWithNginx('slow clients at the gateway', () => {
   let gateway: GatewayStack;
 
   beforeAll(async () => {
-    gateway = await startGatewayStack({
-      env: {
-        HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_S * 1000),
-        HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_S * 1000),
-      },
-    });
+    gateway = await startGatewayStack({ env: SHORT_DEADLINES });
   });
   afterAll(async () => {
     await gateway?.stop();
@@ -118,12 +117,7 @@ describe('slow clients at each service', () => {
   let stack: Stack;
 
   beforeAll(async () => {
-    stack = await startStack({
-      env: {
-        HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_S * 1000),
-        HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_S * 1000),
-      },
-    });
+    stack = await startStack({ env: SHORT_DEADLINES });
   });
   afterAll(async () => {
     await stack?.stop();
