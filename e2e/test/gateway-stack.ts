@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { newSecretKey } from '@recordbase/db';
 import { freePort, REPO_ROOT, type RunningService, startService, stopAll } from '@recordbase/launcher';
 import { findNginx, launchGateway, type RunningGateway } from '@recordbase/launcher/gateway';
 import { type Stack, startStack } from './stack';
@@ -54,14 +53,7 @@ export interface GatewayStackOptions {
 
 export async function startGatewayStack(options: GatewayStackOptions = {}): Promise<GatewayStack> {
   if (!nginx) throw new Error('nginx is not installed');
-  // Set here rather than left to startStack, so that the extra replicas get the same values.
-  const shared: Record<string, string> = {
-    WEBHOOK_SECRET_KEY: newSecretKey(),
-    FILE_TOKEN_SECRET: randomBytes(32).toString('base64url'),
-    QUEUE_PREFIX: `e2e-${randomBytes(6).toString('hex')}`,
-    ...options.env,
-  };
-  const stack = await startStack({ env: shared });
+  const stack = await startStack({ env: options.env });
   const extra: RunningService[] = [];
   const dataDir = join(REPO_ROOT, '.data', 'e2e', `gateway-${randomBytes(6).toString('hex')}`);
   let gateway: RunningGateway | undefined;
@@ -71,18 +63,8 @@ export async function startGatewayStack(options: GatewayStackOptions = {}): Prom
         await startService({
           name: 'records-api',
           port: await freePort(),
-          env: {
-            ...process.env,
-            DATABASE_URL: stack.database.url,
-            REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-            ROOT_API_KEY: stack.rootKey,
-            RATE_LIMIT_PER_SECOND: '100000',
-            RATE_LIMIT_BURST: '100000',
-            WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
-            LOG_LEVEL: 'warn',
-            HOST: '127.0.0.1',
-            ...shared,
-          },
+          // The same environment as the stack's own records-api: database, Redis, secrets, prefix.
+          env: stack.env,
           output: 'pipe',
         }),
       );

@@ -25,6 +25,8 @@ export interface Stack {
   apiUrl: string;
   ports: Record<ServiceName, number>;
   database: TestDatabase;
+  /** The services' environment (PORT aside), for more processes of the same stack. */
+  env: NodeJS.ProcessEnv;
   /** Calls the JSON API with the root key. */
   // biome-ignore lint/suspicious/noExplicitAny: the tests assert on the answers themselves.
   api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
@@ -86,6 +88,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     apiUrl,
     ports,
     database,
+    env,
     async api(method, path, body) {
       const response = await fetch(`${apiUrl}${path}`, {
         method,
