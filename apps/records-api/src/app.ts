@@ -189,5 +189,11 @@ function sqlQueryContext(db: Db, secretKey: Buffer, config: RecordsApiDeps['conf
     connections,
     statementTimeoutMs,
     maxResultBytes: config.SQL_MAX_RESULT_BYTES ?? SQL_DEFAULTS.maxResultBytes,
+    async terminateBackend(pid, role) {
+      await db.pool.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND usename = $2',
+        [pid, role],
+      );
+    },
   };
 }

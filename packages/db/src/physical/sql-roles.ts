@@ -41,26 +41,54 @@ export interface SqlRoleLimits {
   tempFileLimitKb: number;
 }
 
-/** `pgDatabase` names the PostgreSQL database in the role's comment, for sweeping stray roles. */
+/**
+ * `pgDatabase` names the PostgreSQL database in the role's comment, for sweeping stray roles;
+ * `logSettings` are those of SQL_ROLE_LOG_SETTINGS the service may give (sqlRoleSettingsDdl).
+ */
 export function createSqlRoleDdl(
   databaseId: string,
   verifier: string,
   limits: SqlRoleLimits,
   pgDatabase: string,
+  logSettings: readonly string[] = [],
 ): string[] {
   const role = quoteIdent(sqlRoleName(databaseId));
   return [
     `CREATE ROLE ${role} LOGIN NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS CONNECTION LIMIT ${Math.trunc(limits.connectionLimit)} PASSWORD ${quoteLiteral(verifier)}`,
     `COMMENT ON ROLE ${role} IS ${quoteLiteral(`${SQL_ROLE_COMMENT_PREFIX}${pgDatabase}`)}`,
-    ...sqlRoleSettingsDdl(databaseId, limits),
+    ...sqlRoleSettingsDdl(databaseId, limits, logSettings),
   ];
 }
+
+/**
+ * Keeps the role's statements and errors out of the server log: an error can quote a value of up
+ * to 1 GB whole, and a tenant could send one per query. The role's own errors reach it in the
+ * answer; FATAL and PANIC, which are short and the operator's concern, are still logged. Only a
+ * superuser, or a role granted SET on them (PostgreSQL 15), may give a role these, so each is
+ * applied when the service may.
+ */
+export const SQL_ROLE_LOG_SETTINGS: Readonly<Record<string, string>> = {
+  log_min_messages: quoteLiteral('fatal'),
+  log_min_error_statement: quoteLiteral('panic'),
+  log_min_duration_statement: '-1',
+  log_statement: quoteLiteral('none'),
+};
 
 /** The comment every such role carries: the prefix, then its PostgreSQL database's name. */
 export const SQL_ROLE_COMMENT_PREFIX = 'recordbase read-only SQL role of database ';
 
+/**
+ * How often a running query's backend checks that its client is still there, and ends (FATAL,
+ * which nothing in a query can catch) if not: a service that died mid-query leaves nothing running.
+ */
+const CLIENT_CONNECTION_CHECK_INTERVAL = '1s';
+
 /** The role's settings, applied at every login; run again when the service's limits change. */
-export function sqlRoleSettingsDdl(databaseId: string, limits: SqlRoleLimits): string[] {
+export function sqlRoleSettingsDdl(
+  databaseId: string,
+  limits: SqlRoleLimits,
+  logSettings: readonly string[] = [],
+): string[] {
   const role = quoteIdent(sqlRoleName(databaseId));
   // Values as SQL: literals quoted, the search path a list of identifiers.
   const settings: [string, string][] = [
@@ -74,6 +102,13 @@ export function sqlRoleSettingsDdl(databaseId: string, limits: SqlRoleLimits): s
     ['IntervalStyle', quoteLiteral('iso_8601')],
     ['extra_float_digits', '1'],
     ['bytea_output', quoteLiteral('hex')],
+    ['client_connection_check_interval', quoteLiteral(CLIENT_CONNECTION_CHECK_INTERVAL)],
+    // Bound parameters are never quoted in the log beside an error.
+    ['log_parameter_max_length_on_error', '0'],
+    ...logSettings.flatMap((name): [string, string][] => {
+      const value = SQL_ROLE_LOG_SETTINGS[name];
+      return value === undefined ? [] : [[name, value]];
+    }),
   ];
   return [
     `ALTER ROLE ${role} CONNECTION LIMIT ${Math.trunc(limits.connectionLimit)}`,

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { parse as parseConnectionString } from 'pg-connection-string';
 import type { SqlCredentials } from './roles';
 
 /**
@@ -13,7 +14,7 @@ import type { SqlCredentials } from './roles';
  */
 
 export interface SqlConnectionOptions {
-  /** DATABASE_URL: host, port and database; user and password are each role's. */
+  /** DATABASE_URL: every setting of it (host, TLS, options) but the user and password, which are each role's. */
   databaseUrl: string;
   maxConnections: number;
   perDatabase: number;
@@ -62,7 +63,7 @@ const ROLE_CONNECTION_LIMIT = '53300';
 const ROLE_LIMIT_RETRY_MS = 50;
 
 export function createSqlConnections(options: SqlConnectionOptions): SqlConnections {
-  const url = new URL(options.databaseUrl);
+  const { user: _user, password: _password, ...server } = parseConnectionString(options.databaseUrl);
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
   const maxLifetimeMs = options.maxLifetimeMs ?? DEFAULT_MAX_LIFETIME_MS;
   /** Oldest first, so room is made by closing the longest idle. */
@@ -120,9 +121,7 @@ export function createSqlConnections(options: SqlConnectionOptions): SqlConnecti
     const { credentials } = waiter;
     count(credentials.databaseId, 1);
     const client = new pg.Client({
-      host: url.hostname,
-      port: Number(url.port || 5432),
-      database: decodeURIComponent(url.pathname.slice(1)),
+      ...(server as pg.ClientConfig),
       user: credentials.user,
       password: credentials.password,
       application_name: 'recordbase-sql',

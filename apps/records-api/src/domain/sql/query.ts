@@ -31,10 +31,25 @@ export interface SqlQueryContext {
   connections: SqlConnections;
   statementTimeoutMs: number;
   maxResultBytes: number;
+  /**
+   * Ends a query's backend from one of the service's own connections (pg_terminate_backend): the
+   * one end nothing inside a query can catch. Only a backend of `role` is touched, so a process
+   * id reused by then can never be another tenant's or the service's.
+   */
+  terminateBackend(pid: number, role: string): Promise<void>;
 }
 
 /** Past the statement timeout, how long PostgreSQL gets to stop on its own before we cancel. */
 const CANCEL_GRACE_MS = 1000;
+/** Past the cancel, how long before the backend is terminated, its socket dropped and the request answered. */
+const TERMINATE_GRACE_MS = 1000;
+
+class QueryStopped extends Error {}
+
+/** pg keeps the backend's process id on the client, though its types do not say so. */
+interface BackendIdentity {
+  processID: number | null;
+}
 
 export async function runSqlQuery(
   context: SqlQueryContext,
@@ -64,9 +79,32 @@ export async function runSqlQuery(
     reusable = false;
     sendCancelRequest(client as unknown as pg.PoolClient);
   };
-  const deadline = setTimeout(cancel, context.statementTimeoutMs + CANCEL_GRACE_MS);
-  signal?.addEventListener('abort', cancel, { once: true });
-  try {
+  // The hard end: whatever the query does with the cancel, its backend is terminated, its socket
+  // dropped, and the request answered, so no query holds a connection slot past its deadline.
+  let stop!: (error: Error) => void;
+  const stopped = new Promise<never>((_, reject) => {
+    stop = reject;
+  });
+  const terminate = (reason: Error) => {
+    reusable = false;
+    const pid = (client as unknown as BackendIdentity).processID;
+    if (pid !== null) void context.terminateBackend(pid, credentials.user).catch(() => {});
+    (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    stop(reason);
+  };
+  const timers: NodeJS.Timeout[] = [
+    setTimeout(cancel, context.statementTimeoutMs + CANCEL_GRACE_MS),
+    setTimeout(
+      () => terminate(new QueryStopped()),
+      context.statementTimeoutMs + CANCEL_GRACE_MS + TERMINATE_GRACE_MS,
+    ),
+  ];
+  const abandon = () => {
+    cancel();
+    timers.push(setTimeout(() => terminate(new QueryStopped()), TERMINATE_GRACE_MS));
+  };
+  signal?.addEventListener('abort', abandon, { once: true });
+  const run = async (): Promise<SqlQueryResponse> => {
     await client.query(
       `BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${Math.trunc(context.statementTimeoutMs)}`,
     );
@@ -98,16 +136,25 @@ export async function runSqlQuery(
       rowCount: result.rows.length,
       truncated: result.truncated,
     };
+  };
+  const running = run();
+  // Once stopped, the abandoned run fails on its dropped connection: nobody is waiting for it.
+  running.catch(() => {});
+  try {
+    return await Promise.race([running, stopped]);
   } catch (error) {
     // The transaction may be open, failed, or the connection gone: none of it is kept.
     reusable = false;
+    if (error instanceof QueryStopped) throw queryError({ code: QUERY_CANCELED });
     throw error;
   } finally {
-    clearTimeout(deadline);
-    signal?.removeEventListener('abort', cancel);
+    for (const timer of timers) clearTimeout(timer);
+    signal?.removeEventListener('abort', abandon);
     context.connections.release(connection, reusable);
   }
 }
+
+const QUERY_CANCELED = '57014';
 
 interface PostgresError {
   code?: unknown;
@@ -139,7 +186,7 @@ function queryError(error: unknown): Error {
   const where = typeof pgError.position === 'string' ? `, at character ${pgError.position}` : '';
   const hint = typeof pgError.hint === 'string' ? ` Hint: ${pgError.hint}` : '';
   const message =
-    code === '57014'
+    code === QUERY_CANCELED
       ? 'The query ran past its time limit and was stopped'
       : `The query failed: ${String(pgError.message)}`;
   return badRequest(`${message} (SQLSTATE ${code}${where}).${hint}`);

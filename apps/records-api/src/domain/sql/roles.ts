@@ -2,6 +2,7 @@ import { decryptSecret, encryptSecret, type PrismaClient } from '@recordbase/db'
 import {
   createSqlRoleDdl,
   newSqlRolePassword,
+  SQL_ROLE_LOG_SETTINGS,
   type SqlRoleLimits,
   scramVerifier,
   sqlRoleName,
@@ -31,6 +32,21 @@ const MAX_KEPT_CREDENTIALS = 10_000;
  */
 export function createSqlRoles(prisma: PrismaClient, secretKey: Buffer, limits: SqlRoleLimits): SqlRoles {
   const known = new Map<string, SqlCredentials>();
+  let logSettings: Promise<string[]> | undefined;
+  /** Which of the log settings this service's own role may give (once per process). */
+  const settableLogSettings = () => {
+    logSettings ??= prisma
+      .$queryRawUnsafe<{ name: string }[]>(
+        `SELECT name FROM unnest($1::text[]) AS name WHERE has_parameter_privilege(name, 'SET')`,
+        Object.keys(SQL_ROLE_LOG_SETTINGS),
+      )
+      .then((rows) => rows.map((row) => row.name))
+      .catch((error: unknown) => {
+        logSettings = undefined;
+        throw error;
+      });
+    return logSettings;
+  };
 
   const remember = (credentials: SqlCredentials) => {
     if (known.size >= MAX_KEPT_CREDENTIALS) known.delete(known.keys().next().value as string);
@@ -48,12 +64,13 @@ export function createSqlRoles(prisma: PrismaClient, secretKey: Buffer, limits: 
       const kept = known.get(database.id);
       if (kept) return kept;
       const row = await prisma.databaseSqlRole.findUnique({ where: { databaseId: database.id } });
+      const allowedLogSettings = await settableLogSettings();
       if (row) {
         // The limits of this process's configuration, which may have changed since the role was made.
         await prisma.$transaction(async (tx) => {
           // PostgreSQL refuses two concurrent changes of one role ("tuple concurrently updated").
           await lockUntilCommit(tx, `sql-role:${database.id}`);
-          for (const statement of sqlRoleSettingsDdl(database.id, limits))
+          for (const statement of sqlRoleSettingsDdl(database.id, limits, allowedLogSettings))
             await tx.$executeRawUnsafe(statement);
         });
         return remember(toCredentials(database.id, row));
@@ -72,6 +89,7 @@ export function createSqlRoles(prisma: PrismaClient, secretKey: Buffer, limits: 
             scramVerifier(password),
             limits,
             pgDatabase,
+            allowedLogSettings,
           )) {
             await tx.$executeRawUnsafe(statement);
           }
