@@ -1,8 +1,12 @@
 import {
+  type ClaimedDelivery,
   claimDelivery,
   closeDeliveryOfInactiveWebhook,
+  closeUnsubscribedDelivery,
   postponeClaimedDelivery,
   type ScheduledDelivery,
+  subscriptionOf,
+  whyNoLongerHeard,
 } from '@recordbase/db';
 import type { Logger } from '@recordbase/server-kit/logger';
 import type pg from 'pg';
@@ -15,8 +19,9 @@ import type { SigningKeys } from './subscriptions';
 /**
  * A later attempt of a delivery that has a row (a retry, a delivery put off, one the API asked to
  * retry): claim it (a single UPDATE that counts the attempt and leases it past its deadline, so
- * two jobs cannot both attempt it), send it within the receiver's limit, and record the outcome
- * through the same batched recorder as first attempts.
+ * two jobs cannot both attempt it), end it unsent if its webhook no longer hears the event, send
+ * it within the receiver's limit, and record the outcome through the same batched recorder as
+ * first attempts.
  */
 
 export interface DeliverDeps {
@@ -48,6 +53,19 @@ export async function deliverOnce(deps: DeliverDeps, deliveryId: string): Promis
       deps.metrics.deliveries.inc({ outcome: 'skipped' });
     }
     // Otherwise: already delivered, not yet due, or claimed by another job. Nothing to do.
+    return;
+  }
+  // The webhook may have changed since the event was matched (a PATCH to other events, another
+  // table, another url): an event it no longer hears is never sent, whatever address it has now.
+  const unheard = noLongerHeard(row);
+  if (unheard !== null) {
+    if (await closeUnsubscribedDelivery(deps.pool, row, unheard)) {
+      deps.metrics.deliveries.inc({ outcome: 'skipped' });
+      deps.logger.info(
+        { deliveryId: row.id, webhookId: row.webhook_id, eventId: row.event_id, reason: unheard },
+        'delivery ended unsent: its webhook no longer hears the event',
+      );
+    }
     return;
   }
   const release = await deps.limits.admit(row.webhook_id);
@@ -114,4 +132,17 @@ export async function deliverOnce(deps: DeliverDeps, deliveryId: string): Promis
   };
   if (result.ok) deps.logger.debug(context, 'webhook delivered');
   else deps.logger.info({ ...context, error: result.error }, 'webhook attempt failed');
+}
+
+/** Why the claimed delivery's webhook no longer hears its event, or null. A gone event is failed by its attempt. */
+function noLongerHeard(row: ClaimedDelivery): string | null {
+  if (row.type === null) return null;
+  return whyNoLongerHeard(
+    subscriptionOf({
+      events: row.webhook_events,
+      tableId: row.webhook_table_id,
+      fieldIds: row.webhook_field_ids,
+    }),
+    { type: row.type, tableId: row.event_table_id, changedFieldIds: row.changed_field_ids ?? [] },
+  );
 }

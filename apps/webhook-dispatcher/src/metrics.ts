@@ -6,7 +6,8 @@ export type DeliveryOutcomeLabel = 'succeeded' | 'retrying' | 'failed' | 'pendin
 export interface DispatcherMetrics {
   /**
    * Deliveries by what became of them: succeeded, will be retried, failed for good; postponed
-   * (receiver at its limit) or skipped (inactive webhook) without an attempt.
+   * (receiver at its limit) without an attempt; skipped: closed unsent (inactive webhook, or one
+   * that no longer hears the event).
    */
   deliveries: client.Counter<'outcome'>;
   /** Duration of one attempt (DNS to the end of the bounded response read). */

@@ -1,4 +1,4 @@
-import { decryptSecret } from '@recordbase/db';
+import { decryptSecret, hearsEvent, subscriptionOf, type WebhookSubscription } from '@recordbase/db';
 import type { Logger } from '@recordbase/server-kit/logger';
 import type pg from 'pg';
 import { signingKey } from './signing';
@@ -11,14 +11,11 @@ import { signingKey } from './signing';
  * are decrypted once per load.
  */
 
-export interface Subscription {
+/** An active webhook: its filters (`WebhookSubscription`), address and signing key. */
+export interface Subscription extends WebhookSubscription {
   webhookId: number;
   databaseId: string;
-  tableId: string | null;
   url: string;
-  events: ReadonlySet<string>;
-  /** record.updated only when the event changed one of these fields; null: any change. */
-  fieldIds: ReadonlySet<string> | null;
   createdAtMs: number;
   /** Null when the stored secret cannot be decrypted (wrong WEBHOOK_SECRET_KEY). */
   signingKey: Buffer | null;
@@ -76,11 +73,8 @@ export class SubscriptionCache {
     const createdAtMs = event.createdAt.getTime();
     return (this.byDatabase.get(event.databaseId) ?? []).filter(
       (subscription) =>
-        subscription.events.has(event.type) &&
-        (subscription.tableId === null || subscription.tableId === event.tableId) &&
         // A webhook hears what happens after it exists, however late the event is dispatched.
-        subscription.createdAtMs <= createdAtMs &&
-        watchesChange(subscription, event),
+        subscription.createdAtMs <= createdAtMs && hearsEvent(subscription, event),
     );
   }
 
@@ -98,10 +92,8 @@ export class SubscriptionCache {
       const subscription: Subscription = {
         webhookId: row.id,
         databaseId: row.database_id,
-        tableId: row.table_id,
         url: row.url ?? '',
-        events: new Set(row.events ?? []),
-        fieldIds: row.field_ids && row.field_ids.length > 0 ? new Set(row.field_ids) : null,
+        ...subscriptionOf({ events: row.events ?? [], tableId: row.table_id, fieldIds: row.field_ids }),
         createdAtMs: row.created_at?.getTime() ?? 0,
         signingKey: this.keyOf(row.id, row.secret_ciphertext ?? ''),
       };
@@ -124,12 +116,6 @@ export class SubscriptionCache {
       return null;
     }
   }
-}
-
-function watchesChange(subscription: Subscription, event: MatchableEvent): boolean {
-  const watched = subscription.fieldIds;
-  if (watched === null || event.type !== 'record.updated') return true;
-  return event.changedFieldIds.some((fieldId) => watched.has(fieldId));
 }
 
 /** Decrypted signing keys by ciphertext, for deliveries claimed by id (retries). */

@@ -652,3 +652,106 @@ describe('operational routes', () => {
     }
   });
 });
+
+/**
+ * Finding 3 of issue 25: a delivery goes only to a webhook that still hears its event. A webhook
+ * repointed elsewhere with other events must not receive the record deliveries still open on it.
+ */
+describe('a webhook that no longer subscribes', () => {
+  let elsewhere: Receiver;
+  beforeAll(async () => {
+    elsewhere = await startReceiver();
+  });
+  afterAll(() => elsewhere.close());
+
+  /** An event whose first attempt failed, its retry pending `retryMs` later. */
+  async function failedOnce(options: { tableId: string; type: 'record.updated' | 'record.created' }) {
+    receiver.respond((_request, response) => {
+      response.statusCode = 500;
+      response.end();
+    });
+    const databaseId = await insertDatabase(db);
+    const webhook = await insertWebhook(db, {
+      databaseId,
+      url: receiver.url,
+      events: [options.type],
+      tableId: options.tableId,
+    });
+    const eventId = await insertEvent(db, {
+      databaseId,
+      tableId: options.tableId,
+      type: options.type,
+      data: { tableId: options.tableId, recordIds: ['r1'], records: [{ id: 'r1', data: { Salary: 1e6 } }] },
+      changedFieldIds: ['fldsalary'],
+    });
+    const [delivery] = await waitFor(async () => {
+      const rows = await deliveryRows(db, eventId);
+      return rows[0]?.status === 'retrying' && rows;
+    });
+    return { webhook, eventId, delivery: delivery! };
+  }
+
+  it('ends a pending retry unsent, with the reason in its log, once the webhook subscribes to other events', async () => {
+    start({ retryScheduleMs: [1500, 1500] });
+    const { webhook, eventId, delivery } = await failedOnce({
+      tableId: 'tblretarget',
+      type: 'record.updated',
+    });
+    // What a PATCH {url, events: ["table.created"]} writes.
+    await db.pool.query("UPDATE webhooks SET url = $2, events = '{table.created}' WHERE id = $1", [
+      webhook.id,
+      elsewhere.url,
+    ]);
+    const [closed] = await waitFor(
+      async () => {
+        expect(elsewhere.requests).toHaveLength(0);
+        const rows = await deliveryRows(db, eventId);
+        return rows[0]?.status === 'failed' && rows;
+      },
+      { what: 'the delivery to end' },
+    );
+    expect(closed).toMatchObject({ id: delivery.id, next_attempt_at: null });
+    expect(
+      (await attemptRows(db, delivery.id)).map((row) => [row.attempt, row.error_kind, row.error]),
+    ).toEqual([
+      [1, 'http', expect.any(String)],
+      [2, 'unsubscribed', 'the webhook no longer subscribes to record.updated'],
+    ]);
+    // Past the rest of the schedule: nothing sent anywhere after the first attempt.
+    await sleep(2000);
+    expect(elsewhere.requests).toHaveLength(0);
+    expect(forEvent(eventId)()).toHaveLength(1);
+    // Not reopened by the sweep either: the delivery stays closed.
+    expect((await deliveryRows(db, eventId))[0]!.status).toBe('failed');
+  });
+
+  it('ends a retry, a requested one included, once the webhook listens to another table', async () => {
+    start({ retryScheduleMs: [60_000] });
+    const { webhook, eventId, delivery } = await failedOnce({ tableId: 'tblfirst', type: 'record.created' });
+    await db.pool.query("UPDATE webhooks SET url = $2, table_id = 'tblsecond' WHERE id = $1", [
+      webhook.id,
+      elsewhere.url,
+    ]);
+    // What the records-api retry endpoint does, bypassing its own check.
+    await db.pool.query(
+      "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), updated_at = now() WHERE id = $1",
+      [delivery.id],
+    );
+    await db.pool.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, delivery.id]);
+    await waitFor(
+      async () => {
+        expect(elsewhere.requests).toHaveLength(0);
+        return (await deliveryRows(db, eventId))[0]?.status === 'failed';
+      },
+      { what: 'the delivery to end' },
+    );
+    const attempts = await attemptRows(db, delivery.id);
+    expect(attempts.at(-1)).toMatchObject({
+      error_kind: 'unsubscribed',
+      error: 'the webhook no longer subscribes to events of table tblfirst',
+      status_code: null,
+    });
+    expect(elsewhere.requests).toHaveLength(0);
+    expect(forEvent(eventId)()).toHaveLength(1);
+  });
+});

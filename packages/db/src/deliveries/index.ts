@@ -1,2 +1,3 @@
 export * from './state';
 export * from './statements';
+export * from './subscription';

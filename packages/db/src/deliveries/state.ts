@@ -8,6 +8,8 @@
  *      │                    │  ▲ ╲______________▲
  *      └──(webhook inactive)┴──┘ (schedule exhausted, 410 Gone, webhook deactivated)
  *
+ * An open delivery whose webhook no longer hears its event (other events, another table, other
+ * fields) goes to `failed` when it comes up, unsent, its log saying why (`unsubscribed`).
  * `pending` is also where a delivery goes when records-api asks for a retry (from any state), and
  * where the dispatcher parks a delivery it could not start at once (its receiver was busy).
  */
@@ -19,8 +21,19 @@ export const OPEN_DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 're
 /** The same, as SQL: `status IN ${OPEN_STATUSES_SQL}`. */
 export const OPEN_STATUSES_SQL = `('pending', 'retrying')`;
 
-/** Why an attempt failed, as stored in `webhook_delivery_attempts.error_kind`. */
-export const ATTEMPT_ERROR_KINDS = ['timeout', 'network', 'http', 'ssrf', 'invalid_url', 'internal'] as const;
+/**
+ * Why an attempt failed, as stored in `webhook_delivery_attempts.error_kind`. `unsubscribed`: not
+ * sent, the webhook no longer hears the event.
+ */
+export const ATTEMPT_ERROR_KINDS = [
+  'timeout',
+  'network',
+  'http',
+  'ssrf',
+  'invalid_url',
+  'internal',
+  'unsubscribed',
+] as const;
 export type AttemptErrorKind = (typeof ATTEMPT_ERROR_KINDS)[number];
 
 /** What one attempt did to the webhook's health. */

@@ -249,7 +249,11 @@ export async function recordDeliveries(
   return { deliveries, deactivated };
 }
 
-/** A claimed delivery with what an attempt needs; the event columns are null when it is gone. */
+/**
+ * A claimed delivery with what an attempt needs; the event columns are null when it is gone. The
+ * webhook's url and its filters (events, table, fields) come from the same row version, so the
+ * subscription checked is the one of the address sent to.
+ */
 export interface ClaimedDelivery {
   id: string;
   attempts: number;
@@ -257,9 +261,14 @@ export interface ClaimedDelivery {
   webhook_id: number;
   url: string;
   secret_ciphertext: string;
+  webhook_events: string[];
+  webhook_table_id: string | null;
+  webhook_field_ids: string[];
   type: string | null;
   source: string | null;
   database_id: string | null;
+  event_table_id: string | null;
+  changed_field_ids: string[] | null;
   created_at: Date | null;
   data_json: string | null;
 }
@@ -268,6 +277,8 @@ export interface ClaimedDelivery {
  * Takes a delivery for one attempt if it is open, due (within `toleranceMs`) and its webhook
  * active: counts the attempt and pushes `next_attempt_at` past the attempt's deadline (a lease),
  * so two claimers cannot both take it and a process dying mid-attempt leaves it due again later.
+ * Whether the webhook still hears the event is for the caller to check (`whyNoLongerHeard`) on
+ * what this returns, and `closeUnsubscribedDelivery` ends the delivery if not.
  */
 export async function claimDelivery(
   client: Queryable,
@@ -286,9 +297,11 @@ export async function claimDelivery(
           AND w.active
           AND d.status IN ${OPEN_STATUSES_SQL}
           AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= now() + $3 * interval '1 millisecond')
-        RETURNING d.id::text AS id, d.attempts, d.event_id, d.webhook_id, w.url, w.secret_ciphertext
+        RETURNING d.id::text AS id, d.attempts, d.event_id, d.webhook_id, w.url, w.secret_ciphertext,
+                  w.events AS webhook_events, w.table_id AS webhook_table_id, w.field_ids AS webhook_field_ids
      )
-     SELECT c.*, e.type, e.source, e.database_id, e.created_at, e.data::text AS data_json
+     SELECT c.*, e.type, e.source, e.database_id, e.table_id AS event_table_id, e.changed_field_ids,
+            e.created_at, e.data::text AS data_json
        FROM claimed c LEFT JOIN outbox_events e ON e.id = c.event_id`,
     [deliveryId, options.leaseMs, options.toleranceMs],
   );
@@ -327,6 +340,43 @@ export async function closeDeliveryOfInactiveWebhook(
     [deliveryId],
   );
   return (result.rowCount ?? 0) > 0;
+}
+
+/**
+ * Ends a claimed delivery unsent because its webhook no longer hears its event: `failed`, with the
+ * claimed attempt logged as `unsubscribed` and `reason` as its error, so the delivery log says
+ * why. Returns whether it was ended (false: it moved meanwhile).
+ */
+export async function closeUnsubscribedDelivery(
+  client: Queryable,
+  claimed: { id: string; attempts: number },
+  reason: string,
+): Promise<boolean> {
+  const result = await client.query(
+    `WITH closed AS (
+       UPDATE webhook_deliveries d
+          SET status = 'failed', next_attempt_at = NULL, updated_at = now()
+        WHERE d.id = $1 AND d.attempts = $2 AND d.status IN ${OPEN_STATUSES_SQL}
+        RETURNING d.id, d.attempts
+     )
+     INSERT INTO webhook_delivery_attempts (delivery_id, attempt, status_code, duration_ms, error_kind, error)
+     SELECT id, attempts, NULL, 0, 'unsubscribed', $3 FROM closed`,
+    [claimed.id, claimed.attempts, reason],
+  );
+  return (result.rowCount ?? 0) > 0;
+}
+
+/**
+ * The statement behind "which event types are still to be sent to this webhook": the types of its
+ * open deliveries, each once. records-api asks before the webhook's url or table changes.
+ */
+export function openDeliveryEventTypesQuery(webhookId: number): { text: string; values: unknown[] } {
+  return {
+    text: `SELECT DISTINCT event_type FROM webhook_deliveries
+            WHERE webhook_id = $1 AND status IN ${OPEN_STATUSES_SQL}
+            ORDER BY event_type`,
+    values: [webhookId],
+  };
 }
 
 /** The schedule of open deliveries, by id. */
