@@ -243,3 +243,203 @@ describe('database scope', () => {
     expect(listed.body.webhooks.map((w: { id: number }) => w.id)).not.toContain(inB.id);
   });
 });
+
+/**
+ * Finding 3 of issue 25: a key that may not read record values must not be able to point a webhook
+ * that still has record deliveries to send at its own address (nor one with table or field
+ * deliveries, without schema:read), and no retry may send an event the webhook no longer hears.
+ */
+describe('retargeting a webhook with deliveries still open', () => {
+  let base: string;
+  let tasks: string;
+  let notes: string;
+  beforeAll(async () => {
+    const created = await createBase(h, {
+      name: 'Retarget',
+      tables: [
+        { name: 'Tasks', fields: [{ name: 'Name', type: 'single_line_text' }] },
+        { name: 'Notes', fields: [{ name: 'Body', type: 'single_line_text' }] },
+      ],
+    });
+    base = created.body.id;
+    [tasks, notes] = created.body.tables.map((table: { id: string }) => table.id);
+  });
+
+  /** A webhook made by a key that may read what it hears, with one delivery of `eventType` left open (its receiver failed). */
+  async function webhookWithOpenDelivery(options: {
+    events: string[];
+    eventType: string;
+    tableId: string;
+    scopes: string[];
+    status?: 'retrying' | 'pending' | 'failed';
+  }) {
+    const owner = await createKey({ name: 'owner', scopes: ['webhooks:manage', ...options.scopes] });
+    const webhook = await h.api
+      .post(url(base))
+      .set('Authorization', owner)
+      .send({ url: 'https://example.com/owner', events: options.events, tableId: options.tableId })
+      .expect(201);
+    const delivery = await h.db.pool.query<{ id: string }>(
+      `WITH event AS (
+         INSERT INTO outbox_events (id, database_id, table_id, type, source, data)
+         VALUES (gen_random_uuid(), $1, $2, $3, 'public_api', '{"records": [{"Name": "payroll"}]}')
+         RETURNING id
+       )
+       INSERT INTO webhook_deliveries (event_id, webhook_id, event_type, status, attempts, last_status_code, next_attempt_at)
+       SELECT id, $4, $3, $5, 1, 500, now() + interval '2 hours' FROM event
+       RETURNING id::text AS id`,
+      [base, options.tableId, options.eventType, webhook.body.id, options.status ?? 'retrying'],
+    );
+    return { webhookId: webhook.body.id as number, deliveryId: delivery.rows[0]!.id };
+  }
+
+  async function webhookRow(webhookId: number) {
+    const result = await h.db.pool.query('SELECT url, events, table_id FROM webhooks WHERE id = $1', [
+      webhookId,
+    ]);
+    return result.rows[0];
+  }
+
+  it('refuses a new url from a key without records:read while record deliveries are open, 403 naming the scope', async () => {
+    const { webhookId } = await webhookWithOpenDelivery({
+      events: ['record.created', 'record.updated'],
+      eventType: 'record.updated',
+      tableId: tasks,
+      scopes: ['records:read'],
+    });
+    const attacker = await createKey({ name: 'attacker', scopes: ['webhooks:manage', 'schema:read'] });
+    const before = await webhookRow(webhookId);
+
+    const refused = await h.api
+      .patch(url(base, `/${webhookId}`))
+      .set('Authorization', attacker)
+      .send({ url: 'https://attacker.example/collect', events: ['table.created'] })
+      .expect(403);
+    expect(refused.body.error).toEqual({
+      code: 'FORBIDDEN',
+      message: expect.stringContaining('records:read'),
+    });
+    expect(refused.body.error.message).toContain('record.updated');
+    expect(await webhookRow(webhookId)).toEqual(before);
+
+    // In two steps: dropping the record events sends nothing anywhere new, but the url still cannot follow.
+    await h.api
+      .patch(url(base, `/${webhookId}`))
+      .set('Authorization', attacker)
+      .send({ events: ['table.created'] })
+      .expect(200);
+    const second = await h.api
+      .patch(url(base, `/${webhookId}`))
+      .set('Authorization', attacker)
+      .send({ url: 'https://attacker.example/collect' })
+      .expect(403);
+    expect(second.body.error.message).toContain('records:read');
+    // Nor can it move the webhook to another table, which changes what its open deliveries match.
+    const moved = await h.api
+      .patch(url(base, `/${webhookId}`))
+      .set('Authorization', attacker)
+      .send({ tableId: notes })
+      .expect(403);
+    expect(moved.body.error.message).toContain('records:read');
+    expect(await webhookRow(webhookId)).toEqual({ ...before, events: ['table.created'] });
+  });
+
+  it('lets the url change once no record delivery is open, or for a key with records:read', async () => {
+    const open = await webhookWithOpenDelivery({
+      events: ['record.created'],
+      eventType: 'record.created',
+      tableId: tasks,
+      scopes: ['records:read'],
+    });
+    const reader = await createKey({ name: 'reader', scopes: ['webhooks:manage', 'records:read'] });
+    await h.api
+      .patch(url(base, `/${open.webhookId}`))
+      .set('Authorization', reader)
+      .send({ url: 'https://example.com/moved' })
+      .expect(200);
+
+    const closed = await webhookWithOpenDelivery({
+      events: ['record.created'],
+      eventType: 'record.created',
+      tableId: tasks,
+      scopes: ['records:read'],
+      status: 'failed',
+    });
+    const schemaOnly = await createKey({ name: 'schema', scopes: ['webhooks:manage', 'schema:read'] });
+    const patched = await h.api
+      .patch(url(base, `/${closed.webhookId}`))
+      .set('Authorization', schemaOnly)
+      .send({ url: 'https://example.com/elsewhere', events: ['table.created'] })
+      .expect(200);
+    expect(patched.body).toMatchObject({ url: 'https://example.com/elsewhere', events: ['table.created'] });
+  });
+
+  it('refuses a new url from a key without schema:read while table or field deliveries are open', async () => {
+    const { webhookId } = await webhookWithOpenDelivery({
+      events: ['table.created', 'field.updated'],
+      eventType: 'field.updated',
+      tableId: tasks,
+      scopes: ['schema:read'],
+      status: 'pending',
+    });
+    const recordsOnly = await createKey({ name: 'records', scopes: ['webhooks:manage', 'records:read'] });
+    const before = await webhookRow(webhookId);
+    const refused = await h.api
+      .patch(url(base, `/${webhookId}`))
+      .set('Authorization', recordsOnly)
+      .send({ url: 'https://attacker.example/schema', events: ['record.created'] })
+      .expect(403);
+    expect(refused.body.error).toEqual({
+      code: 'FORBIDDEN',
+      message: expect.stringContaining('schema:read'),
+    });
+    expect(await webhookRow(webhookId)).toEqual(before);
+  });
+
+  it('refuses to retry a delivery of an event the webhook no longer subscribes to, 400 naming why', async () => {
+    const byType = await webhookWithOpenDelivery({
+      events: ['record.created', 'record.updated'],
+      eventType: 'record.updated',
+      tableId: tasks,
+      scopes: ['records:read'],
+      status: 'failed',
+    });
+    await h.api
+      .patch(url(base, `/${byType.webhookId}`))
+      .set('Authorization', root)
+      .send({ events: ['record.created'] })
+      .expect(200);
+    const refused = await h.api
+      .post(url(base, `/${byType.webhookId}/deliveries/${byType.deliveryId}/retry`))
+      .set('Authorization', root)
+      .expect(400);
+    expect(refused.body.error).toEqual({
+      code: 'BAD_REQUEST',
+      message: expect.stringContaining('no longer subscribes to record.updated'),
+    });
+
+    const byTable = await webhookWithOpenDelivery({
+      events: ['record.created'],
+      eventType: 'record.created',
+      tableId: tasks,
+      scopes: ['records:read'],
+      status: 'failed',
+    });
+    await h.api
+      .patch(url(base, `/${byTable.webhookId}`))
+      .set('Authorization', root)
+      .send({ tableId: notes })
+      .expect(200);
+    const otherTable = await h.api
+      .post(url(base, `/${byTable.webhookId}/deliveries/${byTable.deliveryId}/retry`))
+      .set('Authorization', root)
+      .expect(400);
+    expect(otherTable.body.error.message).toContain(`no longer subscribes to events of table ${tasks}`);
+
+    const statuses = await h.db.pool.query(
+      'SELECT status FROM webhook_deliveries WHERE id = ANY($1::bigint[]) ORDER BY id',
+      [[byType.deliveryId, byTable.deliveryId]],
+    );
+    expect(statuses.rows.map((row) => row.status)).toEqual(['failed', 'failed']);
+  });
+});

@@ -11,7 +11,15 @@ import {
   type WebhookDeliveryError,
   type WebhookEventType,
 } from '@recordbase/contracts/webhooks';
-import { databaseErrorOf, deliveryRetryRequest, type PrismaClient, type Tx } from '@recordbase/db';
+import {
+  databaseErrorOf,
+  deliveryRetryRequest,
+  openDeliveryEventTypesQuery,
+  type PrismaClient,
+  subscriptionOf,
+  type Tx,
+  whyNoLongerHeard,
+} from '@recordbase/db';
 import { didYouMean } from '@recordbase/db/field-types';
 import { canAccessDatabase, type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
@@ -135,18 +143,61 @@ async function withTableFilter<T>(tableRef: string | null | undefined, write: ()
   }
 }
 
+const SCOPES_TO_RECEIVE = [
+  {
+    scope: 'records:read',
+    carries: (event: string) => event.startsWith('record.'),
+    why: 'record events carry record values',
+  },
+  {
+    scope: 'schema:read',
+    carries: (event: string) => event.startsWith('table.') || event.startsWith('field.'),
+    why: 'table and field events carry the schema',
+  },
+] as const;
+
 /**
  * A webhook sends what its events carry to an address of the key's choosing, so steering one is
  * reading: record events need `records:read`, table and field events `schema:read`, besides
  * `webhooks:manage`. Checked whenever a webhook is created, changed or made to send again.
+ * `openEvents`: the types of deliveries still to be sent, when a change would send them to another
+ * url or match them against another table; they need the same scopes as the events heard.
  */
-function requireScopesToReceive(principal: Principal, events: readonly string[]): void {
-  if (events.some((event) => event.startsWith('record.'))) {
-    requireScope(principal, 'records:read', 'record events carry record values');
+function requireScopesToReceive(
+  principal: Principal,
+  events: readonly string[],
+  openEvents: readonly string[] = [],
+): void {
+  for (const { scope, carries, why } of SCOPES_TO_RECEIVE) {
+    if (events.some(carries)) requireScope(principal, scope, why);
+    const open = openEvents.filter(carries);
+    if (open.length > 0) {
+      requireScope(
+        principal,
+        scope,
+        `the webhook still has ${open.join(', ')} deliveries to send, which would follow the change; ${why}`,
+      );
+    }
   }
-  if (events.some((event) => event.startsWith('table.') || event.startsWith('field.'))) {
-    requireScope(principal, 'schema:read', 'table and field events carry the schema');
-  }
+}
+
+/**
+ * Types of the webhook's deliveries still open, when `patch` retargets it: a new url receives
+ * them, and a new table decides which of them are still sent. A table named differently from its
+ * stored id (by name) counts as a change: that only asks for a scope the key may not need.
+ */
+async function openEventsRetargeted(
+  prisma: PrismaClient,
+  webhook: WebhookRow,
+  patch: UpdateWebhookRequest,
+): Promise<string[]> {
+  const retargets =
+    (patch.url !== undefined && patch.url !== webhook.url) ||
+    (patch.tableId !== undefined && patch.tableId !== webhook.tableId);
+  if (!retargets) return [];
+  const query = openDeliveryEventTypesQuery(webhook.id);
+  const rows = await prisma.$queryRawUnsafe<{ event_type: string }[]>(query.text, ...query.values);
+  return rows.map((row) => row.event_type);
 }
 
 /**
@@ -249,7 +300,11 @@ export async function updateWebhook(
   allowedCidrs: readonly Cidr[] = [],
 ): Promise<Webhook> {
   const webhook = await findWebhook(prisma, principal, databaseId, webhookRef);
-  requireScopesToReceive(principal, patch.events ?? webhook.events);
+  requireScopesToReceive(
+    principal,
+    patch.events ?? webhook.events,
+    await openEventsRetargeted(prisma, webhook, patch),
+  );
   if (patch.url !== undefined) await requireDeliverableUrl(patch.url, allowedCidrs);
   const tableId =
     typeof patch.tableId === 'string'
@@ -363,11 +418,25 @@ export async function retryWebhookDelivery(
         ? null
         : await tx.webhookDelivery.findFirst({
             where: { id, webhookId: webhook.id },
-            select: { id: true, eventType: true },
+            select: { id: true, eventId: true, eventType: true },
           });
     if (!delivery) throw notFound(`Delivery ${deliveryRef} of webhook ${webhookRef} not found`);
     requireScopesToReceive(principal, [delivery.eventType]);
     if (!webhook.active) throw badRequest('Webhook is inactive');
+    // The dispatcher would end it unsent anyway; saying so here tells the caller why. A gone event
+    // (retention) is left to fail as such.
+    const event = await tx.outboxEvent.findUnique({
+      where: { id: delivery.eventId },
+      select: { tableId: true, changedFieldIds: true },
+    });
+    const unheard =
+      event &&
+      whyNoLongerHeard(subscriptionOf(webhook), {
+        type: delivery.eventType,
+        tableId: event.tableId,
+        changedFieldIds: event.changedFieldIds,
+      });
+    if (unheard) throw badRequest(`Delivery ${deliveryRef} cannot be retried: ${unheard}`);
     const request = deliveryRetryRequest(delivery.id.toString());
     await tx.$executeRawUnsafe(request.text, ...request.values);
     return { id: delivery.id.toString(), status: 'pending' };

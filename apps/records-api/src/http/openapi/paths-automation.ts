@@ -89,7 +89,10 @@ export const automationOperations: Operation[] = [
     operationId: 'updateWebhook',
     tag: 'Webhooks',
     summary: 'Change a webhook',
-    description: '`active: true` reactivates a webhook deactivated after repeated failures.',
+    description:
+      '`active: true` reactivates a webhook deactivated after repeated failures. A new `url` or `tableId` ' +
+      'also needs the read scope of every event type the webhook still has deliveries open for ' +
+      '(`records:read` for record events, `schema:read` for table and field events), else 403.',
     access: manage,
     params: webhookParams,
     body: updateWebhookRequestSchema,
@@ -130,7 +133,9 @@ export const automationOperations: Operation[] = [
     operationId: 'retryWebhookDelivery',
     tag: 'Webhooks',
     summary: 'Retry a delivery',
-    description: 'The delivery is due again at once.',
+    description:
+      'The delivery is due again at once. 400 if the webhook is inactive or no longer subscribes to the ' +
+      "delivery's event (its type, table or watched fields).",
     access: manage,
     params: deliveryParams,
     status: 202,
