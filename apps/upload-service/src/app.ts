@@ -1,12 +1,13 @@
 import { uploadRoutes } from '@recordbase/contracts/uploads';
 import type { Db } from '@recordbase/db';
-import { authMiddleware, createAuthenticator } from '@recordbase/server-kit/auth';
+import { authMiddleware, createAuthenticator, principalOf } from '@recordbase/server-kit/auth';
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, requestIds, unknownRoute } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
+import { createRateLimiter, rateLimitMiddleware } from '@recordbase/server-kit/rate-limit';
 import type { ObjectStorage } from '@recordbase/storage';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
@@ -25,10 +26,19 @@ export interface UploadServiceDeps {
     Partial<
       Pick<
         UploadServiceConfig,
-        'TRUST_PROXY' | 'AUTH_FAILURE_BURST' | 'AUTH_FAILURES_PER_MINUTE' | 'PUBLIC_URL' | 'CORS_ORIGINS'
+        | 'TRUST_PROXY'
+        | 'AUTH_FAILURE_BURST'
+        | 'AUTH_FAILURES_PER_MINUTE'
+        | 'PUBLIC_URL'
+        | 'CORS_ORIGINS'
+        | 'RATE_LIMIT_PER_SECOND'
+        | 'RATE_LIMIT_BURST'
       >
     >;
 }
+
+/** RATE_LIMIT_PER_SECOND and RATE_LIMIT_BURST when a caller (a test) gives none: config.ts's defaults. */
+const DEFAULT_RATE_LIMIT = { perSecond: 50, burst: 100 };
 
 /** Every path the contract serves at `{upload_url}` besides the operational ones; all need a key. */
 export const protectedPaths = ['/fileupload', '/csvupload', '/xlsxupload', '/files'];
@@ -68,11 +78,24 @@ export function createApp(deps: UploadServiceDeps): Express {
       perMinute: config.AUTH_FAILURES_PER_MINUTE ?? 60,
     }),
   );
-  app.use(protectedPaths, (req, res, next) =>
-    req.baseUrl === uploadRoutes.files && req.query.token !== undefined && req.method !== 'POST'
-      ? next()
-      : authenticated(req, res, next),
+  const viaSignedLink = (req: express.Request) =>
+    req.baseUrl === uploadRoutes.files && req.query.token !== undefined && req.method !== 'POST';
+  app.use(protectedPaths, (req, res, next) => (viaSignedLink(req) ? next() : authenticated(req, res, next)));
+  // Then the per-key rate limit, before any body is read. It is records-api's limiter on the same
+  // Redis bucket per key: a key has one budget for the whole installation, so spreading requests
+  // over the services does not multiply it. A signed link counts against the key it was issued
+  // to, once the download route has checked it.
+  const rateLimit = {
+    perSecond: config.RATE_LIMIT_PER_SECOND ?? DEFAULT_RATE_LIMIT.perSecond,
+    burst: config.RATE_LIMIT_BURST ?? DEFAULT_RATE_LIMIT.burst,
+  };
+  const limited = rateLimitMiddleware(
+    createRateLimiter(redis, rateLimit),
+    rateLimit,
+    (res) => principalOf(res).keyId ?? 'root',
+    logger,
   );
+  app.use(protectedPaths, (req, res, next) => (viaSignedLink(req) ? next() : limited(req, res, next)));
   app.use(uploadRouter({ prisma: db.prisma, storage, publicUrl: config.PUBLIC_URL }));
   app.get(
     `${uploadRoutes.files}/*key`,
@@ -82,6 +105,7 @@ export function createApp(deps: UploadServiceDeps): Express {
       authenticate,
       rootApiKey: config.ROOT_API_KEY,
       fileTokenSecret: config.FILE_TOKEN_SECRET,
+      rateLimit: limited,
     }),
   );
 

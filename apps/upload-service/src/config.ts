@@ -58,6 +58,12 @@ export const uploadServiceEnvSchema = commonEnvSchema
     /** Attachments no record refers to are deleted this long after their upload. */
     ORPHAN_FILE_GRACE_HOURS: z.coerce.number().positive().default(24),
     ROOT_API_KEY: z.string().min(20, { error: 'must be at least 20 characters' }).optional(),
+    /**
+     * Requests per API key, as records-api reads them: both count in the same Redis bucket per key,
+     * so a key's budget is one for the whole installation (the README row checks the defaults agree).
+     */
+    RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
+    RATE_LIMIT_BURST: z.coerce.number().int().positive().default(100),
     ...storageEnvSchema.shape,
     CORS_ORIGINS: corsOrigins,
   })

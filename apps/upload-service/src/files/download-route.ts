@@ -21,6 +21,8 @@ export interface DownloadDeps {
   authenticate: Authenticate;
   rootApiKey: string | undefined;
   fileTokenSecret: string;
+  /** The per-key rate limit, for signed links: counted against the key a link was issued to. */
+  rateLimit: RequestHandler;
 }
 
 const missing = () => notFound('File not found');
@@ -93,11 +95,27 @@ async function openStored(storage: ObjectStorage, key: string, range: { start: n
   }
 }
 
-export function downloadRoute(deps: DownloadDeps): RequestHandler {
-  return async (req, res) => {
+/**
+ * The route's handlers: who asks for which file, then (for a signed link, whose key is known only
+ * now) the per-key rate limit, then the file.
+ */
+export function downloadRoute(deps: DownloadDeps): RequestHandler[] {
+  const identify: RequestHandler = async (req, res, next) => {
     const key = keyOf(req);
     const file = key ? await findStoredFile(deps.prisma, key) : null;
-    const principal = await principalFor(req, file, deps);
+    res.locals.principal = await principalFor(req, file, deps);
+    res.locals.download = file;
+    next();
+  };
+  const limitLinks: RequestHandler = (req, res, next) =>
+    req.query.token === undefined ? next() : deps.rateLimit(req, res, next);
+  return [identify, limitLinks, serve(deps)];
+}
+
+function serve(deps: DownloadDeps): RequestHandler {
+  return async (req, res) => {
+    const file = res.locals.download as StoredFileRow | null;
+    const principal = res.locals.principal as Principal;
     if (!file || !mayDownload(principal, file)) throw missing();
     const size = Number(file.size);
     const etag = `"${file.sha256}"`;

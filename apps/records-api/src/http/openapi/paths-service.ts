@@ -145,7 +145,7 @@ export const serviceOperations: Operation[] = [
     params: fileParams,
     query: fileQuery,
     rawResponse: { mediaType: 'application/octet-stream', description: 'The file (206 for a range).' },
-    errors: [401, 404, 416],
+    errors: [401, 404, 416, 429],
   },
   {
     method: 'get',

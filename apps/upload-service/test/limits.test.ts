@@ -1,0 +1,162 @@
+import { request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { signFileToken } from '@recordbase/server-kit/file-tokens';
+import { createRateLimiter } from '@recordbase/server-kit/rate-limit';
+import type { Express } from 'express';
+import supertest from 'supertest';
+import { insertBase, insertKey, type TestBase } from './fixtures';
+import { type Harness, startHarness } from './harness';
+import { onePixelPng } from './sniff-files';
+
+/**
+ * The capacity one key or one database may take of upload-service (issue 25, finding 6): the
+ * per-key rate limit the JSON API has, and the operator's optional storage quota per database.
+ */
+
+let h: Harness;
+let base: TestBase;
+
+beforeAll(async () => {
+  h = await startHarness();
+  base = await insertBase(h.db);
+});
+afterAll(() => h.close());
+
+const png = onePixelPng(30, 60, 90);
+
+function attachmentHeaders(target: TestBase) {
+  return { 'base-public-id': target.databaseId, 'table-id': target.tableId, 'field-id': target.filesFieldId };
+}
+
+function uploadTo(app: Express, authorization: string, target: TestBase, bytes: Buffer = png) {
+  return supertest(app)
+    .post('/fileupload')
+    .set('Authorization', authorization)
+    .set(attachmentHeaders(target))
+    .attach('filepond', bytes, { filename: 'dot.png', contentType: 'image/png' });
+}
+
+/** Everything uploads can leave behind: stored objects and file rows. */
+async function leftovers() {
+  const keys: string[] = [];
+  for await (const key of h.storage.list('')) keys.push(key);
+  return { keys: keys.sort(), rows: await h.db.prisma.uploadedFile.count() };
+}
+
+/**
+ * Sends only the head of an upload that declares `declaredBytes`, and resolves with the answer:
+ * a refusal that comes although not a byte of the body was sent was decided before reading it.
+ */
+async function headOnly(
+  app: Express,
+  headers: Record<string, string>,
+  declaredBytes: number,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  const server: Server = app.listen(0, '127.0.0.1');
+  await new Promise((done) => server.once('listening', done));
+  try {
+    return await new Promise((resolve, reject) => {
+      const request = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: (server.address() as AddressInfo).port,
+          method: 'POST',
+          path: '/fileupload',
+          headers: {
+            ...headers,
+            'content-type': 'multipart/form-data; boundary=xxBOUNDARYxx',
+            'content-length': String(declaredBytes),
+          },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode ?? 0,
+              headers: response.headers,
+              body: Buffer.concat(chunks).toString(),
+            }),
+          );
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.flushHeaders();
+    });
+  } finally {
+    server.closeAllConnections();
+    await new Promise((done) => server.close(done));
+  }
+}
+
+describe('the per-key rate limit', () => {
+  // One request per 100 s after a burst of 2: nothing refills while a test runs.
+  const limits = { RATE_LIMIT_PER_SECOND: 0.01, RATE_LIMIT_BURST: 2 };
+
+  it('answers 429 RATE_LIMITED with Retry-After past the burst, keeping nothing, with RateLimit-* headers', async () => {
+    const app = h.appWith(limits);
+    const key = await insertKey(h.db, ['files:write', 'records:read']);
+    const first = await uploadTo(app, key.authorization, base).expect(201);
+    expect(first.headers['ratelimit-limit']).toBe('2');
+    expect(first.headers['ratelimit-remaining']).toBe('1');
+    expect(first.headers['ratelimit-policy']).toBe('2;w=200');
+    await uploadTo(app, key.authorization, base).expect(201);
+    const before = await leftovers();
+    const refused = await uploadTo(app, key.authorization, base).expect(429);
+    expect(refused.body).toEqual({ error: { code: 'RATE_LIMITED', message: expect.any(String) } });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(refused.headers['ratelimit-remaining']).toBe('0');
+    expect(await leftovers()).toEqual(before);
+    // Another key has a budget of its own.
+    const other = await insertKey(h.db, ['files:write']);
+    await uploadTo(app, other.authorization, base).expect(201);
+  });
+
+  it('refuses before reading the body: the 429 comes with none of it sent', async () => {
+    const app = h.appWith(limits);
+    const key = await insertKey(h.db, ['files:write']);
+    await uploadTo(app, key.authorization, base).expect(201);
+    await uploadTo(app, key.authorization, base).expect(201);
+    const refused = await headOnly(
+      app,
+      { authorization: key.authorization, ...attachmentHeaders(base) },
+      10 * 1024 * 1024,
+    );
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.body).error.code).toBe('RATE_LIMITED');
+    expect(refused.headers['retry-after']).toBeDefined();
+  });
+
+  it('counts import uploads and downloads, with a key or with its signed links', async () => {
+    const app = h.appWith(limits);
+    const key = await insertKey(h.db, ['files:write', 'records:read']);
+    const uploaded = await uploadTo(app, key.authorization, base).expect(201);
+    const path = new URL(uploaded.body.url).pathname;
+    await supertest(app).get(path).set('Authorization', key.authorization).expect(200);
+    await supertest(app).get(path).set('Authorization', key.authorization).expect(429);
+    const token = signFileToken(
+      h.fileTokenSecret,
+      { fileKey: path.slice('/files/'.length), keyId: key.id },
+      60,
+    );
+    const viaLink = await supertest(app).get(`${path}?token=${token}`).expect(429);
+    expect(viaLink.body.error.code).toBe('RATE_LIMITED');
+    expect(viaLink.headers['retry-after']).toBeDefined();
+    await supertest(app)
+      .post('/csvupload')
+      .set('Authorization', key.authorization)
+      .attach('filepond', Buffer.from('a,b\n1,2\n'), { filename: 'x.csv', contentType: 'text/csv' })
+      .expect(429);
+  });
+
+  it("shares each key's budget with records-api: the same limiter, the same Redis key", async () => {
+    const app = h.appWith(limits);
+    const key = await insertKey(h.db, ['files:write']);
+    // What records-api's limiter spends for two JSON requests of this key.
+    const jsonApi = createRateLimiter(h.redis, { perSecond: limits.RATE_LIMIT_PER_SECOND, burst: 2 });
+    expect((await jsonApi(key.id)).allowed).toBe(true);
+    expect((await jsonApi(key.id)).allowed).toBe(true);
+    await uploadTo(app, key.authorization, base).expect(429);
+  });
+});
