@@ -384,3 +384,27 @@ describe('readCsv: the source stream', () => {
     await expect(pending).rejects.toThrow(/premature close/i);
   });
 });
+
+describe('readCsv: what a file may expand to', () => {
+  // A CSV hands out at most one character and one cell per byte of it (plus one): the default
+  // budgets (16 per byte, at least 64 Mi) never stop one. Small budgets show they are applied.
+  test('past the characters or cells budget the file fails with the row', async () => {
+    const csv = `${'abcdefgh,'.repeat(9)}z\n`.repeat(100);
+    const characters: ReaderLimits = {
+      ...DEFAULT_READER_LIMITS,
+      emittedCharacters: { perFileByte: 0.5, atLeast: 100 },
+    };
+    const error = await failureOf(csv, { limits: characters, chunk: 1024 });
+    expect(error.message).toMatch(
+      /^row \d+: the file's cells hold more than [\d,]+ characters, the most a file of [\d,]+ bytes may hold \(one per 2 bytes of the file, and never fewer than 100\); split it into smaller files$/,
+    );
+    const cells: ReaderLimits = {
+      ...DEFAULT_READER_LIMITS,
+      emittedCells: { perFileByte: 0.05, atLeast: 10 },
+    };
+    expect((await failureOf(csv, { limits: cells, chunk: 1024 })).message).toMatch(
+      /^row \d+: the file holds more than [\d,]+ cells/,
+    );
+    expect(await cellsOf(csv)).toHaveLength(100);
+  });
+});

@@ -449,3 +449,91 @@ describe('readXlsx: the source stream and temporary files', () => {
     expect(rows.every((row, index) => row.row === index + 1)).toBe(true);
   });
 });
+
+describe('readXlsx: what a small workbook may expand to', () => {
+  /** Reads until the reader fails, counting the rows and cells it handed out before. */
+  async function readUntilFailure(bytes: Buffer, limits?: ReaderLimits) {
+    let rows = 0;
+    let cells = 0;
+    try {
+      for await (const row of readXlsx(sourceOf(bytes), {}, limits)) {
+        rows += 1;
+        cells += row.cells.length;
+      }
+    } catch (error) {
+      expect(error).toBeInstanceOf(ImportFileError);
+      return { error: error as ImportFileError, rows, cells };
+    }
+    throw new Error(`the workbook was read without an error (${rows} rows, ${cells} cells)`);
+  }
+
+  test('3,000,000 empty shared strings fail at the shared-strings budget, before any row', async () => {
+    const sharedStrings = `<sst xmlns="${MAIN}">${'<si/>'.repeat(3_000_000)}</sst>`;
+    const file = zip(workbookEntries(sheetXml('<row r="1"><c><v>1</v></c></row>'), { sharedStrings }));
+    // 15 MB of XML in a zip of a few kilobytes: the 1 GiB inflate budget alone lets it through.
+    expect(file.length).toBeLessThan(100 * 1024);
+    const before = process.memoryUsage().arrayBuffers;
+    const { error, rows } = await readUntilFailure(file);
+    expect(error.message).toBe(
+      `the workbook has more than 1,048,576 shared strings, the most a file of ${file.length.toLocaleString('en-US')} bytes may have (one per 4 bytes of the file, and never fewer than 1,048,576); save it again in Excel, which keeps each distinct text once, or split it into smaller files`,
+    );
+    expect(error.row).toBeNull();
+    expect(rows).toBe(0);
+    // The packed table stopped at its budget: 12 bytes a string, some 12 MiB, not the 36 MiB of all.
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(24 * MiB);
+  });
+
+  test('shared strings holding more characters than their budget fail before any row', async () => {
+    const long = `<si><t>${'x'.repeat(100_000)}</t></si>`;
+    const sharedStrings = `<sst xmlns="${MAIN}">${long.repeat(200)}</sst>`;
+    const file = zip(workbookEntries(sheetXml('<row r="1"><c t="s"><v>0</v></c></row>'), { sharedStrings }));
+    expect(file.length).toBeLessThan(100 * 1024);
+    const { error, rows } = await readUntilFailure(file);
+    expect(error.message).toBe(
+      `the workbook's shared strings hold more than 16,777,216 characters, the most a file of ${file.length.toLocaleString('en-US')} bytes may hold (8 per byte of the file, and never fewer than 16,777,216); split it into smaller files`,
+    );
+    expect(rows).toBe(0);
+  });
+
+  test('one 100,000-character shared string in thousands of cells stops at the characters budget', async () => {
+    const sharedStrings = `<sst xmlns="${MAIN}"><si><t>${'y'.repeat(100_000)}</t></si></sst>`;
+    const row = (n: number) => `<row r="${n}">${'<c t="s"><v>0</v></c>'.repeat(4)}</row>`;
+    const rowsXml = Array.from({ length: 1_000 }, (_, index) => row(index + 1)).join('');
+    const file = zip(workbookEntries(sheetXml(rowsXml), { sharedStrings }));
+    expect(file.length).toBeLessThan(100 * 1024);
+    const { error, rows, cells } = await readUntilFailure(file);
+    // 64 Mi characters are 671 of its cells: the reader stops there, not at 400 million characters.
+    expect(error.message).toBe(
+      `row 168: the file's cells hold more than 67,108,864 characters, the most a file of ${file.length.toLocaleString('en-US')} bytes may hold (16 per byte of the file, and never fewer than 67,108,864); split it into smaller files`,
+    );
+    expect(error.row).toBe(168);
+    expect(cells).toBeLessThanOrEqual(671);
+    expect(rows).toBeLessThan(168);
+  });
+
+  test('rows widened by one far cell each stop at the cells budget, which grows with the file', async () => {
+    // Each row is one cell in column 500: 500 cells handed out for some 30 bytes of XML.
+    const rowsXml = Array.from(
+      { length: 5_000 },
+      (_, index) => `<row r="${index + 1}"><c r="SF${index + 1}"><v>1</v></c></row>`,
+    ).join('');
+    const file = zip(workbookEntries(sheetXml(rowsXml)));
+    const limits: ReaderLimits = {
+      ...DEFAULT_READER_LIMITS,
+      emittedCells: { perFileByte: 16, atLeast: 100_000 },
+    };
+    const budget = Math.max(100_000, 16 * file.length);
+    const { error, cells } = await readUntilFailure(file, limits);
+    const row = Math.floor(budget / 500) + 1;
+    expect(error.message).toBe(
+      `row ${row}: the file holds more than ${budget.toLocaleString('en-US')} cells, the most a file of ${file.length.toLocaleString('en-US')} bytes may hold (16 per byte of the file, and never fewer than 100,000); split it into smaller files, or delete the empty columns that widen its rows`,
+    );
+    expect(cells).toBeLessThanOrEqual(budget);
+    // Within the budget, the same rows are read whole.
+    const generous: ReaderLimits = {
+      ...DEFAULT_READER_LIMITS,
+      emittedCells: { perFileByte: 16, atLeast: 2_500_000 },
+    };
+    expect((await readAll(file, {}, generous)).length).toBe(5_000);
+  });
+});

@@ -37,6 +37,38 @@ async function listAll(tableId: string) {
   return res.body.records as { id: string; fields: Record<string, unknown> }[];
 }
 
+/** A one-sheet workbook zipped by hand: hostile ones are tiny zips exceljs would not write. */
+function handmadeWorkbook(rows: string, sharedStrings: string): Buffer {
+  const main = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+  const relationships = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+  const rels = (...entries: [string, string, string][]) =>
+    `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${entries
+      .map(
+        ([id, type, target]) =>
+          `<Relationship Id="${id}" Type="${relationships}/${type}" Target="${target}"/>`,
+      )
+      .join('')}</Relationships>`;
+  return zip([
+    { name: '_rels/.rels', data: rels(['rId1', 'officeDocument', 'xl/workbook.xml']) },
+    {
+      name: 'xl/workbook.xml',
+      data: `<workbook xmlns="${main}" xmlns:r="${relationships}"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+    },
+    {
+      name: 'xl/_rels/workbook.xml.rels',
+      data: rels(
+        ['rId1', 'worksheet', 'worksheets/sheet1.xml'],
+        ['rId2', 'sharedStrings', 'sharedStrings.xml'],
+      ),
+    },
+    {
+      name: 'xl/worksheets/sheet1.xml',
+      data: `<worksheet xmlns="${main}"><sheetData>${rows}</sheetData></worksheet>`,
+    },
+    { name: 'xl/sharedStrings.xml', data: `<sst xmlns="${main}">${sharedStrings}</sst>` },
+  ]);
+}
+
 async function xlsx(sheets: Record<string, unknown[][]>): Promise<Buffer> {
   const workbook = new ExcelJS.Workbook();
   for (const [name, rows] of Object.entries(sheets)) {
@@ -532,6 +564,26 @@ describe('hostile and broken files end in failed with a clear message, writing n
       async () => zip([{ name: 'hello.txt', data: 'hi' }]),
       XLSX,
       /workbook|Excel/i,
+    ],
+    [
+      // A zip of some 20 KB that would put 400 million characters into staging.
+      'one 100,000-character shared string in 4,000 cells',
+      async () =>
+        handmadeWorkbook(
+          Array.from(
+            { length: 1_000 },
+            (_, index) => `<row r="${index + 1}">${'<c t="s"><v>0</v></c>'.repeat(4)}</row>`,
+          ).join(''),
+          `<si><t>${'y'.repeat(100_000)}</t></si>`,
+        ),
+      XLSX,
+      /^row 168: the file's cells hold more than 67,108,864 characters, .*; split it into smaller files$/,
+    ],
+    [
+      '3,000,000 empty shared strings',
+      async () => handmadeWorkbook('<row r="1"><c><v>1</v></c></row>', '<si/>'.repeat(3_000_000)),
+      XLSX,
+      /^the workbook has more than 1,048,576 shared strings, .*; save it again in Excel/,
     ],
   ];
 

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { EmittedBudget } from '../file-budget';
 import { ImportFileError } from '../import-file-error';
 import { rowsOfBatches } from '../row-iterator';
 import { DEFAULT_READER_LIMITS, type ImportRow, type ReaderLimits } from '../types';
@@ -31,10 +32,13 @@ async function* csvBatches(
   limits: ReaderLimits,
 ): AsyncGenerator<ImportRow[], void, undefined> {
   const decoder = new StrictUtf8Decoder();
-  const text = new DelimitedText(limits);
+  const budget = new EmittedBudget(limits);
+  const text = new DelimitedText(limits, budget);
   try {
     for await (const chunk of source) {
-      const decoded = decoder.decode(asBuffer(chunk));
+      const bytes = asBuffer(chunk);
+      budget.read(bytes.length);
+      const decoded = decoder.decode(bytes);
       // A big chunk goes in pieces: fewer rows alive at once stay young for the garbage collector.
       for (let at = 0; at < decoded.text.length || at === 0; at += PIECE_LENGTH) {
         const rows: ImportRow[] = [];
@@ -62,7 +66,10 @@ class DelimitedText {
   private sample = '';
   private tokenizer: CsvTokenizer | null = null;
 
-  constructor(private readonly limits: ReaderLimits) {}
+  constructor(
+    private readonly limits: ReaderLimits,
+    private readonly budget: EmittedBudget,
+  ) {}
 
   get line(): number {
     return this.tokenizer?.line ?? 1;
@@ -78,7 +85,7 @@ class DelimitedText {
     if (!final && this.sample.length < SAMPLE_LENGTH) return;
     const sample = this.sample.charCodeAt(0) === BOM ? this.sample.slice(1) : this.sample;
     this.sample = '';
-    this.tokenizer = new CsvTokenizer(detectDelimiter(sample, final), this.limits);
+    this.tokenizer = new CsvTokenizer(detectDelimiter(sample, final), this.limits, this.budget);
     this.tokenizer.push(sample, out);
   }
 

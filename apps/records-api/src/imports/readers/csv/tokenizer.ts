@@ -1,3 +1,4 @@
+import type { EmittedBudget } from '../file-budget';
 import { ImportFileError, tooManyColumns, valueTooLong } from '../import-file-error';
 import type { ImportRow, ReaderLimits } from '../types';
 
@@ -36,6 +37,8 @@ export class CsvTokenizer {
   private cells: string[] = [];
   /** Fields of the current record so far, including those past maxColumns. */
   private columns = 0;
+  /** The characters of the current record's cells. */
+  private characters = 0;
   private state = FIELD_START;
   /** The current field's text from earlier pieces (empty once it is known to be too long). */
   private partial = '';
@@ -50,6 +53,7 @@ export class CsvTokenizer {
   constructor(
     private readonly delimiter: number,
     private readonly limits: ReaderLimits,
+    private readonly budget: EmittedBudget,
   ) {
     this.maxColumns = limits.maxColumns;
     this.maxCellLength = limits.maxCellLength;
@@ -163,6 +167,7 @@ export class CsvTokenizer {
     if (column <= this.maxColumns) {
       const length = this.partialLength + (to - from);
       if (length > this.maxCellLength) throw valueTooLong(this.row, column, length, this.limits);
+      this.characters += length;
       this.cells.push(this.partialLength === 0 ? text.slice(from, to) : this.partial + text.slice(from, to));
     }
     this.partial = '';
@@ -171,10 +176,12 @@ export class CsvTokenizer {
 
   private endRecord(out: ImportRow[]): void {
     if (this.columns > this.maxColumns) throw tooManyColumns(this.row, this.columns, this.limits);
+    this.budget.emit(this.row, this.cells.length, this.characters);
     out.push({ row: this.row, cells: this.cells });
     this.row += 1;
     this.cells = [];
     this.columns = 0;
+    this.characters = 0;
   }
 
   /** Ends the record at the line break at `i`; returns the index after the break. */

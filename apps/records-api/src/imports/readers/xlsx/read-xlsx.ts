@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { EmittedBudget } from '../file-budget';
 import { ImportFileError } from '../import-file-error';
 import { rowsOfBatches } from '../row-iterator';
 import { DEFAULT_READER_LIMITS, type ImportRow, type ReaderLimits } from '../types';
@@ -27,7 +28,8 @@ const COMPOUND_FILE = 0xd0cf11e0;
  * The rows of one worksheet of an .xlsx workbook. The upload is first copied to a temporary file
  * (see spool.ts), then the parts are read from it through the zip's directory: workbook and
  * relationships, styles (to tell dates), shared strings, then the sheet, row by row as the
- * consumer asks for them. Everything inflated counts against limits.maxInflatedBytes.
+ * consumer asks for them. Everything inflated counts against limits.maxInflatedBytes; the shared
+ * strings held and the cells handed out count against budgets that grow with the file's size.
  *
  * Leaving the loop early, an error, or the end closes the zip and deletes the temporary file;
  * destroying `source` while it is being copied rejects the pending read.
@@ -59,8 +61,16 @@ async function* xlsxBatches(
     const sharedStrings =
       workbook.sharedStrings === null
         ? new SharedStrings()
-        : await readSharedStrings(zip, workbook.sharedStrings, budget, limits, maxText);
-    const worksheet = new WorksheetRows({ sharedStrings, dateStyles, date1904: workbook.date1904, limits });
+        : await readSharedStrings(zip, workbook.sharedStrings, budget, limits, maxText, file.bytes);
+    const emitted = new EmittedBudget(limits);
+    emitted.read(file.bytes);
+    const worksheet = new WorksheetRows({
+      sharedStrings,
+      dateStyles,
+      date1904: workbook.date1904,
+      limits,
+      emitted,
+    });
     for await (const _ of parseXmlPart(sheet.part, zip.read(sheet.part, budget), worksheet, maxText)) {
       const rows = worksheet.take();
       if (rows.length > 0) yield rows;

@@ -1,3 +1,4 @@
+import { SharedStringsBudget } from '../file-budget';
 import type { ReaderLimits } from '../types';
 import { decodeEscapes, rawTextLimit } from './cell-text';
 import type { InflateBudget } from './inflate-budget';
@@ -26,6 +27,9 @@ export class SharedStrings {
   private lengthOf = new Uint32Array(1024);
   private count = 0;
   private readonly tooLong = new Map<number, number>();
+
+  /** `maxCount`: the most strings that will be added, so the index arrays never grow past it. */
+  constructor(private readonly maxCount = Number.MAX_SAFE_INTEGER) {}
 
   get size(): number {
     return this.count;
@@ -64,8 +68,9 @@ export class SharedStrings {
   }
 
   private grow(): void {
+    const length = Math.max(this.count + 1, Math.min(this.lengthOf.length * 2, this.maxCount));
     const doubled = (array: Uint32Array) => {
-      const bigger = new Uint32Array(array.length * 2);
+      const bigger = new Uint32Array(length);
       bigger.set(array);
       return bigger;
     };
@@ -77,8 +82,9 @@ export class SharedStrings {
 
 /**
  * The workbook's shared strings, which cells of type "s" refer to by index. They must all be
- * held, as any cell may use any of them; the inflate budget bounds the total, and a string past
- * maxCellLength is not kept at all.
+ * held, as any cell may use any of them: their count and characters are budgeted against the
+ * file's size (`fileBytes`), as 200 million empty strings are a 1 MB zip that the inflate budget
+ * lets through, and a string past maxCellLength is not kept at all.
  */
 export async function readSharedStrings(
   zip: ZipArchive,
@@ -86,8 +92,10 @@ export async function readSharedStrings(
   budget: InflateBudget,
   limits: ReaderLimits,
   maxTextLength: number,
+  fileBytes: number,
 ): Promise<SharedStrings> {
-  const strings = new SharedStrings();
+  const held = new SharedStringsBudget(limits, fileBytes);
+  const strings = new SharedStrings(held.maxCount);
   const rawLimit = rawTextLimit(limits);
   let value = '';
   let length = 0;
@@ -114,11 +122,9 @@ export async function readSharedStrings(
         else if (name === 'rPh') inPhonetic = false;
         else if (name === 'si') {
           const text = length <= rawLimit ? decodeEscapes(value) : null;
-          strings.add(
-            text !== null && text.length <= limits.maxCellLength
-              ? text
-              : new TooLongString(text?.length ?? length),
-          );
+          const kept = text !== null && text.length <= limits.maxCellLength;
+          held.add(kept ? text.length : 0);
+          strings.add(kept ? text : new TooLongString(text?.length ?? length));
           value = '';
         }
       },

@@ -9,6 +9,8 @@ import { count, ImportFileError } from '../import-file-error';
 /** A copy of the upload on local disk, for random access. */
 export interface SpooledFile {
   path: string;
+  /** Its size: what the budgets of what it may expand to are reckoned from. */
+  bytes: number;
   /** Deletes the copy; safe to call more than once. */
   dispose(): Promise<void>;
 }
@@ -34,8 +36,9 @@ export async function spoolToTempFile(source: Readable, options: SpoolOptions): 
   const dispose = () => rm(directory, { recursive: true, force: true });
   const path = join(directory, 'upload');
   try {
-    await pipeline(source, new SpoolGuard(options), createWriteStream(path, { flags: 'wx', mode: 0o600 }));
-    return { path, dispose };
+    const guard = new SpoolGuard(options);
+    await pipeline(source, guard, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+    return { path, bytes: guard.size, dispose };
   } catch (error) {
     await dispose();
     throw error;
@@ -44,7 +47,7 @@ export async function spoolToTempFile(source: Readable, options: SpoolOptions): 
 
 /** Passes bytes through, checking the head and the size. */
 class SpoolGuard extends Transform {
-  private size = 0;
+  size = 0;
   private head: Buffer[] | null = [];
   private headSize = 0;
 

@@ -1,3 +1,4 @@
+import type { EmittedBudget } from '../file-budget';
 import { ImportFileError, tooManyColumns, valueTooLong } from '../import-file-error';
 import type { ImportRow, ReaderLimits } from '../types';
 import { columnOfReference } from './cell-reference';
@@ -19,6 +20,8 @@ export interface WorksheetContext {
   dateStyles: readonly boolean[];
   date1904: boolean;
   limits: ReaderLimits;
+  /** Counts every cell as it is made, so a shared string used a million times stops early. */
+  emitted: EmittedBudget;
 }
 
 /**
@@ -135,6 +138,9 @@ export class WorksheetRows implements XmlHandler {
     const text = this.cellText(column);
     if (text === '') return;
     if (text.length > limits.maxCellLength) throw valueTooLong(this.rowNumber, column, text.length, limits);
+    // The gap before the cell counts (a cell in column 500 makes 500), and so does a cell that
+    // overwrites one of the same column: its text was made all the same.
+    this.context.emitted.emit(this.rowNumber, Math.max(1, column - this.cells.length), text.length);
     while (this.cells.length < column - 1) this.cells.push('');
     this.cells[column - 1] = text;
   }
