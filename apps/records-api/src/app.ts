@@ -19,7 +19,7 @@ import type { Redis } from 'ioredis';
 import type { RecordsApiConfig } from './config';
 import { createTableCache } from './domain/records/table-cache';
 import { createSqlConnections } from './domain/sql/connections';
-import { SQL_DEFAULTS, type SqlQueryContext } from './domain/sql/query';
+import { SQL_DEFAULTS, type SqlQueryContext, sqlMaxMessageBytes } from './domain/sql/query';
 import { createSqlRoles } from './domain/sql/roles';
 import type { EventPublisher } from './events/publisher';
 import { importRoutes } from './http/imports.routes';
@@ -172,11 +172,13 @@ const SQL_TEMP_FILE_LIMIT_KB = 1024 * 1024;
 function sqlQueryContext(db: Db, secretKey: Buffer, config: RecordsApiDeps['config']): SqlQueryContext {
   const statementTimeoutMs = config.SQL_STATEMENT_TIMEOUT ?? SQL_DEFAULTS.statementTimeoutMs;
   const connectionsPerBase = config.SQL_CONNECTIONS_PER_BASE ?? SQL_DEFAULTS.connectionsPerBase;
+  const maxResultBytes = config.SQL_MAX_RESULT_BYTES ?? SQL_DEFAULTS.maxResultBytes;
   const connections = createSqlConnections({
     databaseUrl: String(db.pool.options.connectionString),
     maxConnections: config.SQL_MAX_CONNECTIONS ?? SQL_DEFAULTS.maxConnections,
     perDatabase: connectionsPerBase,
     acquireTimeoutMs: statementTimeoutMs,
+    maxMessageBytes: sqlMaxMessageBytes(maxResultBytes),
   });
   db.beforeClose(() => connections.close());
   return {
@@ -188,7 +190,7 @@ function sqlQueryContext(db: Db, secretKey: Buffer, config: RecordsApiDeps['conf
     }),
     connections,
     statementTimeoutMs,
-    maxResultBytes: config.SQL_MAX_RESULT_BYTES ?? SQL_DEFAULTS.maxResultBytes,
+    maxResultBytes,
     async terminateBackend(pid, role) {
       await db.pool.query(
         'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND usename = $2',

@@ -176,6 +176,7 @@ describe('what the query role’s sessions are given', () => {
       maxConnections: 1,
       perDatabase: 1,
       acquireTimeoutMs: 5000,
+      maxMessageBytes: 1024 * 1024,
     });
     const secret = await h.db.pool.query<{ password_encrypted: string }>(
       'SELECT password_encrypted FROM database_sql_roles WHERE database_id = $1',

@@ -1,6 +1,8 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client';
+// Every connection of every pg client in the process gets its messages bounded.
+import './message-bound';
 
 export type { Prisma } from './generated/prisma/client';
 export { PrismaClient };

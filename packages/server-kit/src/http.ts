@@ -6,13 +6,20 @@ import { classifyDatabaseError } from '@recordbase/db';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
 import { authorize, type Principal, principalOf } from './auth';
-import { AppError, badRequest, notFound } from './errors';
+import { AppError, badRequest, clip, notFound } from './errors';
 import type { Logger } from './logger';
 import { noQueryParameters, parseRequestPart } from './validate';
 
+/** Room for the longest message of our own (twenty bad records named); anything longer is clipped. */
+const MAX_ERROR_MESSAGE_CHARS = 10_000;
+/** PostgreSQL's words in an answer: enough to see which value, never the whole of it. */
+const MAX_DATABASE_MESSAGE_CHARS = 1000;
+
 export function sendError(res: Response, error: AppError): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  const body: ErrorBody = { error: { code: error.code, message: error.message } };
+  const body: ErrorBody = {
+    error: { code: error.code, message: clip(error.message, MAX_ERROR_MESSAGE_CHARS) },
+  };
   res.status(error.status).json(body);
 }
 
@@ -60,13 +67,14 @@ function fromHttpError(error: unknown): AppError | null {
  * (busy, timed out, away): a last line of defence, so that none of them is a 500.
  */
 function fromDatabaseError(error: unknown): AppError | null {
-  const failure = classifyDatabaseError(error);
-  if (!failure) return null;
+  const classified = classifyDatabaseError(error);
+  if (!classified) return null;
+  const failure = { ...classified, message: clip(classified.message, MAX_DATABASE_MESSAGE_CHARS) };
   switch (failure.kind) {
     case 'invalid_value':
       return badRequest(`Invalid value in the request: ${failure.message}`);
     case 'too_large':
-      return badRequest(`The request is too large for the database: ${failure.message}`);
+      return badRequest(`The request asks more than the database can take or give: ${failure.message}`);
     case 'timeout':
       return new AppError(
         'SERVICE_UNAVAILABLE',

@@ -1,3 +1,4 @@
+import { boundMessages } from '@recordbase/db';
 import pg from 'pg';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import type { SqlCredentials } from './roles';
@@ -21,6 +22,8 @@ export interface SqlConnectionOptions {
   acquireTimeoutMs: number;
   idleMs?: number;
   maxLifetimeMs?: number;
+  /** The longest protocol message a connection takes (message-bound.ts): one row, or one error. */
+  maxMessageBytes: number;
 }
 
 export interface SqlConnection {
@@ -129,6 +132,7 @@ export function createSqlConnections(options: SqlConnectionOptions): SqlConnecti
     });
     // A connection ended under us (its role dropped, the server restarting) must not crash us.
     client.on('error', () => {});
+    boundMessages(client, options.maxMessageBytes);
     try {
       await client.connect();
     } catch (error) {

@@ -1,7 +1,7 @@
 import type { SqlQueryRequest, SqlQueryResponse } from '@recordbase/contracts/sql';
-import { type PrismaClient, sendCancelRequest } from '@recordbase/db';
+import { MessageTooLarge, type PrismaClient, sendCancelRequest } from '@recordbase/db';
 import type { Principal } from '@recordbase/server-kit/auth';
-import { AppError, badRequest } from '@recordbase/server-kit/errors';
+import { AppError, badRequest, clip } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import { findAccessibleDatabase } from '../access';
 import { type SqlConnections, SqlConnectionsBusy } from './connections';
@@ -24,6 +24,13 @@ export const SQL_DEFAULTS = {
   connectionsPerBase: 4,
   maxResultBytes: 10 * 1024 * 1024,
 } as const;
+
+/**
+ * A row larger than the whole result may be is never returned, so a connection takes no message
+ * larger than that (and its protocol overhead): a row or an error quoting a value of up to 1 GB
+ * ends the connection at its first bytes rather than filling the process's memory.
+ */
+export const sqlMaxMessageBytes = (maxResultBytes: number) => maxResultBytes + 64 * 1024;
 
 export interface SqlQueryContext {
   prisma: PrismaClient;
@@ -156,6 +163,11 @@ export async function runSqlQuery(
 
 const QUERY_CANCELED = '57014';
 
+const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+
+/** PostgreSQL's messages quote values whole; a caller gets enough to see which. */
+const MAX_MESSAGE_CHARS = 1000;
+
 interface PostgresError {
   code?: unknown;
   message?: unknown;
@@ -173,6 +185,13 @@ const BUSY_STATES = new Set(['53300', '57P01', '57P02', '57P03', '40001', '40P01
 /** PostgreSQL's refusal of a query, worded for its author: 400, with its message and position. */
 function queryError(error: unknown): Error {
   if (error instanceof CopyRefused) return badRequest(error.message);
+  if (error instanceof MessageTooLarge) {
+    return badRequest(
+      error.kind === 'a row'
+        ? `A row of the result is ${megabytes(error.bytes)}, more than the whole result may be (SQL_MAX_RESULT_BYTES); select fewer or shorter values`
+        : `The query failed with ${error.kind} of ${megabytes(error.bytes)}, too long to be read (it quotes a value that large); the query was stopped`,
+    );
+  }
   const pgError = error as PostgresError;
   if (typeof pgError.code !== 'string' || !/^[0-9A-Z]{5}$/.test(pgError.code)) {
     return error instanceof Error ? error : new Error(String(error));
@@ -184,10 +203,10 @@ function queryError(error: unknown): Error {
     });
   }
   const where = typeof pgError.position === 'string' ? `, at character ${pgError.position}` : '';
-  const hint = typeof pgError.hint === 'string' ? ` Hint: ${pgError.hint}` : '';
+  const hint = typeof pgError.hint === 'string' ? ` Hint: ${clip(pgError.hint, MAX_MESSAGE_CHARS)}` : '';
   const message =
     code === QUERY_CANCELED
       ? 'The query ran past its time limit and was stopped'
-      : `The query failed: ${String(pgError.message)}`;
+      : `The query failed: ${clip(String(pgError.message), MAX_MESSAGE_CHARS)}`;
   return badRequest(`${message} (SQLSTATE ${code}${where}).${hint}`);
 }
