@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { LocalDiskStorage } from '@recordbase/storage';
 import { createEventPublisher } from '../src/events/publisher';
+import type { ImportContext } from '../src/imports/job';
 import type { ReaderLimits } from '../src/imports/readers';
 import { type ImportWorker, startImportWorker } from '../src/imports/worker';
 import type { Harness } from './harness';
@@ -27,11 +28,19 @@ export interface ImportFixture {
     mimeType?: string,
     apiKeyId?: string | null,
   ): Promise<string>;
-  startWorker(options?: { progressEveryRows?: number; limits?: ReaderLimits }): ImportWorker;
+  /** What a run of the import worker is given: the fixture's storage unless another is given. */
+  context(options?: WorkerOptions): ImportContext;
+  startWorker(options?: WorkerOptions): ImportWorker;
   stopWorker(): Promise<void>;
   /** Polls the import until it has finished (succeeded or failed). */
   finished(databaseId: string, importId: string, timeoutMs?: number): Promise<ImportStatusBody>;
   close(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  progressEveryRows?: number;
+  limits?: ReaderLimits;
+  storage?: ImportContext['storage'];
 }
 
 export interface ImportStatusBody {
@@ -75,9 +84,10 @@ export async function importFixture(h: Harness): Promise<ImportFixture> {
       });
       return key;
     },
+    context: (options = {}) => ({ db: h.db, storage, events, logger, ...options }),
     startWorker(options = {}) {
       worker = startImportWorker({
-        ctx: { db: h.db, storage, events, logger, ...options },
+        ctx: fixture.context(options),
         redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
         prefix: h.queuePrefix,
         sweepEveryMs: 500,

@@ -1,4 +1,6 @@
+import type { Readable } from 'node:stream';
 import ExcelJS from 'exceljs';
+import { runImport } from '../src/imports/job';
 import { DEFAULT_READER_LIMITS } from '../src/imports/readers';
 import { createBase, databaseSnapshot, type Harness, schemaNameOf, startHarness } from './harness';
 import { CSV, type ImportFixture, importFixture, XLSX } from './import-fixture';
@@ -431,6 +433,114 @@ describe('a workbook that unpacks past the budget', () => {
       await f.stopWorker();
       f.startWorker();
     }
+  });
+});
+
+/**
+ * Storage whose first `stalls` reads never answer, as a run killed in the middle leaves its import
+ * (claimed, running, never finished); the reads after them are the fixture's.
+ */
+function stallingStorage(stalls: number) {
+  const stalled: ((error: Error) => void)[] = [];
+  return {
+    stalled,
+    storage: {
+      get(key: string): Promise<Readable> {
+        if (stalled.length < stalls) return new Promise((_resolve, reject) => stalled.push(reject));
+        return f.storage.get(key);
+      },
+    },
+  };
+}
+
+async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`still waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const importRow = async (id: string) =>
+  (
+    await h.db.pool.query<{ status: string; attempts: number }>(
+      'SELECT status, attempts FROM imports WHERE id = $1',
+      [id],
+    )
+  ).rows[0];
+
+describe('an import that stops the worker', () => {
+  const stoppedMessage =
+    'the import stopped the worker 3 times (it ran out of memory or was killed); it is not tried again: split the file into smaller ones';
+
+  it('ends failed at its fourth run instead of being taken up forever, writing nothing', async () => {
+    await f.stopWorker();
+    try {
+      const s3Key = await f.upload('killer.csv', 'Name\nx\n');
+      const before = await databaseSnapshot(h.db);
+      const started = await start({ s3Key, tableName: 'Killer' });
+      // Three runs take the import and die with it (as BullMQ's stalled jobs or the sweep would
+      // start them again); the fourth would read the file.
+      const { stalled, storage } = stallingStorage(3);
+      const ctx = f.context({ storage });
+      const dead: Promise<unknown>[] = [];
+      for (let run = 1; run <= 3; run += 1) {
+        dead.push(runImport(ctx, started.id));
+        await until(async () => stalled.length === run, `run ${run} to read the file`);
+      }
+      expect(await runImport(ctx, started.id)).toBe('failed');
+      const status = await f.finished(baseId, started.id);
+      expect(status).toMatchObject({
+        status: 'failed',
+        rowsImported: 0,
+        errors: [{ row: null, column: null, message: stoppedMessage }],
+      });
+      expect(await importRow(started.id)).toEqual({ status: 'failed', attempts: 3 });
+      for (const reject of stalled) reject(new Error('the worker is gone'));
+      await Promise.all(dead);
+      expect((await importRow(started.id))?.status).toBe('failed');
+      const after = await databaseSnapshot(h.db);
+      for (const name of ['public.imports', 'public.uploaded_files']) {
+        delete before[name];
+        delete after[name];
+      }
+      expect(after).toEqual(before);
+    } finally {
+      f.startWorker();
+    }
+  });
+
+  it("the worker's sweep of lost runs ends an import that used its runs failed", async () => {
+    const s3Key = await f.upload('lost.csv', 'Name\nx\n');
+    // What three killed runs leave when Redis lost the job too: running, under a run that reports
+    // nothing any more, and known to PostgreSQL alone, so only the sweep takes it up.
+    const { rows } = await h.db.pool.query<{ id: string }>(
+      `INSERT INTO imports (id, database_id, s3_key, table_name, status, attempt, attempts, updated_at)
+       VALUES (gen_random_uuid(), $1, $2, 'Lost', 'running', gen_random_uuid(), 3, now() - interval '1 hour')
+       RETURNING id`,
+      [baseId, s3Key],
+    );
+    const status = await f.finished(baseId, rows[0]?.id as string);
+    expect(status).toMatchObject({ status: 'failed', tableId: null, errors: [{ message: stoppedMessage }] });
+  });
+
+  it('a worker shut down in the middle hands its import back, not counting that run', async () => {
+    await f.stopWorker();
+    const { stalled, storage } = stallingStorage(1);
+    f.startWorker({ storage });
+    const s3Key = await f.upload('handed-back.csv', 'Name\nx\n');
+    const started = await start({ s3Key, tableName: 'Handed back' });
+    await until(async () => stalled.length === 1, 'the run to read the file');
+    expect(await importRow(started.id)).toEqual({ status: 'running', attempts: 1 });
+    await f.stopWorker();
+    expect(await importRow(started.id)).toEqual({ status: 'queued', attempts: 0 });
+    // A worker takes it up once the closed worker's lock expires; cancelled here instead.
+    await h.api
+      .delete(url(`/imports/${started.id}`))
+      .set('Authorization', auth)
+      .expect(200);
+    stalled[0]?.(new Error('the worker is gone'));
+    f.startWorker();
   });
 });
 

@@ -89,12 +89,29 @@ interface PlannedColumn {
 const PROGRESS_EVERY_ROWS = 5000;
 const LINES_PER_CHUNK = 500;
 const EVENT_BATCH = 1000;
+/**
+ * The runs an import may take. A run ends its import one way or the other unless its worker dies
+ * (out of memory, killed), and then BullMQ or the sweep starts another: a file that kills every
+ * worker reading it would go round forever, taking a worker down each time.
+ */
+export const MAX_IMPORT_RUNS = 3;
 
 export type ImportOutcome = 'succeeded' | 'failed' | 'not-ours';
 
-export async function runImport(ctx: ImportContext, importId: string): Promise<ImportOutcome> {
+export interface RunHooks {
+  /** Told of the run's claim, so a worker shutting down can hand the import back (`releaseImport`). */
+  claimed?(attempt: string): void;
+}
+
+export async function runImport(
+  ctx: ImportContext,
+  importId: string,
+  hooks: RunHooks = {},
+): Promise<ImportOutcome> {
   const run = await claim(ctx.db, importId);
+  if (run === 'used-up') return 'failed';
   if (!run) return 'not-ours';
+  hooks.claimed?.(run.attempt);
   const errors = new CellErrors();
   try {
     const upload = await ctx.db.prisma.uploadedFile.findUnique({ where: { key: run.s3Key } });
@@ -119,17 +136,42 @@ export async function runImport(ctx: ImportContext, importId: string): Promise<I
   }
 }
 
-/** Takes the import for this run: queued, or running under a run that died. */
-async function claim(db: Db, importId: string): Promise<Run | null> {
+/**
+ * Takes the import for this run: queued, or running under a run that died, and counts the run.
+ * One that has had its runs fails instead ('used-up').
+ */
+async function claim(db: Db, importId: string): Promise<Run | 'used-up' | null> {
   const { rows } = await db.pool.query<Run>(
-    `UPDATE imports SET status = 'running', attempt = $2, rows_imported = 0, rows_total = NULL,
-            errors = '[]', skipped_columns = '[]', updated_at = now()
-      WHERE id = $1 AND status IN ('queued', 'running')
+    `UPDATE imports SET status = 'running', attempt = $2, attempts = attempts + 1, rows_imported = 0,
+            rows_total = NULL, errors = '[]', skipped_columns = '[]', updated_at = now()
+      WHERE id = $1 AND status IN ('queued', 'running') AND attempts < $3
       RETURNING id, attempt, database_id AS "databaseId", s3_key AS "s3Key", table_id AS "tableId",
                 table_name AS "tableName", sheet, first_row_is_header AS "firstRowIsHeader"`,
-    [importId, randomUUID()],
+    [importId, randomUUID(), MAX_IMPORT_RUNS],
   );
-  return rows[0] ?? null;
+  if (rows[0]) return rows[0];
+  const message = `the import stopped the worker ${MAX_IMPORT_RUNS} times (it ran out of memory or was killed); it is not tried again: split the file into smaller ones`;
+  const { rowCount } = await db.pool.query(
+    `UPDATE imports SET status = 'failed', attempt = NULL, rows_imported = 0, errors = $2::jsonb,
+            updated_at = now()
+      WHERE id = $1 AND status IN ('queued', 'running') AND attempts >= $3`,
+    [importId, JSON.stringify([{ row: null, column: null, message }]), MAX_IMPORT_RUNS],
+  );
+  return rowCount === 0 ? null : 'used-up';
+}
+
+/**
+ * Hands a run's import back when its worker shuts down gracefully: queued again, and the run not
+ * counted, as it was stopped rather than stopping the worker. The run, if it goes on until the
+ * process ends, finds the import no longer its own and writes nothing.
+ */
+export async function releaseImport(db: Db, importId: string, attempt: string): Promise<void> {
+  await db.pool.query(
+    `UPDATE imports SET status = 'queued', attempt = NULL, attempts = greatest(attempts - 1, 0),
+            rows_imported = 0, rows_total = NULL, updated_at = now()
+      WHERE id = $1 AND attempt = $2 AND status = 'running'`,
+    [importId, attempt],
+  );
 }
 
 async function openRows(

@@ -1,7 +1,7 @@
 import { jobQueues, parseJobPayload } from '@recordbase/contracts/jobs';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { type ImportContext, runImport } from './job';
+import { type ImportContext, MAX_IMPORT_RUNS, releaseImport, runImport } from './job';
 import type { ImportMetrics } from './metrics';
 import { sweepStaging } from './staging';
 
@@ -9,8 +9,10 @@ import { sweepStaging } from './staging';
  * The import worker: one import at a time per process (scale by running more), taken from the
  * BullMQ queue. A worker killed mid-import loses its job's lock; BullMQ hands the stalled job to
  * another worker (or this one, restarted), which runs the import again from the start, since
- * nothing of the dead run was committed. The sweep queues imports Redis lost (queued, or running
- * with no progress for a while) and drops the staging tables of dead runs.
+ * nothing of the dead run was committed, up to MAX_IMPORT_RUNS runs in all (job.ts): a file that
+ * kills the worker fails then. A worker shut down gracefully hands its import back uncounted. The
+ * sweep queues imports Redis lost (queued, or running with no progress for a while) and drops the
+ * staging tables of dead runs.
  */
 
 export interface ImportWorkerOptions {
@@ -46,22 +48,33 @@ export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
     connectionName: 'import-worker',
   });
   connection.on('error', (error) => ctx.logger.warn({ err: error }, 'import worker: redis error'));
+  /** The run in progress, handed back if the worker is closed before it ends. */
+  let current: { importId: string; attempt: string } | null = null;
   const worker = new Worker(
     queueName,
     async (job) => {
       const { importId } = parseJobPayload('imports', job.data);
       const started = performance.now();
-      const outcome = await runImport(ctx, importId);
-      if (outcome !== 'not-ours') options.metrics?.finished(outcome, (performance.now() - started) / 1000);
-      ctx.logger.info({ importId, outcome }, 'import finished');
+      try {
+        const outcome = await runImport(ctx, importId, {
+          claimed: (attempt) => {
+            current = { importId, attempt };
+          },
+        });
+        if (outcome !== 'not-ours') options.metrics?.finished(outcome, (performance.now() - started) / 1000);
+        ctx.logger.info({ importId, outcome }, 'import finished');
+      } finally {
+        current = null;
+      }
     },
     {
       connection,
       prefix: options.prefix,
       concurrency: 1,
       lockDuration: options.lockDurationMs ?? 30_000,
-      // A job whose worker died is run again, a few times, rather than failed at the first stall.
-      maxStalledCount: 5,
+      // A job whose worker died is run again rather than failed at the first stall; past
+      // MAX_IMPORT_RUNS runs, the run fails the import itself.
+      maxStalledCount: MAX_IMPORT_RUNS + 2,
       stalledInterval: options.lockDurationMs ?? 30_000,
     },
   );
@@ -102,8 +115,15 @@ export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
     async close() {
       clearInterval(timer);
       await sweeping;
-      // Not waiting for the import in progress: it is taken up again from the start.
+      // Not waiting for the import in progress: handed back, it is taken up again from the start
+      // (by another worker once this one's lock on its job expires), and the run is not counted.
       await worker.close(true);
+      const running = current as { importId: string; attempt: string } | null;
+      if (running) {
+        await releaseImport(ctx.db, running.importId, running.attempt).catch((error: unknown) =>
+          ctx.logger.warn({ err: error, importId: running.importId }, 'import not handed back'),
+        );
+      }
       await queue.close();
       connection.disconnect();
     },
