@@ -183,6 +183,63 @@ describe('a CSV into a new table', () => {
     expect(records.map((record) => record.fields['Column 2'])).toEqual([1, 2]);
   });
 
+  it('a header the field API refuses (__proto__) is renamed as the system names are; constructor and prototype stay', async () => {
+    const refused = await h.api
+      .post(url('/tables/People/fields'))
+      .set('Authorization', auth)
+      .send({ name: '__proto__', type: 'single_line_text' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/__proto__/);
+    const s3Key = await f.upload('proto.csv', 'Name,__proto__,constructor,prototype,id\nA,1,2,3,4\n');
+    const status = await importFile({ s3Key, tableName: 'Prototypes' });
+    expect(status).toMatchObject({ status: 'succeeded', rowsImported: 1, errors: [] });
+    const table = await h.api
+      .get(url(`/tables/${status.tableId}`))
+      .set('Authorization', auth)
+      .expect(200);
+    expect(table.body.fields.map((field: { name: string }) => field.name)).toEqual([
+      'Name',
+      '__proto__ (imported)',
+      'constructor',
+      'prototype',
+      'id (imported)',
+    ]);
+    const [record] = await listAll(status.tableId as string);
+    expect(Object.entries(record?.fields ?? {})).toEqual([
+      ['Name', 'A'],
+      ['__proto__ (imported)', 1],
+      ['constructor', 2],
+      ['prototype', 3],
+      ['id (imported)', 4],
+    ]);
+    // Into an existing table a __proto__ column fills no field (none may have that name): skipped.
+    const into = await f.upload('proto-into.csv', 'Name,__proto__,constructor\nB,1,2\n');
+    const appended = await importFile({ s3Key: into, tableId: 'People' });
+    expect(appended).toMatchObject({
+      status: 'succeeded',
+      rowsImported: 1,
+      skippedColumns: ['__proto__', 'constructor'],
+    });
+  });
+
+  it('a header with a lone surrogate (an _xD800_ escape) is not a field name', async () => {
+    const book = handmadeWorkbook(
+      '<row r="1"><c t="inlineStr"><is><t>Name</t></is></c><c t="inlineStr"><is><t>A_xD800_</t></is></c></row>' +
+        '<row r="2"><c t="inlineStr"><is><t>x</t></is></c><c><v>1</v></c></row>',
+      '',
+    );
+    const status = await importFile({
+      s3Key: await f.upload('surrogate.xlsx', book, XLSX),
+      tableName: 'Surrogate',
+    });
+    expect(status).toMatchObject({ status: 'succeeded', rowsImported: 1 });
+    const table = await h.api
+      .get(url(`/tables/${status.tableId}`))
+      .set('Authorization', auth)
+      .expect(200);
+    expect(table.body.fields.map((field: { name: string }) => field.name)).toEqual(['Name', 'Column 2']);
+  });
+
   it('without a header row, names columns and imports the first row too', async () => {
     const s3Key = await f.upload('plain.csv', 'a,1\nb,2\n');
     const status = await importFile({ s3Key, firstRowIsHeader: false, tableName: 'No header' });

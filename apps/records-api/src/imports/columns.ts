@@ -1,11 +1,17 @@
 import { MAX_NAME_LENGTH } from '@recordbase/contracts/common';
-import { type FieldType, systemFieldNames } from '@recordbase/contracts/fields';
+import {
+  type FieldType,
+  fieldNameSchema,
+  PROTOTYPE_KEY,
+  systemFieldNames,
+} from '@recordbase/contracts/fields';
 import { fieldTypeModule } from '@recordbase/db/field-types';
 
 /**
  * The columns of an imported file: for a new table, field names from the header (blank ones
- * named, repeats numbered, control characters dropped, the system names avoided); for an existing
- * table, which field each column fills, matched by name without regard to case.
+ * named, repeats numbered, control characters dropped, names the field API refuses avoided); for
+ * an existing table, which field each column fills, matched by name without regard to case. Header
+ * text only ever keys a Map or a Set here, never a plain object.
  */
 
 const CONTROL_CHARACTERS = /\p{Cc}+/gu;
@@ -16,12 +22,26 @@ export function newFieldNames(header: readonly string[] | null, width: number): 
   const taken = new Set<string>();
   const names: string[] = [];
   for (let index = 0; index < width; index += 1) {
-    const given = (header?.[index] ?? '').replace(CONTROL_CHARACTERS, ' ').trim().slice(0, MAX_NAME_LENGTH);
+    const given = clip(
+      (header?.[index] ?? '').replace(CONTROL_CHARACTERS, ' ').trim(),
+      MAX_NAME_LENGTH,
+    ).trim();
     let name = given.length > 0 ? given : `Column ${index + 1}`;
-    if (reserved.has(nameKey(name))) name = `${name} (imported)`;
+    // The names POST …/fields refuses get a suffix: the system fields' (any case), and __proto__,
+    // which objects keyed by field name (record bodies, zod records, spreads) take for their prototype.
+    if (reserved.has(nameKey(name)) || name === PROTOTYPE_KEY) name = `${name} (imported)`;
+    // Anything else it refuses (a lone surrogate from an _xD800_ escape) is no name to keep.
+    if (!fieldNameSchema.safeParse(name).success) name = `Column ${index + 1}`;
     names.push(unique(name, taken));
   }
   return names;
+}
+
+/** The first `length` characters of `text`, without cutting a surrogate pair in two. */
+function clip(text: string, length: number): string {
+  if (text.length <= length) return text;
+  const last = text.charCodeAt(length - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? length - 1 : length);
 }
 
 /** `name`, or `name (2)`, `name (3)`… when taken; marks the result taken. */
@@ -29,7 +49,7 @@ export function unique(name: string, taken: Set<string>): string {
   let candidate = name;
   for (let count = 2; taken.has(nameKey(candidate)); count += 1) {
     const suffix = ` (${count})`;
-    candidate = `${name.slice(0, MAX_NAME_LENGTH - suffix.length)}${suffix}`;
+    candidate = `${clip(name, MAX_NAME_LENGTH - suffix.length)}${suffix}`;
   }
   taken.add(nameKey(candidate));
   return candidate;
