@@ -648,6 +648,52 @@ describe('the API', () => {
   });
 });
 
+describe("who sees an import's status", () => {
+  const keyWith = async (name: string, scopes: string[]) =>
+    (await h.api.post('/api/v1/api-keys').set('Authorization', auth).send({ name, scopes }).expect(201))
+      .body as { id: string; key: string };
+
+  it("a key without records:read sees only the imports it started; another key's is the same 404 as none", async () => {
+    const starter = await keyWith('import starter', ['records:write']);
+    const other = await keyWith('other writer', ['records:write']);
+    const reader = await keyWith('reader and writer', ['records:write', 'records:read']);
+    // The status of a cell that does not fit quotes the cell: record data.
+    const s3Key = await f.upload('quoted.csv', 'Name,Age\nsecret,very private\n', CSV, starter.id);
+    const started = await h.api
+      .post(url('/imports'))
+      .set('Authorization', h.bearer(starter.key))
+      .send({ s3Key, tableId: 'People' })
+      .expect(202);
+    const id = started.body.id as string;
+    const status = await f.finished(baseId, id);
+    expect(status.errors).toEqual([
+      { row: 2, column: 'Age', message: expect.stringContaining('very private') },
+    ]);
+    const as = (key: { key: string }) => ({
+      get: (path: string) => h.api.get(url(path)).set('Authorization', h.bearer(key.key)),
+      cancel: (path: string) => h.api.delete(url(path)).set('Authorization', h.bearer(key.key)),
+    });
+    const listed = async (key: { key: string }) =>
+      ((await as(key).get('/imports').expect(200)).body.imports as { id: string }[]).map((item) => item.id);
+
+    // Its own import, with the cells it quotes: the starter's own data.
+    expect((await as(starter).get(`/imports/${id}`).expect(200)).body.errors).toEqual(status.errors);
+    expect(await listed(starter)).toEqual([id]);
+    // Another records:write key: not there, as an import that never was.
+    const missing = '00000000-0000-4000-8000-000000000000';
+    const none = await as(other).get(`/imports/${missing}`).expect(404);
+    const theirs = await as(other).get(`/imports/${id}`).expect(404);
+    expect(theirs.body).toEqual({
+      error: { ...none.body.error, message: none.body.error.message.replace(missing, id) },
+    });
+    await as(other).cancel(`/imports/${id}`).expect(404);
+    expect(await listed(other)).not.toContain(id);
+    // A key that reads records reads the status of every import of the database.
+    expect((await as(reader).get(`/imports/${id}`).expect(200)).body.errors).toEqual(status.errors);
+    expect(await listed(reader)).toContain(id);
+  });
+});
+
 describe('cancel', () => {
   it('a queued import never runs', async () => {
     await f.stopWorker();

@@ -14,7 +14,9 @@ import { findAccessibleDatabase, findTableByRef } from './access';
 /**
  * Imports as the API sees them: started (queued for the worker, apps/records-api/src/imports),
  * read, listed, cancelled. An import reads a file its own key uploaded through /csvupload or
- * /xlsxupload (the root key: any); any other upload is as unknown as one that never was.
+ * /xlsxupload (the root key: any); any other upload is as unknown as one that never was. A key
+ * that may not read records sees only the imports it started, as unknown as the others: a status
+ * quotes the cells that did not fit, which are record data (its own import's are its own file's).
  */
 
 export interface ImportsDeps {
@@ -61,6 +63,7 @@ export async function startImport(
       sheet: body.sheet ?? null,
       firstRowIsHeader: body.firstRowIsHeader,
       status: 'queued',
+      apiKeyId: principal.keyId,
     },
   });
   await deps.queue.enqueue(id);
@@ -89,9 +92,16 @@ function toStatus(row: ImportRow): ImportStatus {
   };
 }
 
+/** The imports of a database `principal` may see: without records:read, those it started. */
+function visibleImports(principal: Principal, databaseId: string) {
+  return principal.scopes.has('records:read') ? { databaseId } : { databaseId, apiKeyId: principal.keyId };
+}
+
 async function findImport(prisma: PrismaClient, principal: Principal, databaseId: string, importId: string) {
   const database = await findAccessibleDatabase(prisma, principal, databaseId);
-  const row = await prisma.import.findFirst({ where: { id: importId, databaseId: database.id } });
+  const row = await prisma.import.findFirst({
+    where: { id: importId, ...visibleImports(principal, database.id) },
+  });
   if (!row) throw notFound(`Import ${importId} not found`);
   return row;
 }
@@ -112,7 +122,7 @@ export async function listImports(
 ): Promise<ImportListResponse> {
   const database = await findAccessibleDatabase(prisma, principal, databaseId);
   const rows = await prisma.import.findMany({
-    where: { databaseId: database.id },
+    where: visibleImports(principal, database.id),
     orderBy: { createdAt: 'desc' },
     take: LISTED_IMPORTS,
   });

@@ -168,7 +168,9 @@ export const automationOperations: Operation[] = [
     operationId: 'listImports',
     tag: 'Imports',
     summary: 'List imports',
-    description: 'The most recent imports of the database, newest first.',
+    description:
+      'The most recent imports of the database, newest first. A key without `records:read` lists only the ' +
+      'imports it started.',
     access: recordsWrite,
     params: baseParams,
     response: importListResponseSchema,
@@ -181,6 +183,9 @@ export const automationOperations: Operation[] = [
     operationId: 'getImport',
     tag: 'Imports',
     summary: 'Progress of an import',
+    description:
+      'Its status, progress and `errors`, which quote the cells that did not fit. A key without `records:read` ' +
+      "sees only the imports it started: another key's import is 404, as one that does not exist.",
     access: recordsWrite,
     params: importParams,
     response: importStatusSchema,
@@ -194,7 +199,8 @@ export const automationOperations: Operation[] = [
     tag: 'Imports',
     summary: 'Cancel an import',
     description:
-      'A queued or running import is marked failed ("Cancelled") and writes nothing; a finished one answers 400.',
+      'A queued or running import is marked failed ("Cancelled") and writes nothing; a finished one answers 400. ' +
+      'A key without `records:read` cancels only the imports it started (any other is 404).',
     access: recordsWrite,
     params: importParams,
     response: importStatusSchema,
