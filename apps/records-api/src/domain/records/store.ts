@@ -8,6 +8,7 @@ import {
   requireColumnSpec,
   SqlParams,
 } from '@recordbase/db/physical';
+import { type AppError, badRequest } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import { countKey, keepTotal, keptTotal } from './count-cache';
 import { decodeCursor, encodeCursor, listingDigest } from './cursor';
@@ -41,6 +42,21 @@ export interface ListedRecords {
   nextCursor: string | null;
   /** Records in the whole table as of the page, when known without a count. */
   tableRows: number | null;
+}
+
+/**
+ * The most JSON one page of records may be. A page is one value read whole (PostgreSQL's, then
+ * Node's), and records of long texts make 2,000 of them gigabytes: past V8's longest string.
+ */
+export const MAX_PAGE_BYTES = 32 * 1024 * 1024;
+
+function pageTooLarge(fitting: number): AppError {
+  const size = `${MAX_PAGE_BYTES / (1024 * 1024)} MB`;
+  return badRequest(
+    fitting > 0
+      ? `body.limit: the page's records come to more than ${size} of JSON, and only the first ${fitting} fit; ask for at most ${fitting} records, or for fewer fields (body.fields)`
+      : `body.fields: the first record of the page alone comes to more than ${size} of JSON; ask for fewer fields (body.fields)`,
+  );
 }
 
 /** Past this many delta rows, a reader folds a table's count into one row. */
@@ -141,25 +157,34 @@ export async function listRecords(
     projectedFields(table, request.fields, 'body.fields'),
     expanded,
   );
-  // PostgreSQL joins the page into one text: one value to read instead of one row per record.
+  const maxBytes = params.add(MAX_PAGE_BYTES);
+  // PostgreSQL joins the page into one text: one value to read instead of one row per record. A
+  // running sum of the records' lengths keeps that text within MAX_PAGE_BYTES, whatever the records.
   const result = await client.query<
     {
       page: string | null;
       fetched: number;
+      fitting: number;
       last_keys: unknown[] | null;
       schema_version: string | null;
     } & TableCounts
   >(
     `WITH counts AS MATERIALIZED (${counts})
-     SELECT string_agg(${record.text}, ',' ORDER BY page.n) FILTER (WHERE page.n <= ${pageSize}) AS page,
+     SELECT string_agg(p.text, ',' ORDER BY p.n) FILTER (WHERE p.n <= ${pageSize} AND p.bytes <= ${maxBytes}) AS page,
             count(*)::int AS fetched,
-            (array_agg(${keyValuesSql(keys)}) FILTER (WHERE page.n = ${pageSize}))[1] AS last_keys,
+            count(*) FILTER (WHERE p.n <= ${pageSize} AND p.bytes <= ${maxBytes})::int AS fitting,
+            (array_agg(p.keys) FILTER (WHERE p.n = ${pageSize}))[1] AS last_keys,
             (SELECT row_count FROM counts), (SELECT version FROM counts), (SELECT parts FROM counts),
             ${schemaVersion} AS schema_version
-       FROM unnest(ARRAY(SELECT r.seq FROM ${tableRef(table)} r WHERE ${where} ORDER BY ${orderBySql(keys)} LIMIT ${limit} OFFSET ${offset}))
-            WITH ORDINALITY AS page(seq, n)
-       JOIN ${tableRef(table)} r ON r.seq = page.seq
-       ${record.join}`,
+       FROM (SELECT q.n, q.text, q.keys, sum(octet_length(q.text) + 1) OVER (ORDER BY q.n ROWS UNBOUNDED PRECEDING) AS bytes
+               FROM (SELECT page.n,
+                            CASE WHEN page.n <= ${pageSize} THEN ${record.text} END AS text,
+                            CASE WHEN page.n = ${pageSize} THEN ${keyValuesSql(keys)} END AS keys
+                       FROM unnest(ARRAY(SELECT r.seq FROM ${tableRef(table)} r WHERE ${where} ORDER BY ${orderBySql(keys)} LIMIT ${limit} OFFSET ${offset}))
+                            WITH ORDINALITY AS page(seq, n)
+                       JOIN ${tableRef(table)} r ON r.seq = page.seq
+                       ${record.join}
+                     OFFSET 0) q) p`,
     params.values,
   );
   const row = result.rows[0];
@@ -168,6 +193,7 @@ export async function listRecords(
   const fetched = row?.fetched ?? 0;
   const hasMore = fetched > request.limit;
   const rowsOnPage = Math.min(fetched, request.limit);
+  if ((row?.fitting ?? 0) < rowsOnPage) throw pageTooLarge(row?.fitting ?? 0);
   const total = await pageTotal(client, table, request, { hasMore, rowsOnPage, counts: row });
   const nextCursor = hasMore && row?.last_keys ? encodeCursor(keys, digest, row.last_keys) : null;
   const tableRows = row?.row_count != null ? Number(row.row_count) : null;
