@@ -33,6 +33,7 @@ export interface UploadServiceDeps {
         | 'CORS_ORIGINS'
         | 'RATE_LIMIT_PER_SECOND'
         | 'RATE_LIMIT_BURST'
+        | 'STORAGE_QUOTA_BYTES_PER_DATABASE'
       >
     >;
 }
@@ -96,7 +97,14 @@ export function createApp(deps: UploadServiceDeps): Express {
     logger,
   );
   app.use(protectedPaths, (req, res, next) => (viaSignedLink(req) ? next() : limited(req, res, next)));
-  app.use(uploadRouter({ prisma: db.prisma, storage, publicUrl: config.PUBLIC_URL }));
+  app.use(
+    uploadRouter({
+      prisma: db.prisma,
+      storage,
+      publicUrl: config.PUBLIC_URL,
+      storageQuota: config.STORAGE_QUOTA_BYTES_PER_DATABASE,
+    }),
+  );
   app.get(
     `${uploadRoutes.files}/*key`,
     downloadRoute({

@@ -64,6 +64,20 @@ export const uploadServiceEnvSchema = commonEnvSchema
      */
     RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
     RATE_LIMIT_BURST: z.coerce.number().int().positive().default(100),
+    /**
+     * The most bytes one database's attachments may take in storage, or unset for no bound. Import
+     * files belong to no database and are not counted.
+     */
+    STORAGE_QUOTA_BYTES_PER_DATABASE: z.preprocess(
+      // An empty value (`STORAGE_QUOTA_BYTES_PER_DATABASE=` in a compose file) is no quota.
+      (value) => (value === '' ? undefined : value),
+      z.coerce
+        .number({ error: 'must be a number of bytes' })
+        .int({ error: 'must be a whole number of bytes' })
+        .positive({ error: 'must be a positive number of bytes' })
+        .max(Number.MAX_SAFE_INTEGER)
+        .optional(),
+    ),
     ...storageEnvSchema.shape,
     CORS_ORIGINS: corsOrigins,
   })

@@ -39,6 +39,24 @@ describe('configuration', () => {
   });
 });
 
+describe('STORAGE_QUOTA_BYTES_PER_DATABASE', () => {
+  it('is no quota when unset or empty, and a whole positive number of bytes otherwise', () => {
+    expect(loadConfig(required).STORAGE_QUOTA_BYTES_PER_DATABASE).toBeUndefined();
+    expect(
+      loadConfig({ ...required, STORAGE_QUOTA_BYTES_PER_DATABASE: '' }).STORAGE_QUOTA_BYTES_PER_DATABASE,
+    ).toBeUndefined();
+    expect(
+      loadConfig({ ...required, STORAGE_QUOTA_BYTES_PER_DATABASE: '1073741824' })
+        .STORAGE_QUOTA_BYTES_PER_DATABASE,
+    ).toBe(1073741824);
+    for (const wrong of ['0', '-1', '1.5', '10GB', '1e30']) {
+      expect(() => loadConfig({ ...required, STORAGE_QUOTA_BYTES_PER_DATABASE: wrong })).toThrow(
+        /STORAGE_QUOTA_BYTES_PER_DATABASE/,
+      );
+    }
+  });
+});
+
 describe('storage configuration', () => {
   const s3 = {
     ...required,

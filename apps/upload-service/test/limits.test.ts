@@ -15,6 +15,7 @@ import { onePixelPng } from './sniff-files';
 
 let h: Harness;
 let base: TestBase;
+const root = () => `Bearer ${h.rootKey}`;
 
 beforeAll(async () => {
   h = await startHarness();
@@ -43,17 +44,27 @@ async function leftovers() {
   return { keys: keys.sort(), rows: await h.db.prisma.uploadedFile.count() };
 }
 
+/** An answer as a raw request gets it. */
+interface RawAnswer {
+  status: number;
+  headers: Record<string, unknown>;
+  body: string;
+}
+
 /**
- * Sends only the head of an upload that declares `declaredBytes`, and resolves with the answer:
- * a refusal that comes although not a byte of the body was sent was decided before reading it.
+ * A raw upload to `app`: with `declaredBytes`, only the head of a request declaring that length
+ * is sent (a refusal that comes although not a byte of the body was sent was decided before
+ * reading it); with `file`, the file in a multipart body sent chunked, so that no content-length
+ * tells its size in advance.
  */
-async function headOnly(
+async function rawUpload(
   app: Express,
   headers: Record<string, string>,
-  declaredBytes: number,
-): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  body: { declaredBytes: number } | { file: Buffer; name?: string; type?: string },
+): Promise<RawAnswer> {
   const server: Server = app.listen(0, '127.0.0.1');
   await new Promise((done) => server.once('listening', done));
+  const boundary = 'xxBOUNDARYxx';
   try {
     return await new Promise((resolve, reject) => {
       const request = httpRequest(
@@ -64,8 +75,10 @@ async function headOnly(
           path: '/fileupload',
           headers: {
             ...headers,
-            'content-type': 'multipart/form-data; boundary=xxBOUNDARYxx',
-            'content-length': String(declaredBytes),
+            'content-type': `multipart/form-data; boundary=${boundary}`,
+            ...('declaredBytes' in body
+              ? { 'content-length': String(body.declaredBytes) }
+              : { 'transfer-encoding': 'chunked' }),
           },
         },
         (response) => {
@@ -82,7 +95,15 @@ async function headOnly(
         },
       );
       request.on('error', reject);
-      request.flushHeaders();
+      if ('declaredBytes' in body) {
+        request.flushHeaders();
+        return;
+      }
+      request.write(
+        `--${boundary}\r\nContent-Disposition: form-data; name="filepond"; filename="${body.name ?? 'dot.png'}"\r\nContent-Type: ${body.type ?? 'image/png'}\r\n\r\n`,
+      );
+      request.write(body.file);
+      request.end(`\r\n--${boundary}--\r\n`);
     });
   } finally {
     server.closeAllConnections();
@@ -118,10 +139,10 @@ describe('the per-key rate limit', () => {
     const key = await insertKey(h.db, ['files:write']);
     await uploadTo(app, key.authorization, base).expect(201);
     await uploadTo(app, key.authorization, base).expect(201);
-    const refused = await headOnly(
+    const refused = await rawUpload(
       app,
       { authorization: key.authorization, ...attachmentHeaders(base) },
-      10 * 1024 * 1024,
+      { declaredBytes: 10 * 1024 * 1024 },
     );
     expect(refused.status).toBe(429);
     expect(JSON.parse(refused.body).error.code).toBe('RATE_LIMITED');
@@ -158,5 +179,94 @@ describe('the per-key rate limit', () => {
     expect((await jsonApi(key.id)).allowed).toBe(true);
     expect((await jsonApi(key.id)).allowed).toBe(true);
     await uploadTo(app, key.authorization, base).expect(429);
+  });
+});
+
+describe('the storage quota per database', () => {
+  const quotaMessage = (quota: number) =>
+    `this database's files would exceed its storage quota of ${quota} bytes`;
+  /** The bytes a database's files take, as its rows say. */
+  async function storedBytes(databaseId: string): Promise<number> {
+    const result = await h.db.pool.query<{ total: string }>(
+      'SELECT coalesce(sum(size), 0)::text AS total FROM uploaded_files WHERE database_id = $1',
+      [databaseId],
+    );
+    return Number(result.rows[0]!.total);
+  }
+
+  it('answers 413 naming the quota to an upload that would take the database past it, keeping nothing', async () => {
+    // Room for two of the image, not three.
+    const quota = png.length * 2 + Math.floor(png.length / 2);
+    const app = h.appWith({ STORAGE_QUOTA_BYTES_PER_DATABASE: quota });
+    const target = await insertBase(h.db);
+    await uploadTo(app, root(), target).expect(201);
+    await uploadTo(app, root(), target).expect(201);
+    const before = await leftovers();
+    const refused = await uploadTo(app, root(), target).expect(413);
+    expect(refused.body).toEqual({ error: { code: 'PAYLOAD_TOO_LARGE', message: expect.any(String) } });
+    expect(refused.body.error.message).toContain(quotaMessage(quota));
+    expect(await leftovers()).toEqual(before);
+    // Sent chunked, its size known only once it is stored: refused all the same.
+    const streamed = await rawUpload(
+      app,
+      { authorization: root(), ...attachmentHeaders(target) },
+      { file: onePixelPng(1, 2, 3) },
+    );
+    expect(streamed.status).toBe(413);
+    expect(JSON.parse(streamed.body).error.message).toContain(quotaMessage(quota));
+    expect(await leftovers()).toEqual(before);
+    expect(await storedBytes(target.databaseId)).toBe(png.length * 2);
+    // The quota is per database; import files belong to none.
+    await uploadTo(app, root(), await insertBase(h.db)).expect(201);
+    await supertest(app)
+      .post('/csvupload')
+      .set('Authorization', root())
+      .attach('filepond', Buffer.from('a,b\n1,2\n'), { filename: 'x.csv', contentType: 'text/csv' })
+      .expect(201);
+  });
+
+  it('refuses from a declared Content-Length before reading the body', async () => {
+    const quota = 1024 * 1024;
+    const app = h.appWith({ STORAGE_QUOTA_BYTES_PER_DATABASE: quota });
+    const target = await insertBase(h.db);
+    const refused = await rawUpload(
+      app,
+      { authorization: root(), ...attachmentHeaders(target) },
+      { declaredBytes: 5 * 1024 * 1024 },
+    );
+    expect(refused.status).toBe(413);
+    expect(JSON.parse(refused.body).error).toEqual({
+      code: 'PAYLOAD_TOO_LARGE',
+      message: expect.stringContaining(quotaMessage(quota)),
+    });
+  });
+
+  it('stops a chunked upload past what is left of the quota, keeping nothing', async () => {
+    const quota = 64 * 1024;
+    const app = h.appWith({ STORAGE_QUOTA_BYTES_PER_DATABASE: quota });
+    const target = await insertBase(h.db);
+    const before = await leftovers();
+    const text = Buffer.alloc(quota + 1, 0x61);
+    const refused = await rawUpload(
+      app,
+      { authorization: root(), ...attachmentHeaders(target) },
+      { file: text, name: 'notes.txt', type: 'text/plain' },
+    );
+    expect(refused.status).toBe(413);
+    expect(JSON.parse(refused.body).error.message).toContain(quotaMessage(quota));
+    expect(await leftovers()).toEqual(before);
+  });
+
+  it('holds under concurrency: of uploads that each fit alone, only as many as fit together are kept', async () => {
+    const quota = png.length * 3;
+    const app = h.appWith({ STORAGE_QUOTA_BYTES_PER_DATABASE: quota });
+    const target = await insertBase(h.db);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => uploadTo(app, root(), target)));
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([201, 201, 201, 413, 413, 413, 413, 413]);
+    expect(await storedBytes(target.databaseId)).toBe(quota);
+    const stored: string[] = [];
+    for await (const key of h.storage.list(`attachments/${target.databaseId}/`)) stored.push(key);
+    expect(stored).toHaveLength(3);
   });
 });

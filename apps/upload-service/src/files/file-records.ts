@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
 import { FIELD_ID_PATTERN, TABLE_ID_PATTERN } from '@recordbase/contracts/common';
-import type { PrismaClient } from '@recordbase/db';
+import type { PrismaClient, Tx } from '@recordbase/db';
 import { canAccessDatabase, type Principal } from '@recordbase/server-kit/auth';
-import { badRequest } from '@recordbase/server-kit/errors';
+import { AppError, badRequest } from '@recordbase/server-kit/errors';
 import type { UploadKind } from '../uploads/storage-keys';
 
 /** The rows of uploaded_files: what each stored file is, whose, and for which field. */
@@ -61,7 +61,48 @@ export interface StoredFile {
   apiKeyId: string | null;
 }
 
-export async function recordStoredFile(prisma: PrismaClient, file: StoredFile): Promise<void> {
+/** The operator's bound on the bytes of one database's files (STORAGE_QUOTA_BYTES_PER_DATABASE). */
+export const quotaExceeded = (quota: number) =>
+  new AppError(
+    'PAYLOAD_TOO_LARGE',
+    `The file is not kept: this database's files would exceed its storage quota of ${quota} bytes`,
+  );
+
+/**
+ * The bytes a database's files take now: every attachment row of it, those of deleted records
+ * included until the orphan sweeper removes them.
+ */
+export async function storedBytesOf(prisma: PrismaClient | Tx, databaseId: string): Promise<number> {
+  const total = await prisma.uploadedFile.aggregate({ where: { databaseId }, _sum: { size: true } });
+  return Number(total._sum.size ?? 0n);
+}
+
+/**
+ * The file's row, once it is stored. Under a quota, an attachment is counted against its
+ * database's other files under a lock per database, held from the count to the insert: of two
+ * uploads finishing at once, the second counts the first, so they cannot both slip past it.
+ */
+export async function recordStoredFile(
+  prisma: PrismaClient,
+  file: StoredFile,
+  quota: number | undefined,
+): Promise<void> {
+  const databaseId = file.target?.databaseId;
+  if (quota === undefined || databaseId === undefined) {
+    await insertStoredFile(prisma, file);
+    return;
+  }
+  await prisma.$transaction(async (tx) => {
+    await tx.$executeRawUnsafe(
+      'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
+      `uploaded_files:quota:${databaseId}`,
+    );
+    if ((await storedBytesOf(tx, databaseId)) + file.size > quota) throw quotaExceeded(quota);
+    await insertStoredFile(tx, file);
+  });
+}
+
+async function insertStoredFile(prisma: PrismaClient | Tx, file: StoredFile): Promise<void> {
   await prisma.uploadedFile.create({
     data: {
       id: randomUUID(),

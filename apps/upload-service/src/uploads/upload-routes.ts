@@ -17,7 +17,7 @@ import { noQueryParameters, parseRequestPart } from '@recordbase/server-kit/vali
 import type { ObjectStorage } from '@recordbase/storage';
 import { type Request, type RequestHandler, Router } from 'express';
 import multer, { MulterError } from 'multer';
-import { findAttachmentTarget, recordStoredFile } from '../files/file-records';
+import { findAttachmentTarget, quotaExceeded, recordStoredFile, storedBytesOf } from '../files/file-records';
 import { judgeAttachment, judgeCsv, judgeXlsx } from './content';
 import {
   PayloadTooLargeWhileStreaming,
@@ -38,6 +38,8 @@ export interface UploadDeps {
   storage: ObjectStorage;
   /** The public address of this service, for the url answered; from the request when unset. */
   publicUrl: string | undefined;
+  /** The most bytes one database's files may take (STORAGE_QUOTA_BYTES_PER_DATABASE); unset: no bound. */
+  storageQuota: number | undefined;
 }
 
 const MB = 1024 * 1024;
@@ -135,27 +137,61 @@ function beforeTheBody(spec: RouteSpec, deps: UploadDeps): RequestHandler {
     }
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > spec.maxBytes + FRAMING_BYTES) throw tooLarge(spec);
-    res.locals.upload = await spec.plan(req, deps);
+    const plan = await spec.plan(req, deps);
+    res.locals.upload = plan;
+    const quota = deps.storageQuota;
+    if (quota !== undefined && plan.databaseId !== undefined) {
+      // What is left now; the count that decides is made again, under a lock, once the file is
+      // stored (recordStoredFile), since other uploads may finish first.
+      const room = quota - (await storedBytesOf(deps.prisma, plan.databaseId));
+      if (room <= 0 || (Number.isFinite(declared) && declared > room + FRAMING_BYTES)) {
+        throw quotaExceeded(quota);
+      }
+      res.locals.quotaRoom = room;
+    }
     next();
   };
 }
 
+const isSizeLimit = (error: unknown) =>
+  error instanceof PayloadTooLargeWhileStreaming ||
+  (error instanceof MulterError && error.code === 'LIMIT_FILE_SIZE');
+
 function receiveFile(spec: RouteSpec, deps: UploadDeps): RequestHandler {
-  const upload = multer({
-    storage: streamingEngine(deps.storage),
-    // Browsers send file names as UTF-8; busboy would read them as Latin-1.
-    defParamCharset: 'utf8',
-    limits: {
-      fileSize: spec.maxBytes,
-      files: 1,
-      fields: 8,
-      parts: 10,
-      fieldSize: 64 * 1024,
-      headerPairs: 50,
-    },
-  }).single(UPLOAD_FORM_FIELD);
-  return (req, res, next) =>
-    upload(req, res, (error?: unknown) => next(error ? uploadError(error, spec) : undefined));
+  const storage = streamingEngine(deps.storage);
+  const receiver = (fileSize: number) =>
+    multer({
+      storage,
+      // Browsers send file names as UTF-8; busboy would read them as Latin-1.
+      defParamCharset: 'utf8',
+      limits: {
+        fileSize,
+        files: 1,
+        fields: 8,
+        parts: 10,
+        fieldSize: 64 * 1024,
+        headerPairs: 50,
+      },
+    }).single(UPLOAD_FORM_FIELD);
+  const upload = receiver(spec.maxBytes);
+  return (req, res, next) => {
+    const room = res.locals.quotaRoom as number | undefined;
+    if (room === undefined || room >= spec.maxBytes) {
+      upload(req, res, (error?: unknown) => next(error ? uploadError(error, spec) : undefined));
+      return;
+    }
+    // A file larger than what is left of the quota could never be kept: stopped there, not
+    // stored whole first.
+    receiver(room)(req, res, (error?: unknown) =>
+      next(
+        error
+          ? isSizeLimit(error)
+            ? quotaExceeded(deps.storageQuota!)
+            : uploadError(error, spec)
+          : undefined,
+      ),
+    );
+  };
 }
 
 function publicBase(req: Request, deps: UploadDeps): string {
@@ -172,16 +208,20 @@ function answer(deps: UploadDeps): RequestHandler {
     const plan = res.locals.upload as UploadPlan;
     const fileName = file.originalname;
     try {
-      await recordStoredFile(deps.prisma, {
-        key: file.key,
-        kind: plan.kind,
-        target: plan.target ?? null,
-        fileName,
-        size: file.size,
-        mimeType: file.mimeType,
-        sha256: file.sha256,
-        apiKeyId: principalOf(res).keyId,
-      });
+      await recordStoredFile(
+        deps.prisma,
+        {
+          key: file.key,
+          kind: plan.kind,
+          target: plan.target ?? null,
+          fileName,
+          size: file.size,
+          mimeType: file.mimeType,
+          sha256: file.sha256,
+          apiKeyId: principalOf(res).keyId,
+        },
+        deps.storageQuota,
+      );
     } catch (error) {
       await deps.storage.delete(file.key).catch(() => {});
       throw error;

@@ -82,7 +82,8 @@ export const serviceOperations: Operation[] = [
       `multipart/form-data with the file in the form field \`${UPLOAD_FORM_FIELD}\` (FilePond's), at most ` +
       `${MAX_ATTACHMENT_BYTES / MB} MB. The headers name the attachments field. Types, judged by the bytes: ` +
       `${supportedAttachmentMimeTypes.join(', ')}. Write the answer's \`url\` into the field: ` +
-      '`{"record": {"Contract": [{"url": "..."}]}}`.',
+      '`{"record": {"Contract": [{"url": "..."}]}}`. The operator may bound the bytes of each ' +
+      "database's files: a file that would take them past it is refused with 413, naming the quota.",
     access: filesWrite,
     headers: attachmentHeaders,
     rawBody: multipart(MAX_ATTACHMENT_BYTES, 'The file'),
