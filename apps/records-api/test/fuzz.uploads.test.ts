@@ -57,10 +57,11 @@ beforeAll(async () => {
     config: {
       ROOT_API_KEY: h.rootKey,
       FILE_TOKEN_SECRET: h.fileTokenSecret,
-      // The fuzzer sends thousands of requests with one key from one address: no limit may step
-      // in before the last check downloads the file.
+      // The fuzzer sends thousands of requests with one key, and of bad links, from one address:
+      // no limit may step in before the last check downloads the file.
       RATE_LIMIT_PER_SECOND: 1_000_000,
       RATE_LIMIT_BURST: 1_000_000,
+      AUTH_FAILURE_BURST: 1_000_000,
     },
   });
   const created = await h.api

@@ -72,13 +72,12 @@ export function createApp(deps: UploadServiceDeps): Express {
   // a valid key learns nothing about which of them exist. A download may instead carry a signed
   // link (`?token=`), which the download route checks itself.
   const authenticate = createAuthenticator({ prisma: db.prisma, rootApiKey: config.ROOT_API_KEY });
-  const authenticated = authMiddleware(
-    authenticate,
-    createAuthThrottle({
-      burst: config.AUTH_FAILURE_BURST ?? 20,
-      perMinute: config.AUTH_FAILURES_PER_MINUTE ?? 60,
-    }),
-  );
+  // One budget of failures per client address, for keys and for signed links alike.
+  const authThrottle = createAuthThrottle({
+    burst: config.AUTH_FAILURE_BURST ?? 20,
+    perMinute: config.AUTH_FAILURES_PER_MINUTE ?? 60,
+  });
+  const authenticated = authMiddleware(authenticate, authThrottle);
   const viaSignedLink = (req: express.Request) =>
     req.baseUrl === uploadRoutes.files && req.query.token !== undefined && req.method !== 'POST';
   app.use(protectedPaths, (req, res, next) => (viaSignedLink(req) ? next() : authenticated(req, res, next)));
@@ -110,10 +109,10 @@ export function createApp(deps: UploadServiceDeps): Express {
     downloadRoute({
       prisma: db.prisma,
       storage,
-      authenticate,
       rootApiKey: config.ROOT_API_KEY,
       fileTokenSecret: config.FILE_TOKEN_SECRET,
       rateLimit: limited,
+      throttle: authThrottle,
     }),
   );
 

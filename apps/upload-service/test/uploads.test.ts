@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { XLSX_MIME_TYPE } from '@recordbase/contracts/uploads';
 import { signFileToken } from '@recordbase/server-kit/file-tokens';
+import supertest from 'supertest';
 import { insertBase, insertKey, type TestBase } from './fixtures';
 import { type Harness, startHarness } from './harness';
 import { buildZip, elfExecutable, excelWorkbook, onePixelPng } from './sniff-files';
@@ -464,27 +465,97 @@ describe('GET /files/{key}', () => {
     const opened = await h.api.get(`${url}?token=${token}`).buffer(true).expect(200);
     expect(Buffer.from(opened.body).equals(png)).toBe(true);
     const expired = signFileToken(h.fileTokenSecret, { fileKey: key, keyId: reader.id }, -10);
-    expect((await h.api.get(`${url}?token=${expired}`).expect(401)).body.error.message).toMatch(/expired/);
-    const tampered = `${token.slice(0, -3)}${token.slice(-3) === 'AAA' ? 'BBB' : 'AAA'}`;
-    await h.api.get(`${url}?token=${tampered}`).expect(401);
-    const forgedSecret = signFileToken(`${h.fileTokenSecret}x`, { fileKey: key, keyId: reader.id }, 60);
-    await h.api.get(`${url}?token=${forgedSecret}`).expect(401);
+    await h.api.get(`${url}?token=${expired}`).expect(404);
     const otherFile = signFileToken(
       h.fileTokenSecret,
       { fileKey: 'attachments/x/y/z.png', keyId: reader.id },
       60,
     );
-    await h.api.get(`${url}?token=${otherFile}`).expect(401);
+    await h.api.get(`${url}?token=${otherFile}`).expect(404);
   });
 
   it("stops opening a revoked key's links, and a key's links that cannot read the database", async () => {
     const reader = await insertKey(h.db, ['records:read']);
     const token = signFileToken(h.fileTokenSecret, { fileKey: key, keyId: reader.id }, 60);
     await h.db.prisma.apiKey.delete({ where: { id: reader.id } });
-    await h.api.get(`${url}?token=${token}`).expect(401);
+    await h.api.get(`${url}?token=${token}`).expect(404);
     const writer = await insertKey(h.db, ['records:write']);
     const writersLink = signFileToken(h.fileTokenSecret, { fileKey: key, keyId: writer.id }, 60);
     await h.api.get(`${url}?token=${writersLink}`).expect(404);
+  });
+
+  it('answers every refused signed link with the very same 404, byte for byte, whatever was wrong', async () => {
+    // Many refusals from one address: the throttle of failed links is another test's.
+    const api = supertest(h.appWith({ AUTH_FAILURE_BURST: 10_000 }));
+    const reader = await insertKey(h.db, ['records:read']);
+    const link = (fileKey: string, keyId: string | null, ttl = 60, secret = h.fileTokenSecret) =>
+      signFileToken(secret, { fileKey, keyId }, ttl);
+    const good = link(key, reader.id);
+    const revoked = await insertKey(h.db, ['records:read']);
+    const revokedLink = link(key, revoked.id);
+    await h.db.prisma.apiKey.delete({ where: { id: revoked.id } });
+    const writer = await insertKey(h.db, ['records:write']);
+    const gone = `attachments/${base.databaseId}/00000000-0000-4000-8000-000000000000/gone.png`;
+    const refusals: Array<[what: string, path: string]> = [
+      ['a malformed token', `${url}?token=not-a-token`],
+      ['an empty token', `${url}?token=`],
+      ['two tokens', `${url}?token=${good}&token=${good}`],
+      ['a bad signature', `${url}?token=${good.slice(0, -4)}${good.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`],
+      ['another secret', `${url}?token=${link(key, reader.id, 60, `${h.fileTokenSecret}x`)}`],
+      ['an expired link', `${url}?token=${link(key, reader.id, -10)}`],
+      ["another file's link", `${url}?token=${link('attachments/x/y/z.png', reader.id)}`],
+      ['a missing file', `/files/${gone}?token=${link(gone, reader.id)}`],
+      ['a key that is no key', `/files/${gone}?token=${link(gone, 'not-a-uuid')}`],
+      ["a revoked key's link", `${url}?token=${revokedLink}`],
+      ['a link of a key that cannot read the file', `${url}?token=${link(key, writer.id)}`],
+      ['a path that is no key', `/files/..%2Fetc%2Fpasswd?token=${good}`],
+    ];
+    // What a key that may not see a file gets: the one 404 of the route.
+    const reference = await api.get(`/files/${gone}`).set('Authorization', root);
+    expect(reference.status).toBe(404);
+    for (const [what, path] of refusals) {
+      const response = await api.get(path);
+      expect({
+        what,
+        status: response.status,
+        type: response.headers['content-type'],
+        body: response.text,
+      }).toEqual({
+        what,
+        status: 404,
+        type: reference.headers['content-type'],
+        body: reference.text,
+      });
+    }
+    // And the link that is good still opens the file.
+    await api.get(`${url}?token=${good}`).expect(200);
+  });
+
+  it('throttles failed signed links per client address, as failed authentications are', async () => {
+    const api = supertest(h.appWith({ AUTH_FAILURE_BURST: 3, AUTH_FAILURES_PER_MINUTE: 1 }));
+    const reader = await insertKey(h.db, ['records:read']);
+    const good = signFileToken(h.fileTokenSecret, { fileKey: key, keyId: reader.id }, 60);
+    for (let attempt = 0; attempt < 3; attempt += 1)
+      await api.get(`${url}?token=guess${attempt}`).expect(404);
+    const throttled = await api.get(`${url}?token=guess3`).expect(429);
+    expect(throttled.body).toEqual(errorBody('RATE_LIMITED'));
+    expect(Number(throttled.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // The address waits, whatever it sends next: a good link, or a key.
+    await api.get(`${url}?token=${good}`).expect(429);
+    await api.get(url).set('Authorization', root).expect(429);
+
+    // One budget with failed keys: they and failed links count together.
+    const other = supertest(h.appWith({ AUTH_FAILURE_BURST: 3, AUTH_FAILURES_PER_MINUTE: 1 }));
+    await other
+      .get(url)
+      .set('Authorization', 'Bearer rb_notARealKey0000000000000000000000000000')
+      .expect(401);
+    await other
+      .get(url)
+      .set('Authorization', 'Bearer rb_notARealKey0000000000000000000000000001')
+      .expect(401);
+    await other.get(`${url}?token=guess`).expect(404);
+    await other.get(`${url}?token=${good}`).expect(429);
   });
 
   it('cannot be led outside storage: traversal and odd keys answer 404', async () => {

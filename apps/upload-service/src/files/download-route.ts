@@ -1,6 +1,7 @@
 import type { PrismaClient } from '@recordbase/db';
-import { type Authenticate, type Principal, principalByKeyId } from '@recordbase/server-kit/auth';
-import { AppError, notFound, unauthorized } from '@recordbase/server-kit/errors';
+import { type Principal, principalByKeyId, principalOf } from '@recordbase/server-kit/auth';
+import type { AuthThrottle } from '@recordbase/server-kit/auth-throttle';
+import { AppError, notFound } from '@recordbase/server-kit/errors';
 import { verifyFileToken } from '@recordbase/server-kit/file-tokens';
 import { assertStorageKey, type ObjectStorage, StorageNotFoundError } from '@recordbase/storage';
 import { create as contentDisposition } from 'content-disposition';
@@ -18,11 +19,12 @@ import { findStoredFile, mayDownload, type StoredFileRow } from './file-records'
 export interface DownloadDeps {
   prisma: PrismaClient;
   storage: ObjectStorage;
-  authenticate: Authenticate;
   rootApiKey: string | undefined;
   fileTokenSecret: string;
   /** The per-key rate limit, for signed links: counted against the key a link was issued to. */
   rateLimit: RequestHandler;
+  /** Failed authentications per client address: a refused link counts as one. */
+  throttle: AuthThrottle;
 }
 
 const missing = () => notFound('File not found');
@@ -40,22 +42,49 @@ function keyOf(req: Request): string | null {
   }
 }
 
-async function principalFor(
-  req: Request,
+/**
+ * The key a signed link opens `file` for, or null when it opens nothing: a token that is no JWT,
+ * signed otherwise, expired, for another file, of a revoked key or of one that may not read the
+ * file, or no file at all. Which of them it was is never said, so that guessing tokens or keys
+ * learns nothing (not even whether a file exists).
+ */
+async function linkPrincipal(
+  token: unknown,
   file: StoredFileRow | null,
   deps: DownloadDeps,
-): Promise<Principal> {
-  const token = req.query.token;
-  if (token === undefined) return deps.authenticate(req.headers.authorization);
-  if (typeof token !== 'string' || file === null) throw unauthorized('Invalid or expired file link');
+): Promise<Principal | null> {
+  if (typeof token !== 'string' || file === null) return null;
   const verdict = verifyFileToken(deps.fileTokenSecret, token, file.key);
-  if (!verdict.ok) {
-    throw unauthorized(verdict.reason === 'expired' ? 'This file link has expired' : 'Invalid file link');
-  }
+  if (!verdict.ok) return null;
   // The link is as good as its key, now: a revoked key's links stop working too.
   const principal = await principalByKeyId(deps, verdict.keyId);
-  if (!principal) throw unauthorized('Invalid file link');
-  return principal;
+  return principal && mayDownload(principal, file) ? principal : null;
+}
+
+/**
+ * A signed link is a credential as a key is: an address whose links keep failing waits as one
+ * whose keys do (the same throttle), and every failure is the one 404.
+ */
+async function checkLink(req: Request, res: Response, deps: DownloadDeps): Promise<void> {
+  const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  const waitMs = deps.throttle.retryAfterMs(address);
+  if (waitMs > 0) {
+    const retryAfter = String(Math.ceil(waitMs / 1000));
+    throw new AppError(
+      'RATE_LIMITED',
+      `Too many failed authentications from this address; retry after ${retryAfter} s`,
+      { 'Retry-After': retryAfter },
+    );
+  }
+  const key = keyOf(req);
+  const file = key ? await findStoredFile(deps.prisma, key) : null;
+  const principal = await linkPrincipal(req.query.token, file, deps);
+  if (!principal) {
+    deps.throttle.recordFailure(address);
+    throw missing();
+  }
+  res.locals.principal = principal;
+  res.locals.download = file;
 }
 
 function setFileHeaders(res: Response, file: StoredFileRow): void {
@@ -101,10 +130,13 @@ async function openStored(storage: ObjectStorage, key: string, range: { start: n
  */
 export function downloadRoute(deps: DownloadDeps): RequestHandler[] {
   const identify: RequestHandler = async (req, res, next) => {
-    const key = keyOf(req);
-    const file = key ? await findStoredFile(deps.prisma, key) : null;
-    res.locals.principal = await principalFor(req, file, deps);
-    res.locals.download = file;
+    if (req.query.token !== undefined) {
+      await checkLink(req, res, deps);
+    } else {
+      // The key was authenticated (and its rate limit counted) before the route.
+      const key = keyOf(req);
+      res.locals.download = key ? await findStoredFile(deps.prisma, key) : null;
+    }
     next();
   };
   const limitLinks: RequestHandler = (req, res, next) =>
@@ -115,7 +147,7 @@ export function downloadRoute(deps: DownloadDeps): RequestHandler[] {
 function serve(deps: DownloadDeps): RequestHandler {
   return async (req, res) => {
     const file = res.locals.download as StoredFileRow | null;
-    const principal = res.locals.principal as Principal;
+    const principal = principalOf(res);
     if (!file || !mayDownload(principal, file)) throw missing();
     const size = Number(file.size);
     const etag = `"${file.sha256}"`;

@@ -141,7 +141,9 @@ export const serviceOperations: Operation[] = [
     description:
       "With an API key that reaches the file's database, or with `?token=` from a signed link. Byte ranges " +
       '(`Range`) are answered with 206. A key that may not read the file (another database, no ' +
-      '`records:read`, or an import file another key uploaded) gets the same 404 as a file that does not exist.',
+      '`records:read`, or an import file another key uploaded) gets the same 404 as a file that does not exist, ' +
+      'and so does a link that opens nothing (malformed, forged, expired, for another file, of a revoked key). ' +
+      'Past `AUTH_FAILURE_BURST` refused links or keys from one address: 429 with `Retry-After`.',
     access: { scope: 'records:read' },
     params: fileParams,
     query: fileQuery,
