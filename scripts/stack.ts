@@ -1,6 +1,7 @@
 // `npm start`: checks PostgreSQL and Redis, applies migrations, then runs the services (records-api
 // RECORDS_API_REPLICAS times) and, when nginx is installed, the gateway in front of them, in the
-// foreground until Ctrl-C or SIGTERM, which stops them all.
+// foreground until Ctrl-C or SIGTERM, which stops them all. A process that dies once running is
+// started again with a growing delay (@recordbase/launcher/supervise): it takes no other down.
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { newSecretKey, randomBase62 } from '@recordbase/db';
@@ -13,6 +14,7 @@ import {
   stopAll,
 } from '@recordbase/launcher';
 import { findNginx, launchGateway, type RunningGateway } from '@recordbase/launcher/gateway';
+import { type Supervised, supervise } from '@recordbase/launcher/supervise';
 import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
 import { commonEnvSchema, parseEnv, portSchema } from '@recordbase/server-kit/env';
 import { z } from 'zod';
@@ -24,6 +26,8 @@ const stackEnvSchema = commonEnvSchema.extend({
   WEBHOOK_SECRET_KEY: z.string().optional(),
   FILE_TOKEN_SECRET: z.string().optional(),
   STORAGE_DIR: z.string().default('./.data/files'),
+  /** Where generated secrets and the gateway's files are kept. */
+  DATA_DIR: z.string().default('./.data'),
   RECORDS_API_PORT: portSchema(3000),
   UPLOAD_SERVICE_PORT: portSchema(3001),
   WEBHOOK_DISPATCHER_PORT: portSchema(3002),
@@ -33,8 +37,8 @@ const stackEnvSchema = commonEnvSchema.extend({
   RECORDS_API_REPLICAS: z.coerce.number().int().min(1).max(16).default(1),
 });
 
-const ROOT_KEY_FILE = join(root, '.data', 'root-api-key');
-const dataFile = (name: string) => join(root, '.data', name);
+let dataDir = join(root, '.data');
+const dataFile = (name: string) => join(dataDir, name);
 
 /** A secret the services share, generated once and kept (mode 600) under .data unless configured. */
 function keptSecret(configured: string | undefined, file: string, generate: () => string): string {
@@ -49,24 +53,26 @@ function keptSecret(configured: string | undefined, file: string, generate: () =
 /** An operator key survives restarts: generated once, printed once, kept (mode 600) under .data. */
 function rootApiKey(configured: string | undefined): { key: string; announce: string } {
   if (configured) return { key: configured, announce: 'Root API key: the ROOT_API_KEY you set.' };
-  if (existsSync(ROOT_KEY_FILE)) {
+  const rootKeyFile = dataFile('root-api-key');
+  if (existsSync(rootKeyFile)) {
     return {
-      key: readFileSync(ROOT_KEY_FILE, 'utf8').trim(),
-      announce: `Root API key: stored in ${ROOT_KEY_FILE}.`,
+      key: readFileSync(rootKeyFile, 'utf8').trim(),
+      announce: `Root API key: stored in ${rootKeyFile}.`,
     };
   }
   const key = `rb_root_${randomBase62(40)}`;
-  mkdirSync(dirname(ROOT_KEY_FILE), { recursive: true });
-  writeFileSync(ROOT_KEY_FILE, `${key}\n`, { mode: 0o600 });
-  chmodSync(ROOT_KEY_FILE, 0o600);
+  mkdirSync(dirname(rootKeyFile), { recursive: true });
+  writeFileSync(rootKeyFile, `${key}\n`, { mode: 0o600 });
+  chmodSync(rootKeyFile, 0o600);
   return {
     key,
-    announce: `Generated a root API key (shown this once; kept in ${ROOT_KEY_FILE}):\n\n    ${key}\n`,
+    announce: `Generated a root API key (shown this once; kept in ${rootKeyFile}):\n\n    ${key}\n`,
   };
 }
 
 async function main() {
   const env = parseEnv(stackEnvSchema);
+  dataDir = resolve(root, env.DATA_DIR);
   await checkPostgres(env.DATABASE_URL);
   await checkRedis(env.REDIS_URL);
   await migrate(env.DATABASE_URL);
@@ -88,7 +94,7 @@ async function main() {
     STORAGE_DIR: resolve(root, env.STORAGE_DIR),
   };
   let stopping = false;
-  const services: (RunningService | RunningGateway)[] = [];
+  const services: Supervised<RunningService | RunningGateway>[] = [];
   const stopServices = (code: number) => {
     if (stopping) return;
     stopping = true;
@@ -96,6 +102,7 @@ async function main() {
   };
   process.on('SIGINT', () => stopServices(0));
   process.on('SIGTERM', () => stopServices(0));
+  const report = (line: string) => console.error(`[recordbase] ${line}`);
 
   const nginx = findNginx();
   if (!nginx) {
@@ -116,23 +123,17 @@ async function main() {
     ['webhook-dispatcher', 'webhook-dispatcher', env.WEBHOOK_DISPATCHER_PORT],
     ['import-worker', 'import-worker', env.IMPORT_WORKER_PORT],
   ];
-  const watch = (label: string, child: { exited: RunningService['exited'] }) =>
-    child.exited.then(({ code, signal }) => {
-      if (stopping) return;
-      console.error(`[recordbase] ${label} stopped (${signal ?? `exit ${code}`}); stopping the others`);
-      stopServices(1);
-    });
   for (const [name, label, port] of launches) {
-    const service = launchService({
-      name,
-      port,
-      env: serviceEnv,
-      output: (line) => process.stdout.write(`[${label}] ${line}\n`),
-      // Once stopping, a service that has not exited after 15 s is killed.
-      killAfterMs: 15_000,
-    });
-    services.push(service);
-    watch(label, service);
+    const launch = () =>
+      launchService({
+        name,
+        port,
+        env: serviceEnv,
+        output: (line) => process.stdout.write(`[${label}] ${line}\n`),
+        // Once stopping, a service that has not exited after 15 s is killed.
+        killAfterMs: 15_000,
+      });
+    services.push(supervise(launch, { label, report }));
   }
   // A process that never became ready stops them all, rather than leaving the others running.
   const whenReady = (ready: Promise<unknown>) =>
@@ -148,21 +149,24 @@ async function main() {
 
   let gatewayLines: string[] = [];
   if (nginx) {
-    const gateway = launchGateway({
-      nginx,
-      port: env.GATEWAY_PORT,
-      dataDir: dataFile('gateway'),
-      recordsApi: recordsApiPorts.map((port) => `127.0.0.1:${port}`),
-      uploadService: [`127.0.0.1:${env.UPLOAD_SERVICE_PORT}`],
-      output: (line) => process.stdout.write(`[gateway] ${line}\n`),
-      killAfterMs: 15_000,
-    });
+    const gateway = supervise(
+      () =>
+        launchGateway({
+          nginx,
+          port: env.GATEWAY_PORT,
+          dataDir: dataFile('gateway'),
+          recordsApi: recordsApiPorts.map((port) => `127.0.0.1:${port}`),
+          uploadService: [`127.0.0.1:${env.UPLOAD_SERVICE_PORT}`],
+          output: (line) => process.stdout.write(`[gateway] ${line}\n`),
+          killAfterMs: 15_000,
+        }),
+      { label: 'gateway (nginx)', report },
+    );
     services.push(gateway);
-    watch('gateway (nginx)', gateway);
     if (!(await whenReady(gateway.ready))) return;
     gatewayLines = [
       `    gateway         http://localhost:${env.GATEWAY_PORT}   (the front door: /api/v1, uploads, /files, /docs)`,
-      `                    access log ${gateway.accessLog}`,
+      `                    access log ${gateway.current().accessLog}`,
     ];
   }
 
