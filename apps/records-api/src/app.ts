@@ -67,6 +67,7 @@ export interface RecordsApiDeps {
         | 'WEBHOOK_ALLOWED_CIDRS'
         | 'REDIS_URL'
         | 'QUEUE_PREFIX'
+        | 'UPLOAD_PUBLIC_URL'
       >
     >;
 }
@@ -143,6 +144,7 @@ export function createApp(deps: RecordsApiDeps): Express {
       writeBodyLimit: config.JSON_BODY_LIMIT,
       fileTokenSecret: config.FILE_TOKEN_SECRET,
       fileLinkTtlSeconds: config.FILE_LINK_TTL_SECONDS,
+      uploadPublicUrl: config.UPLOAD_PUBLIC_URL,
       events,
       tables,
       ...(config.READ_INDEX_MIN_ROWS !== undefined ? { readIndexMinRows: config.READ_INDEX_MIN_ROWS } : {}),

@@ -22,6 +22,12 @@ export const recordsApiEnvSchema = commonEnvSchema
     ROOT_API_KEY: z.string().min(20, { error: 'must be at least 20 characters' }).optional(),
     RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
     RATE_LIMIT_BURST: z.coerce.number().int().positive().default(100),
+    /**
+     * upload-service's address as clients reach it (its PUBLIC_URL): only attachment urls of
+     * `{it}/files/` are uploaded files, whose readers get signed links. Unset: those of the host
+     * each request reached, on any port.
+     */
+    UPLOAD_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
     /** The largest body of a record write (bulk, create, update); other routes have their own. */
     JSON_BODY_LIMIT: z.string().default('10mb'),
     WEBHOOK_SECRET_KEY: webhookSecretKeySchema,

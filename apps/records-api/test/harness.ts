@@ -43,6 +43,8 @@ export interface HarnessOptions {
   sqlMaxResultBytes?: number;
   /** SQL_CONNECTIONS_PER_BASE: the query role's connection limit, and this process's per database. */
   sqlConnectionsPerBase?: number;
+  /** UPLOAD_PUBLIC_URL: upload-service's address, whose `/files/` urls are uploaded files. */
+  uploadPublicUrl?: string;
   /** A second app instance on the database (and with the root key) of this harness, which closing leaves in place. */
   sameDatabaseAs?: Harness;
 }
@@ -106,6 +108,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...(options.sqlMaxConnections ? { SQL_MAX_CONNECTIONS: options.sqlMaxConnections } : {}),
       ...(options.sqlMaxResultBytes ? { SQL_MAX_RESULT_BYTES: options.sqlMaxResultBytes } : {}),
       ...(options.sqlConnectionsPerBase ? { SQL_CONNECTIONS_PER_BASE: options.sqlConnectionsPerBase } : {}),
+      ...(options.uploadPublicUrl ? { UPLOAD_PUBLIC_URL: options.uploadPublicUrl } : {}),
       // Local receivers, as the e2e stack and the dispatcher's tests allow them.
       WEBHOOK_ALLOWED_CIDRS: parseCidrList('127.0.0.1/32'),
     },

@@ -293,7 +293,8 @@ describe('linked records and attachments', () => {
       `INSERT INTO uploaded_files (id, key, kind, database_id, file_name, size, mime_type, sha256) VALUES ($1, 'att/abc.png', 'attachment', $2, 'abc.png', 1234, 'image/png', '')`,
       [randomUUID(), baseId],
     );
-    const fileUrl = 'http://localhost:3001/files/att/abc.png';
+    // upload-service on its own port of the host the request reached (no UPLOAD_PUBLIC_URL here).
+    const fileUrl = 'http://127.0.0.1:3001/files/att/abc.png';
     const created = await post('', { record: { Name: 'with file', Files: [{ url: fileUrl }] } }).expect(201);
     expect(created.body.fields.Files).toEqual([
       { url: fileUrl, fileName: 'abc.png', size: 1234, mimeType: 'image/png', signedUrl: expect.any(String) },
@@ -320,7 +321,7 @@ describe('linked records and attachments', () => {
     expect(stored.rows[0].files).not.toContain('signedUrl');
     expect(stored.rows[0].files).not.toContain('token');
     const unknown = await post('', {
-      record: { Files: [{ url: 'http://localhost:3001/files/nope' }] },
+      record: { Files: [{ url: 'http://127.0.0.1:3001/files/nope' }] },
     }).expect(400);
     expect(unknown.body.error.message).toMatch(/Files\[0\]\.url/);
   });

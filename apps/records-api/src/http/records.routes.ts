@@ -14,10 +14,12 @@ import { cancellablePool } from '@recordbase/db';
 import { signFileToken } from '@recordbase/server-kit/file-tokens';
 import { endpoint, RawJson, Reply } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
-import { Router } from 'express';
+import { type Request, Router } from 'express';
 import type pg from 'pg';
 import { z } from 'zod';
+import type { FileLinks } from '../domain/records/presentation';
 import * as records from '../domain/records/records-service';
+import { uploadKeyMatcher } from '../domain/records/references';
 import type { TableCache } from '../domain/records/table-cache';
 import type { EventPublisher } from '../events/publisher';
 
@@ -44,6 +46,8 @@ export interface RecordRoutesOptions {
   writeBodyLimit: string;
   fileTokenSecret: string;
   fileLinkTtlSeconds: number;
+  /** UPLOAD_PUBLIC_URL: upload-service's address, whose `/files/` urls are uploaded files. */
+  uploadPublicUrl?: string | undefined;
   /** Where the events of committed writes are published. */
   events: EventPublisher;
   /** Table metadata kept between requests. */
@@ -55,15 +59,16 @@ export interface RecordRoutesOptions {
 export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoutesOptions): Router {
   const { writeBodyLimit } = options;
   const router = Router();
-  const signFileLink: records.RecordsDb['signFileLink'] = (fileKey, principal) =>
+  const sign: FileLinks['sign'] = (fileKey, principal) =>
     signFileToken(options.fileTokenSecret, { fileKey, keyId: principal.keyId }, options.fileLinkTtlSeconds);
   const base = '/bases/:databaseId/tables/:tableId/records';
-  // Each request's statements are cancelled if its client goes away.
-  const recordsDb = (signal: AbortSignal): records.RecordsDb => ({
+  // Each request's statements are cancelled if its client goes away. Its host names our upload
+  // service's files when UPLOAD_PUBLIC_URL does not.
+  const recordsDb = (signal: AbortSignal, req: Request): records.RecordsDb => ({
     db: cancellablePool(pool, signal),
     background: pool,
     onBackgroundError: (error) => logger.warn({ err: error }, 'building an index in the background failed'),
-    signFileLink,
+    fileLinks: { keyOf: uploadKeyMatcher(options.uploadPublicUrl, req.hostname), sign },
     events: options.events,
     ...(options.tables ? { tables: options.tables } : {}),
     ...(options.readIndexMinRows !== undefined ? { readIndexMinRows: options.readIndexMinRows } : {}),
@@ -73,8 +78,8 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     `${base}/list`,
     endpoint(
       { access: read, params: tableParams, body: listRecordsRequestSchema, bodyLimit: LIST_BODY_LIMIT },
-      async ({ params, body, principal, signal }) => {
-        const listed = await records.list(recordsDb(signal), principal, address(params), body);
+      async ({ params, body, principal, signal, req }) => {
+        const listed = await records.list(recordsDb(signal, req), principal, address(params), body);
         return new RawJson(
           `{"records":${listed.recordsJson},"total":${listed.total},"hasMore":${listed.hasMore},"nextCursor":${JSON.stringify(listed.nextCursor)}}`,
         );
@@ -85,16 +90,16 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     `${base}/aggregate`,
     endpoint(
       { access: read, params: tableParams, body: aggregateRecordsRequestSchema },
-      async ({ params, body, principal, signal }) =>
-        new RawJson(await records.aggregate(recordsDb(signal), principal, address(params), body)),
+      async ({ params, body, principal, signal, req }) =>
+        new RawJson(await records.aggregate(recordsDb(signal, req), principal, address(params), body)),
     ),
   );
   router.post(
     `${base}/bulk`,
     endpoint(
       { access: write, params: tableParams, body: bulkRecordsRequestSchema, bodyLimit: writeBodyLimit },
-      async ({ params, body, principal, signal }) => {
-        const result = await records.bulkWrite(recordsDb(signal), principal, address(params), body);
+      async ({ params, body, principal, signal, req }) => {
+        const result = await records.bulkWrite(recordsDb(signal, req), principal, address(params), body);
         return new Reply(
           result.created ? 201 : 200,
           new RawJson(
@@ -108,8 +113,8 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     `${base}/bulk`,
     endpoint(
       { access: write, params: tableParams, body: bulkUpdateRecordsRequestSchema, bodyLimit: writeBodyLimit },
-      async ({ params, body, principal, signal }) => {
-        const result = await records.updateMany(recordsDb(signal), principal, address(params), body);
+      async ({ params, body, principal, signal, req }) => {
+        const result = await records.updateMany(recordsDb(signal, req), principal, address(params), body);
         return new RawJson(
           `{"success":true,"records":${result.recordsJson},"createdRecordIds":[],"updatedRecordIds":${JSON.stringify(result.updatedIds)}}`,
         );
@@ -120,9 +125,9 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     `${base}/bulk-delete`,
     endpoint(
       { access: write, params: tableParams, body: bulkDeleteRecordsRequestSchema },
-      async ({ params, body, principal, signal }) => ({
+      async ({ params, body, principal, signal, req }) => ({
         success: true,
-        deletedIds: await records.deleteMany(recordsDb(signal), principal, address(params), body),
+        deletedIds: await records.deleteMany(recordsDb(signal, req), principal, address(params), body),
       }),
     ),
   );
@@ -136,9 +141,9 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
         bodyLimit: writeBodyLimit,
         status: 201,
       },
-      async ({ params, body, principal, signal }) =>
+      async ({ params, body, principal, signal, req }) =>
         new RawJson(
-          await records.createOne(recordsDb(signal), principal, address(params), body.record, {
+          await records.createOne(recordsDb(signal, req), principal, address(params), body.record, {
             suppressWebhooks: body.suppressWebhooks === true,
             typecast: body.typecast === true,
           }),
@@ -149,10 +154,10 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     `${base}/:recordId`,
     endpoint(
       { access: read, params: recordParams, query: getRecordQuerySchema },
-      async ({ params, query, principal, signal }) =>
+      async ({ params, query, principal, signal, req }) =>
         new RawJson(
           await records.getOne(
-            recordsDb(signal),
+            recordsDb(signal, req),
             principal,
             address(params),
             params.recordId,
@@ -166,10 +171,10 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     `${base}/:recordId`,
     endpoint(
       { access: write, params: recordParams, body: updateRecordRequestSchema, bodyLimit: writeBodyLimit },
-      async ({ params, body, principal, signal }) =>
+      async ({ params, body, principal, signal, req }) =>
         new RawJson(
           await records.updateOne(
-            recordsDb(signal),
+            recordsDb(signal, req),
             principal,
             address(params),
             params.recordId,
@@ -183,8 +188,8 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     `${base}/:recordId`,
     endpoint(
       { access: write, params: recordParams, query: writeQuerySchema },
-      async ({ params, query, principal, signal }) => {
-        await records.deleteOne(recordsDb(signal), principal, address(params), params.recordId, {
+      async ({ params, query, principal, signal, req }) => {
+        await records.deleteOne(recordsDb(signal, req), principal, address(params), params.recordId, {
           suppressWebhooks: query.suppressWebhooks === true,
         });
         return { success: true, message: 'Record deleted' };

@@ -1,6 +1,6 @@
 import type { AttachmentValue } from '@recordbase/contracts/records';
 import type { Principal } from '@recordbase/server-kit/auth';
-import { uploadKeyOf } from './references';
+import type { UploadKeyOf } from './references';
 import type { TableMeta } from './table-meta';
 
 /**
@@ -11,8 +11,13 @@ import type { TableMeta } from './table-meta';
  *   while, as Airtable's attachment links do, bound to the key that read it.
  */
 
-/** Signs the token of a file link for the key reading it. */
-export type FileLinkSigner = (fileKey: string, principal: Principal) => string;
+/** Which attachment urls are files of our upload service, and the links readers get to them. */
+export interface FileLinks {
+  /** The storage key of a url of our upload service; null for any other url, which gets no link. */
+  keyOf: UploadKeyOf;
+  /** Signs the token of a file link for the key reading it. */
+  sign: (fileKey: string, principal: Principal) => string;
+}
 
 interface RenderedRecord {
   id: string;
@@ -24,11 +29,11 @@ interface RenderedRecord {
 
 const withoutValues = ({ id, createdAt, updatedAt }: RenderedRecord) => ({ id, createdAt, updatedAt });
 
-function withLink(value: AttachmentValue, principal: Principal, sign: FileLinkSigner): AttachmentValue {
-  const fileKey = uploadKeyOf(value.url);
+function withLink(value: AttachmentValue, principal: Principal, links: FileLinks): AttachmentValue {
+  const fileKey = links.keyOf(value.url);
   if (!fileKey) return value;
   const link = new URL(value.url);
-  link.searchParams.set('token', sign(fileKey, principal));
+  link.searchParams.set('token', links.sign(fileKey, principal));
   return { ...value, signedUrl: link.toString() };
 }
 
@@ -36,13 +41,13 @@ function linkAttachments(
   record: RenderedRecord,
   table: TableMeta,
   principal: Principal,
-  sign: FileLinkSigner,
+  links: FileLinks,
 ): RenderedRecord {
   for (const field of table.fields) {
     if (field.type !== 'attachments') continue;
     const values = record.data[field.id] as AttachmentValue[] | undefined;
     if (!values || values.length === 0) continue;
-    const linked = values.map((value) => withLink(value, principal, sign));
+    const linked = values.map((value) => withLink(value, principal, links));
     record.data[field.id] = linked;
     record.fields[field.name] = linked;
   }
@@ -64,13 +69,13 @@ export function presentRecords(
   json: string,
   table: TableMeta,
   principal: Principal,
-  sign: FileLinkSigner,
+  links: FileLinks,
 ): string {
   const readable = principal.scopes.has('records:read');
   const hasAttachments = table.fields.some((field) => field.type === 'attachments');
   if (readable && (!hasAttachments || !mayNameUploadedFile(json))) return json;
   const present = (record: RenderedRecord) =>
-    readable ? linkAttachments(record, table, principal, sign) : withoutValues(record);
+    readable ? linkAttachments(record, table, principal, links) : withoutValues(record);
   const parsed = JSON.parse(json) as RenderedRecord | RenderedRecord[];
   return JSON.stringify(Array.isArray(parsed) ? parsed.map(present) : present(parsed));
 }

@@ -18,7 +18,7 @@ import { noteAppended, publishingEvents, recordEvent } from '../events';
 import { aggregateRecords } from './aggregate';
 import { expandedLinks } from './expand';
 import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
-import { type FileLinkSigner, presentRecords } from './presentation';
+import { type FileLinks, presentRecords } from './presentation';
 import { DEFAULT_READ_INDEX_MIN_ROWS, ensureReadIndexes } from './read-indexes';
 import { recordChanges } from './record-changes';
 import { needsUploads, resolveAttachments, resolveReferences } from './references';
@@ -62,8 +62,8 @@ export interface RecordsDb {
   db: Connections;
   background: pg.Pool;
   onBackgroundError?: (error: unknown) => void;
-  /** Signs the links of uploaded attachments in the records answered. */
-  signFileLink: FileLinkSigner;
+  /** Which attachment urls are uploaded files, and the signed links of those in the records answered. */
+  fileLinks: FileLinks;
   /** Where the record events of a committed write go. */
   events: EventPublisher;
   /** Table metadata kept between requests (without it, every request loads it). */
@@ -157,7 +157,7 @@ export async function list(
   address: TableAddress,
   request: ListRecordsRequest,
 ): Promise<ListedRecords> {
-  const { db, tables, signFileLink } = records;
+  const { db, tables, fileLinks } = records;
   return withTable(tables, db, principal, address, async (table) => {
     // A search is a filter from here on: the same SQL, indexes, total and cursor binding.
     const { search, ...rest } = request;
@@ -172,7 +172,7 @@ export async function list(
       records.readIndexMinRows ?? DEFAULT_READ_INDEX_MIN_ROWS,
       records.onBackgroundError ?? (() => {}),
     );
-    return { ...listed, recordsJson: presentRecords(listed.recordsJson, table, principal, signFileLink) };
+    return { ...listed, recordsJson: presentRecords(listed.recordsJson, table, principal, fileLinks) };
   });
 }
 
@@ -306,7 +306,7 @@ export async function bulkWrite(
     const { prepared, newOptions } = prepareWrite(principal, table, body.records, where, body.typecast);
     const write = async (client: pg.PoolClient, matchOn?: FieldMeta[]) => {
       await addSelectOptions(client, table, newOptions);
-      await resolveAttachments(client, table, prepared, where);
+      await resolveAttachments(client, table, prepared, where, records.fileLinks.keyOf);
       const outcome = await runWrite(client, {
         table,
         records: prepared,
@@ -322,17 +322,18 @@ export async function bulkWrite(
     if (!body.matchOn) {
       // One statement is a transaction of its own, unless uploaded files must be locked first.
       const { recordsJson, createdIds, updatedIds } =
-        needsUploads(prepared) || newOptions.size > 0
+        needsUploads(prepared, records.fileLinks.keyOf) || newOptions.size > 0
           ? await inTransaction(records, (client) => write(client))
           : await inStatement(records, (client) => write(client));
       if (newOptions.size > 0) records.tables?.clear();
       // New records hold only the attachments this request gave: without a file of the upload
       // service among them there is no link to sign, and the text PostgreSQL rendered is the answer.
-      const signable = needsUploads(prepared) || !principal.scopes.has('records:read');
+      const signable =
+        needsUploads(prepared, records.fileLinks.keyOf) || !principal.scopes.has('records:read');
       return {
         created: true,
         recordsJson: signable
-          ? presentRecords(recordsJson, table, principal, records.signFileLink)
+          ? presentRecords(recordsJson, table, principal, records.fileLinks)
           : recordsJson,
         createdIds,
         updatedIds,
@@ -358,7 +359,7 @@ export async function bulkWrite(
     ensureMatchIndex(records.background, table, fields, records.onBackgroundError ?? (() => {}));
     return {
       created: false,
-      recordsJson: presentRecords(recordsJson, table, principal, records.signFileLink),
+      recordsJson: presentRecords(recordsJson, table, principal, records.fileLinks),
       createdIds,
       updatedIds,
     };
@@ -366,7 +367,7 @@ export async function bulkWrite(
 }
 
 export async function createOne(
-  { db, tables, signFileLink, events }: RecordsDb,
+  { db, tables, fileLinks, events }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   input: RecordValuesInput,
@@ -379,19 +380,19 @@ export async function createOne(
     const [prepared] = write.prepared as [PreparedRecord];
     const json = await inTransaction({ db, events }, async (client) => {
       await addSelectOptions(client, table, newOptions);
-      await resolveReferences(client, table, [prepared], where);
+      await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
       const [id] = await insertRecords(client, table, [prepared]);
       const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
       if (!options.suppressWebhooks) await recordEvent(client, table, 'record.created', [id!], `[${json}]`);
       return json;
     });
     if (newOptions.size > 0) tables?.clear();
-    return presentRecords(json, table, principal, signFileLink);
+    return presentRecords(json, table, principal, fileLinks);
   });
 }
 
 export async function getOne(
-  { db, tables, signFileLink }: RecordsDb,
+  { db, tables, fileLinks }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
@@ -408,7 +409,7 @@ export async function getOne(
     try {
       const json = (await fetchRecordsJson(client, table, [id], projected, expanded)).get(id);
       if (!json) throw notFound(`Record ${recordId} not found`);
-      return presentRecords(json, table, principal, signFileLink);
+      return presentRecords(json, table, principal, fileLinks);
     } finally {
       client.release();
     }
@@ -416,7 +417,7 @@ export async function getOne(
 }
 
 export async function updateOne(
-  { db, tables, signFileLink, events }: RecordsDb,
+  { db, tables, fileLinks, events }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
@@ -432,7 +433,7 @@ export async function updateOne(
     const json = await inTransaction({ db, events }, async (client) => {
       await addSelectOptions(client, table, newOptions);
       if (!(await lockExisting(client, table, [id])).has(id)) throw notFound(`Record ${recordId} not found`);
-      await resolveReferences(client, table, [prepared], where);
+      await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
       const changes = prepared.columns.size > 0 || prepared.links.size > 0;
       const announced = changes && !options.suppressWebhooks;
       // The state the event's `changes` compare with.
@@ -447,7 +448,7 @@ export async function updateOne(
       return json;
     });
     if (newOptions.size > 0) tables?.clear();
-    return presentRecords(json, table, principal, signFileLink);
+    return presentRecords(json, table, principal, fileLinks);
   });
 }
 
@@ -457,7 +458,7 @@ export async function updateOne(
  * record.updated event carries the records that changed.
  */
 export async function updateMany(
-  { db, tables, signFileLink, events }: RecordsDb,
+  { db, tables, fileLinks, events }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   body: BulkUpdateRecordsRequest,
@@ -486,7 +487,7 @@ export async function updateMany(
       const existing = await lockExisting(client, table, ids);
       const missing = ids.filter((id) => !existing.has(id));
       if (missing.length > 0) throw notFound(`Record ${missing.join(', ')} not found; nothing was updated`);
-      await resolveReferences(client, table, prepared, where);
+      await resolveReferences(client, table, prepared, where, fileLinks.keyOf);
       const writes = ids
         .map((id, index) => ({ id, record: prepared[index] as PreparedRecord }))
         .filter((write) => write.record.columns.size > 0 || write.record.links.size > 0);
@@ -508,7 +509,7 @@ export async function updateMany(
     if (newOptions.size > 0) tables?.clear();
     return {
       created: false,
-      recordsJson: presentRecords(json, table, principal, signFileLink),
+      recordsJson: presentRecords(json, table, principal, fileLinks),
       createdIds: [],
       updatedIds: ids,
     };

@@ -6,26 +6,47 @@ import type { Queryable } from './store';
 import type { TableMeta } from './table-meta';
 import type { PreparedRecord } from './values';
 
+/** The storage key of a url that is a file of our upload service, or null for any other url. */
+export type UploadKeyOf = (url: string) => string | null;
+
 const FILES_PATH = '/files/';
 
 /**
- * The storage key of a url served by the upload service (`…/files/{key}`), if it is one: what
- * follows the first `/files/` of the path. Found with indexOf, as the unanchored
- * `/\/files\/(.+)$/` it replaces backtracked quadratically over a path of repeated `/files/`.
+ * Which urls are files of our upload service: `{its public address}/files/{key}`, the urls its
+ * uploads answer. With `publicUrl` (UPLOAD_PUBLIC_URL, upload-service's PUBLIC_URL) exactly that
+ * origin and path; without it, an http(s) url of the host the request reached, on any port (the
+ * gateway serves both services, and without it they answer on ports of one host). A url of any
+ * other host is another site's however its path looks: it gets neither an upload's metadata nor a
+ * signed link, whose token would be sent to that host.
  */
-export function uploadKeyOf(url: string): string | null {
-  try {
-    const pathname = new URL(url).pathname;
-    const at = pathname.indexOf(FILES_PATH);
-    const key = at < 0 ? '' : pathname.slice(at + FILES_PATH.length);
-    return key ? decodeURIComponent(key) : null;
-  } catch {
-    return null;
-  }
+export function uploadKeyMatcher(publicUrl: string | undefined, requestHostname: string): UploadKeyOf {
+  const ours = publicUrl ? new URL(publicUrl) : null;
+  let prefix = ours ? ours.pathname : '/';
+  // A loop, not /\/+$/: that pattern is quadratic over a run of slashes.
+  while (prefix.endsWith('/')) prefix = prefix.slice(0, -1);
+  prefix += FILES_PATH;
+  const hostname = requestHostname.toLowerCase();
+  return (url) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return null;
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null;
+    if (parsed.username !== '' || parsed.password !== '') return null;
+    if (ours ? parsed.origin !== ours.origin : parsed.hostname !== hostname) return null;
+    if (!parsed.pathname.startsWith(prefix)) return null;
+    try {
+      return decodeURIComponent(parsed.pathname.slice(prefix.length)) || null;
+    } catch {
+      return null;
+    }
+  };
 }
 
 /** Whether some attachment names a file of the upload service (whose row the write must lock). */
-export function needsUploads(records: readonly PreparedRecord[]): boolean {
+export function needsUploads(records: readonly PreparedRecord[], uploadKeyOf: UploadKeyOf): boolean {
   return records.some((record) =>
     [...record.attachments.values()].some((values) =>
       values.some((value) => uploadKeyOf(value.url) !== null),
@@ -42,6 +63,7 @@ export async function resolveAttachments(
   table: TableMeta,
   records: PreparedRecord[],
   where: (i: number) => string,
+  uploadKeyOf: UploadKeyOf,
 ) {
   const keys = new Set<string>();
   for (const record of records) {
@@ -124,7 +146,8 @@ export async function resolveReferences(
   table: TableMeta,
   records: PreparedRecord[],
   where: (index: number) => string,
+  uploadKeyOf: UploadKeyOf,
 ): Promise<void> {
-  await resolveAttachments(client, table, records, where);
+  await resolveAttachments(client, table, records, where, uploadKeyOf);
   await verifyLinks(client, table, records, where);
 }
