@@ -1,5 +1,6 @@
 import { apiKeyScopes } from '@recordbase/contracts/api-keys';
 import { attachmentUploadHeaders } from '@recordbase/contracts/uploads';
+import { createRateLimiter } from '@recordbase/server-kit/rate-limit';
 import type { Express } from 'express';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
@@ -118,18 +119,18 @@ function headersOf(op: Operation): Record<string, string> {
 }
 
 /** A multipart upload of the file the route accepts; a route taking a body the matrix has no file for throws. */
-function upload(op: Operation, key: string | undefined) {
+function upload(op: Operation, key: string | undefined, agent: TestAgent = api) {
   const file = files.get(op.operationId);
   if (!file) throw new Error(`${describeOperation(op)}: no file to upload; add one`);
-  let request = api.post(op.path).set(headersOf(op));
+  let request = agent.post(op.path).set(headersOf(op));
   if (key !== undefined) request = request.set('Authorization', key);
   return request.attach('filepond', file.bytes, { filename: file.name, contentType: file.type });
 }
 
-function send(op: Operation, key: string | undefined) {
-  if (op.rawBody) return upload(op, key);
+function send(op: Operation, key: string | undefined, agent: TestAgent = api) {
+  if (op.rawBody) return upload(op, key, agent);
   if (op.body) throw new Error(`${describeOperation(op)}: a JSON body the matrix has no example for`);
-  let request = api[op.method](fillPath(op, { key: attachmentKey })).set(headersOf(op));
+  let request = agent[op.method](fillPath(op, { key: attachmentKey })).set(headersOf(op));
   if (key !== undefined) request = request.set('Authorization', key);
   return request;
 }
@@ -190,5 +191,56 @@ describe.each(served.map((op) => [describeOperation(op), op] as const))('%s', (_
         expect({ keyCase, ...(await everything()) }).toEqual({ keyCase, ...before });
       }
     }
+  });
+});
+
+/**
+ * The bounds of issue 25, route by route: a key past its rate limit is 429 with Retry-After on
+ * every route that takes a key, and an attachment past its database's storage quota is 413 naming
+ * it; either changes nothing.
+ */
+describe('past the per-key rate limit and the storage quota', () => {
+  const rate = { perSecond: 0.01, burst: 1 };
+  let bounded: TestAgent;
+  beforeAll(() => {
+    bounded = supertest(
+      h.appWith({
+        AUTH_FAILURE_BURST: 10_000,
+        RATE_LIMIT_PER_SECOND: rate.perSecond,
+        RATE_LIMIT_BURST: rate.burst,
+        // Below what the base's files already take: no attachment fits.
+        STORAGE_QUOTA_BYTES_PER_DATABASE: 1,
+      }),
+    );
+  });
+
+  const keyed = served.filter((op) => op.access !== 'public');
+  test.each(keyed.map((op) => [describeOperation(op), op] as const))(
+    '%s answers 429 with Retry-After to a key past its rate limit, changing nothing',
+    async (_name, op) => {
+      const key = await insertKey(h.db, [...apiKeyScopes]);
+      // Its budget spent elsewhere (records-api spends the same bucket).
+      await createRateLimiter(h.redis, rate)(key.id);
+      const before = await everything();
+      const response = await send(op, key.authorization, bounded);
+      expect({ status: response.status, code: response.body.error?.code }).toEqual({
+        status: 429,
+        code: 'RATE_LIMITED',
+      });
+      expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(await everything()).toEqual(before);
+    },
+  );
+
+  test('an attachment upload past its database storage quota is 413 naming it, changing nothing', async () => {
+    const key = await insertKey(h.db, [...apiKeyScopes]);
+    const before = await everything();
+    const response = await upload(operation('uploadAttachment'), key.authorization, bounded);
+    expect(response.status).toBe(413);
+    expect(response.body.error).toEqual({
+      code: 'PAYLOAD_TOO_LARGE',
+      message: expect.stringContaining('storage quota of 1 bytes'),
+    });
+    expect(await everything()).toEqual(before);
   });
 });
