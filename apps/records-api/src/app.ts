@@ -10,6 +10,13 @@ import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { commonEnvSchema, defaultQueuePrefix, trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, requestIds, unknownRoute } from '@recordbase/server-kit/http';
+import {
+  createInFlightLimiter,
+  DEFAULT_REQUESTS_IN_FLIGHT_PER_KEY,
+  type InFlightLimiter,
+  inFlightMiddleware,
+  inFlightRefusal,
+} from '@recordbase/server-kit/in-flight';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics, registerQueueMetrics } from '@recordbase/server-kit/metrics';
 import { createNotifiedCache } from '@recordbase/server-kit/notified-cache';
@@ -64,6 +71,8 @@ export interface RecordsApiDeps {
         | 'SQL_MAX_CONNECTIONS'
         | 'SQL_CONNECTIONS_PER_BASE'
         | 'SQL_MAX_RESULT_BYTES'
+        | 'SQL_IN_FLIGHT_PER_BASE'
+        | 'REQUESTS_IN_FLIGHT_PER_KEY'
         | 'WEBHOOK_ALLOWED_CIDRS'
         | 'REDIS_URL'
         | 'QUEUE_PREFIX'
@@ -133,11 +142,27 @@ export function createApp(deps: RecordsApiDeps): Express {
       logger,
     ),
   );
+  const inFlight = createInFlightLimiter(redis);
+  db.beforeClose(async () => inFlight.close());
+  const requestsPerKey = config.REQUESTS_IN_FLIGHT_PER_KEY ?? DEFAULT_REQUESTS_IN_FLIGHT_PER_KEY;
+  api.use(
+    inFlightMiddleware(
+      inFlight,
+      (res) => [
+        {
+          key: `inflight:key:${principalOf(res).keyId ?? 'root'}`,
+          limit: requestsPerKey,
+          what: 'requests of this API key',
+        },
+      ],
+      logger,
+    ),
+  );
   // Each route reads its own body, after checking the key's right to it (server-kit/http.ts).
   // Closed with the database connections, whose pool holds its LISTEN connection.
   const tables = createTableCache({ pool: db.pool, logger });
   db.beforeClose(() => tables.close());
-  api.use(sqlRoutes(db.prisma, sqlQueryContext(db, webhookSecretKey, config)));
+  api.use(sqlRoutes(db.prisma, sqlQueryContext(db, webhookSecretKey, config, inFlight, logger)));
   api.use(schemaRoutes(db.prisma, events, tables.clear, apiKeys.clear));
   api.use(
     recordRoutes(db.pool, logger, {
@@ -171,7 +196,14 @@ const SQL_TEMP_FILE_LIMIT_KB = 1024 * 1024;
  * Read-only SQL's roles and connections. The role's password is kept under the same key as
  * webhook secrets; its connections close with the database's.
  */
-function sqlQueryContext(db: Db, secretKey: Buffer, config: RecordsApiDeps['config']): SqlQueryContext {
+function sqlQueryContext(
+  db: Db,
+  secretKey: Buffer,
+  config: RecordsApiDeps['config'],
+  inFlight: InFlightLimiter,
+  logger: Logger,
+): SqlQueryContext {
+  const inFlightPerBase = config.SQL_IN_FLIGHT_PER_BASE ?? SQL_DEFAULTS.connectionsPerBase;
   const statementTimeoutMs = config.SQL_STATEMENT_TIMEOUT ?? SQL_DEFAULTS.statementTimeoutMs;
   const connectionsPerBase = config.SQL_CONNECTIONS_PER_BASE ?? SQL_DEFAULTS.connectionsPerBase;
   const maxResultBytes = config.SQL_MAX_RESULT_BYTES ?? SQL_DEFAULTS.maxResultBytes;
@@ -193,6 +225,26 @@ function sqlQueryContext(db: Db, secretKey: Buffer, config: RecordsApiDeps['conf
     connections,
     statementTimeoutMs,
     maxResultBytes,
+    // A database's queries, and a key's across its databases, are bounded across replicas: a
+    // tenant cannot take every SQL connection of a process, and past the bound is told so at once.
+    async admit(databaseId, keyId) {
+      let admission: Awaited<ReturnType<InFlightLimiter['admit']>>;
+      try {
+        admission = await inFlight.admit([
+          {
+            key: `inflight:sql-base:${databaseId}`,
+            limit: inFlightPerBase,
+            what: 'SQL queries of this base',
+          },
+          { key: `inflight:sql-key:${keyId}`, limit: inFlightPerBase, what: 'SQL queries of this API key' },
+        ]);
+      } catch (error) {
+        logger.warn({ err: error }, 'in-flight limiter unavailable; letting the SQL query through');
+        return () => {};
+      }
+      if (!admission.admitted) throw inFlightRefusal(admission.bound);
+      return admission.lease.release;
+    },
     async terminateBackend(pid, role) {
       await db.pool.query(
         'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND usename = $2',

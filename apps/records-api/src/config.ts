@@ -52,6 +52,8 @@ export const recordsApiEnvSchema = commonEnvSchema
       .min(1)
       .max(1000)
       .default(SQL_DEFAULTS.connectionsPerBase),
+    /** SQL queries of one database, and of one API key, in flight at once across every replica. */
+    SQL_IN_FLIGHT_PER_BASE: z.coerce.number().int().min(1).max(1000).default(SQL_DEFAULTS.connectionsPerBase),
     /** Largest result of one SQL query (the values' text); rows past it are left out, `truncated`. */
     SQL_MAX_RESULT_BYTES: z.coerce
       .number()

@@ -21,6 +21,8 @@ export interface Harness {
   fileTokenSecret: string;
   /** The app's WEBHOOK_SECRET_KEY (32 random bytes), to check how webhook secrets are stored. */
   webhookSecretKey: Buffer;
+  /** The prefix of the app's own Redis keys (rate limits, in-flight bounds). */
+  redisPrefix: string;
   /** The BullMQ prefix the app publishes its events under. */
   queuePrefix: string;
   /** `Authorization` header value for a key. */
@@ -45,6 +47,10 @@ export interface HarnessOptions {
   sqlConnectionsPerBase?: number;
   /** UPLOAD_PUBLIC_URL: upload-service's address, whose `/files/` urls are uploaded files. */
   uploadPublicUrl?: string;
+  /** REQUESTS_IN_FLIGHT_PER_KEY (out of the way unless given). */
+  requestsInFlightPerKey?: number;
+  /** SQL_IN_FLIGHT_PER_BASE (out of the way unless given). */
+  sqlInFlightPerBase?: number;
   /** A second app instance on the database (and with the root key) of this harness, which closing leaves in place. */
   sameDatabaseAs?: Harness;
 }
@@ -67,8 +73,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.statementTimeoutMs ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
     ...(options.acquireTimeoutMs ? { acquireTimeoutMs: options.acquireTimeoutMs } : {}),
   });
+  // Replicas share Redis, and with it rate limits and in-flight bounds.
+  const redisPrefix = shared?.redisPrefix ?? `test:${randomBytes(6).toString('hex')}:`;
   const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
-    keyPrefix: `test:${randomBytes(6).toString('hex')}:`,
+    keyPrefix: redisPrefix,
     maxRetriesPerRequest: 1,
   });
   const rootKey = shared?.rootKey ?? `root_${randomBytes(24).toString('hex')}`;
@@ -96,6 +104,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ROOT_API_KEY: rootKey,
       RATE_LIMIT_PER_SECOND: options.ratePerSecond ?? 10_000,
       RATE_LIMIT_BURST: options.rateBurst ?? 10_000,
+      REQUESTS_IN_FLIGHT_PER_KEY: options.requestsInFlightPerKey ?? 10_000,
+      SQL_IN_FLIGHT_PER_BASE: options.sqlInFlightPerBase ?? 1000,
       JSON_BODY_LIMIT: '10mb',
       WEBHOOK_SECRET_KEY: webhookSecretKey.toString('base64'),
       TRUST_PROXY: 'loopback',
@@ -122,6 +132,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     webhookSecretKey,
     bearer: (key) => `Bearer ${key}`,
     queuePrefix,
+    redisPrefix,
     async close() {
       await events.close();
       await imports.close();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_REQUESTS_IN_FLIGHT_PER_KEY } from './in-flight';
 import { parseCidrList } from './ssrf';
 
 /**
@@ -88,6 +89,13 @@ export const publicApiEnvSchema = z.object({
   TRUST_PROXY: z.string().default('loopback'),
   AUTH_FAILURE_BURST: z.coerce.number().int().positive().default(20),
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().positive().default(60),
+  /** Requests of one API key in flight at once, across every replica (in-flight.ts). */
+  REQUESTS_IN_FLIGHT_PER_KEY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(DEFAULT_REQUESTS_IN_FLIGHT_PER_KEY),
 });
 
 /** Express's `trust proxy` value from TRUST_PROXY: true/false, a hop count, or addresses/names. */

@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { findAccessibleDatabase } from '../access';
 import { type SqlConnections, SqlConnectionsBusy } from './connections';
 import { CopyRefused, type PortalResult, SqlPortal } from './portal';
-import type { SqlRoles } from './roles';
+import type { SqlCredentials, SqlRoles } from './roles';
 import { columnTypes } from './values';
 
 /**
@@ -44,6 +44,11 @@ export interface SqlQueryContext {
    * id reused by then can never be another tenant's or the service's.
    */
   terminateBackend(pid: number, role: string): Promise<void>;
+  /**
+   * Takes a place among the SQL queries in flight of the database and of the key, or refuses
+   * (RATE_LIMITED) when either is full; resolves to the place's release.
+   */
+  admit(databaseId: string, keyId: string): Promise<() => void>;
 }
 
 /** Past the statement timeout, how long PostgreSQL gets to stop on its own before we cancel. */
@@ -67,6 +72,20 @@ export async function runSqlQuery(
 ): Promise<SqlQueryResponse> {
   const database = await findAccessibleDatabase(context.prisma, principal, databaseId);
   const credentials = await context.roles.credentials(database);
+  const leave = await context.admit(database.id, principal.keyId ?? 'root');
+  try {
+    return await runAdmitted(context, credentials, request, signal);
+  } finally {
+    leave();
+  }
+}
+
+async function runAdmitted(
+  context: SqlQueryContext,
+  credentials: SqlCredentials,
+  request: SqlQueryRequest,
+  signal: AbortSignal | undefined,
+): Promise<SqlQueryResponse> {
   let connection: Awaited<ReturnType<SqlConnections['acquire']>>;
   try {
     connection = await context.connections.acquire(credentials);

@@ -1,0 +1,161 @@
+import type { RequestHandler, Response } from 'express';
+import type { Redis } from 'ioredis';
+import { AppError } from './errors';
+import type { Logger } from './logger';
+
+/**
+ * Bounds on work in flight at once, shared by every replica: each bound is a sorted set in Redis
+ * of the work holding it, scored by when its lease ends. A process renews the leases of its work
+ * while it runs and removes them when it ends; the lease of a process that died ends on its own,
+ * so a crash never keeps a key out for long. Admission checks every bound and takes them all, or
+ * none, in one script with Redis's own clock.
+ */
+
+const ACQUIRE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease = tonumber(ARGV[1])
+for i, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  if redis.call('ZCARD', key) >= tonumber(ARGV[2 + i]) then return i end
+end
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now + lease, ARGV[2])
+  redis.call('PEXPIRE', key, lease * 2)
+end
+return 0
+`;
+
+const RENEW_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease = tonumber(ARGV[1])
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, 'XX', now + lease, ARGV[2])
+  redis.call('PEXPIRE', key, lease * 2)
+end
+return 0
+`;
+
+type RedisWithInFlight = Redis & {
+  rbInFlightAcquire(...args: (string | number)[]): Promise<number>;
+  rbInFlightRenew(...args: (string | number)[]): Promise<number>;
+};
+
+export interface InFlightBound {
+  /** The Redis key of the bound, e.g. `inflight:key:<id>`. */
+  key: string;
+  /** Work admitted at once. */
+  limit: number;
+  /** What is bounded, for the refusal: "requests of this API key". */
+  what: string;
+}
+
+export interface InFlightLease {
+  release(): void;
+}
+
+export type InFlightAdmission =
+  | { admitted: true; lease: InFlightLease }
+  | { admitted: false; bound: InFlightBound };
+
+export interface InFlightLimiter {
+  admit(bounds: readonly InFlightBound[]): Promise<InFlightAdmission>;
+  close(): void;
+}
+
+/** The contract's default bound on one API key's requests in flight at once. */
+export const DEFAULT_REQUESTS_IN_FLIGHT_PER_KEY = 16;
+
+let nextMember = 0;
+
+export function createInFlightLimiter(redis: Redis, options: { leaseMs?: number } = {}): InFlightLimiter {
+  const leaseMs = options.leaseMs ?? 30_000;
+  if (!('rbInFlightAcquire' in redis)) {
+    redis.defineCommand('rbInFlightAcquire', { lua: ACQUIRE_SCRIPT });
+    redis.defineCommand('rbInFlightRenew', { lua: RENEW_SCRIPT });
+  }
+  const commands = redis as RedisWithInFlight;
+  const prefix = `${process.pid}:${Date.now().toString(36)}:`;
+  const held = new Map<string, readonly string[]>();
+  const renewal = setInterval(
+    () => {
+      for (const [member, keys] of held) {
+        commands.rbInFlightRenew(keys.length, ...keys, leaseMs, member).catch(() => {});
+      }
+    },
+    Math.max(10, Math.floor(leaseMs / 3)),
+  );
+  renewal.unref();
+
+  return {
+    async admit(bounds) {
+      nextMember += 1;
+      const member = `${prefix}${nextMember}`;
+      const keys = bounds.map((bound) => bound.key);
+      const refused = await commands.rbInFlightAcquire(
+        keys.length,
+        ...keys,
+        leaseMs,
+        member,
+        ...bounds.map((bound) => bound.limit),
+      );
+      if (refused > 0) return { admitted: false, bound: bounds[refused - 1] as InFlightBound };
+      held.set(member, keys);
+      let released = false;
+      return {
+        admitted: true,
+        lease: {
+          release() {
+            if (released) return;
+            released = true;
+            held.delete(member);
+            const removal = redis.multi();
+            for (const key of keys) removal.zrem(key, member);
+            removal.exec().catch(() => {});
+          },
+        },
+      };
+    },
+    close() {
+      clearInterval(renewal);
+    },
+  };
+}
+
+/** How long a refused caller is told to wait: in-flight work usually ends within a second. */
+const RETRY_AFTER_S = 1;
+
+export function inFlightRefusal(bound: InFlightBound): AppError {
+  return new AppError(
+    'RATE_LIMITED',
+    `Too many ${bound.what} in flight at once (at most ${bound.limit}); retry after ${RETRY_AFTER_S} s`,
+    { 'Retry-After': String(RETRY_AFTER_S) },
+  );
+}
+
+/**
+ * Admits a request while its bounds allow, holding them until its answer is sent or its client
+ * gone; 429 RATE_LIMITED with Retry-After past them. When Redis cannot be asked, requests pass: the
+ * bound protects the service, it must not take it down.
+ */
+export function inFlightMiddleware(
+  limiter: InFlightLimiter,
+  boundsOf: (res: Response) => readonly InFlightBound[],
+  logger: Logger,
+): RequestHandler {
+  return async (_req, res, next) => {
+    let admission: InFlightAdmission;
+    try {
+      admission = await limiter.admit(boundsOf(res));
+    } catch (error) {
+      logger.warn({ err: error }, 'in-flight limiter unavailable; letting the request through');
+      next();
+      return;
+    }
+    if (!admission.admitted) throw inFlightRefusal(admission.bound);
+    const { lease } = admission;
+    res.once('close', () => lease.release());
+    next();
+  };
+}
