@@ -61,6 +61,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ROOT_API_KEY: options.rootApiKey,
       RATE_LIMIT_PER_SECOND: 1_000_000,
       RATE_LIMIT_BURST: 1_000_000,
+      // The cases run up to 16 requests at once with one key, the sql suite on one base.
+      REQUESTS_IN_FLIGHT_PER_KEY: 100_000,
+      SQL_IN_FLIGHT_PER_BASE: 1000,
       JSON_BODY_LIMIT: '10mb',
       WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
       TRUST_PROXY: 'loopback',

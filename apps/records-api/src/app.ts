@@ -16,6 +16,7 @@ import {
   type InFlightLimiter,
   inFlightMiddleware,
   inFlightRefusal,
+  requestsOfKey,
 } from '@recordbase/server-kit/in-flight';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics, registerQueueMetrics } from '@recordbase/server-kit/metrics';
@@ -146,17 +147,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   db.beforeClose(async () => inFlight.close());
   const requestsPerKey = config.REQUESTS_IN_FLIGHT_PER_KEY ?? DEFAULT_REQUESTS_IN_FLIGHT_PER_KEY;
   api.use(
-    inFlightMiddleware(
-      inFlight,
-      (res) => [
-        {
-          key: `inflight:key:${principalOf(res).keyId ?? 'root'}`,
-          limit: requestsPerKey,
-          what: 'requests of this API key',
-        },
-      ],
-      logger,
-    ),
+    inFlightMiddleware(inFlight, (res) => [requestsOfKey(principalOf(res).keyId, requestsPerKey)], logger),
   );
   // Each route reads its own body, after checking the key's right to it (server-kit/http.ts).
   // Closed with the database connections, whose pool holds its LISTEN connection.

@@ -61,6 +61,7 @@ beforeAll(async () => {
       // no limit may step in before the last check downloads the file.
       RATE_LIMIT_PER_SECOND: 1_000_000,
       RATE_LIMIT_BURST: 1_000_000,
+      REQUESTS_IN_FLIGHT_PER_KEY: 1_000_000,
       AUTH_FAILURE_BURST: 1_000_000,
     },
   });

@@ -5,6 +5,12 @@ import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, requestIds, unknownRoute } from '@recordbase/server-kit/http';
+import {
+  createInFlightLimiter,
+  DEFAULT_REQUESTS_IN_FLIGHT_PER_KEY,
+  inFlightMiddleware,
+  requestsOfKey,
+} from '@recordbase/server-kit/in-flight';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
 import { createRateLimiter, rateLimitMiddleware } from '@recordbase/server-kit/rate-limit';
@@ -34,12 +40,28 @@ export interface UploadServiceDeps {
         | 'RATE_LIMIT_PER_SECOND'
         | 'RATE_LIMIT_BURST'
         | 'STORAGE_QUOTA_BYTES_PER_DATABASE'
+        | 'REQUESTS_IN_FLIGHT_PER_KEY'
       >
     >;
 }
 
 /** RATE_LIMIT_PER_SECOND and RATE_LIMIT_BURST when a caller (a test) gives none: config.ts's defaults. */
 const DEFAULT_RATE_LIMIT = { perSecond: 50, burst: 100 };
+
+/** Runs the handlers one after another as one (Express runs a rejected async handler's error on). */
+function inSequence(...handlers: express.RequestHandler[]): express.RequestHandler {
+  return (req, res, next) => {
+    const from = (index: number) => (error?: unknown) => {
+      const handler = handlers[index];
+      if (error !== undefined || !handler) {
+        next(error);
+        return;
+      }
+      Promise.resolve(handler(req, res, from(index + 1))).catch(next);
+    };
+    from(0)();
+  };
+}
 
 /** Every path the contract serves at `{upload_url}` besides the operational ones; all need a key. */
 export const protectedPaths = ['/fileupload', '/csvupload', '/xlsxupload', '/files'];
@@ -89,12 +111,23 @@ export function createApp(deps: UploadServiceDeps): Express {
     perSecond: config.RATE_LIMIT_PER_SECOND ?? DEFAULT_RATE_LIMIT.perSecond,
     burst: config.RATE_LIMIT_BURST ?? DEFAULT_RATE_LIMIT.burst,
   };
-  const limited = rateLimitMiddleware(
+  const rateLimited = rateLimitMiddleware(
     createRateLimiter(redis, rateLimit),
     rateLimit,
     (res) => principalOf(res).keyId ?? 'root',
     logger,
   );
+  // And the key's requests in flight, the same bound as records-api's: a key holding uploads open
+  // holds its places in the JSON API too, and the other way round.
+  const inFlight = createInFlightLimiter(redis);
+  db.beforeClose(async () => inFlight.close());
+  const requestsPerKey = config.REQUESTS_IN_FLIGHT_PER_KEY ?? DEFAULT_REQUESTS_IN_FLIGHT_PER_KEY;
+  const admitted = inFlightMiddleware(
+    inFlight,
+    (res) => [requestsOfKey(principalOf(res).keyId, requestsPerKey)],
+    logger,
+  );
+  const limited = inSequence(rateLimited, admitted);
   app.use(protectedPaths, (req, res, next) => (viaSignedLink(req) ? next() : limited(req, res, next)));
   app.use(
     uploadRouter({

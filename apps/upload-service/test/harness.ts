@@ -56,6 +56,7 @@ export async function startHarness(): Promise<Harness> {
         // Tests upload in quick succession; those of the rate limit set their own.
         RATE_LIMIT_PER_SECOND: 10_000,
         RATE_LIMIT_BURST: 10_000,
+        REQUESTS_IN_FLIGHT_PER_KEY: 10_000,
         ...config,
       },
     });

@@ -1,6 +1,7 @@
 import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signFileToken } from '@recordbase/server-kit/file-tokens';
+import { createInFlightLimiter, requestsOfKey } from '@recordbase/server-kit/in-flight';
 import { createRateLimiter } from '@recordbase/server-kit/rate-limit';
 import type { Express } from 'express';
 import supertest from 'supertest';
@@ -179,6 +180,67 @@ describe('the per-key rate limit', () => {
     expect((await jsonApi(key.id)).allowed).toBe(true);
     expect((await jsonApi(key.id)).allowed).toBe(true);
     await uploadTo(app, key.authorization, base).expect(429);
+  });
+});
+
+describe("a key's requests in flight", () => {
+  it('past the bound, shared with records-api: 429 with Retry-After, and other keys are served', async () => {
+    const app = h.appWith({ REQUESTS_IN_FLIGHT_PER_KEY: 2 });
+    const key = await insertKey(h.db, ['files:write', 'records:read']);
+    const server: Server = app.listen(0, '127.0.0.1');
+    await new Promise((done) => server.once('listening', done));
+    const port = (server.address() as AddressInfo).port;
+    // Two uploads whose bodies never come: each holds its place while it waits for them.
+    const held = [0, 1].map(() => {
+      const request = httpRequest({
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/fileupload',
+        headers: {
+          authorization: key.authorization,
+          ...attachmentHeaders(base),
+          'content-type': 'multipart/form-data; boundary=x',
+          'content-length': '1000000',
+        },
+      });
+      request.on('error', () => {});
+      request.flushHeaders();
+      return request;
+    });
+    try {
+      const deadline = Date.now() + 5000;
+      let refused = await supertest(app).get('/files/none').set('Authorization', key.authorization);
+      while (refused.status !== 429 && Date.now() < deadline) {
+        await new Promise((done) => setTimeout(done, 50));
+        refused = await supertest(app).get('/files/none').set('Authorization', key.authorization);
+      }
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.body.error).toEqual({
+        code: 'RATE_LIMITED',
+        message: 'Too many requests of this API key in flight at once (at most 2); retry after 1 s',
+      });
+      // The same places as records-api's: what is held here counts there.
+      const jsonApi = createInFlightLimiter(h.redis);
+      expect(await jsonApi.admit([requestsOfKey(key.id, 2)])).toMatchObject({ admitted: false });
+      jsonApi.close();
+      // Another key is served meanwhile.
+      const other = await insertKey(h.db, ['files:write']);
+      await uploadTo(app, other.authorization, base).expect(201);
+    } finally {
+      for (const request of held) request.destroy();
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    }
+    // The places are given back with the connections.
+    const deadline = Date.now() + 5000;
+    let again = await uploadTo(app, key.authorization, base);
+    while (again.status === 429 && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, 50));
+      again = await uploadTo(app, key.authorization, base);
+    }
+    expect(again.status).toBe(201);
   });
 });
 

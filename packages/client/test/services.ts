@@ -34,6 +34,8 @@ export async function startServices(env: Record<string, string> = {}): Promise<S
     QUEUE_PREFIX: `client-${randomBytes(6).toString('hex')}`,
     RATE_LIMIT_PER_SECOND: '100000',
     RATE_LIMIT_BURST: '100000',
+    REQUESTS_IN_FLIGHT_PER_KEY: '100000',
+    SQL_IN_FLIGHT_PER_BASE: '1000',
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
     LOG_LEVEL: 'warn',
     HOST: '127.0.0.1',

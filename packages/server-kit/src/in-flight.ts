@@ -67,6 +67,13 @@ export interface InFlightLimiter {
 /** The contract's default bound on one API key's requests in flight at once. */
 export const DEFAULT_REQUESTS_IN_FLIGHT_PER_KEY = 16;
 
+/** One API key's requests in flight, one bound for every service and replica of an installation. */
+export const requestsOfKey = (keyId: string | null, limit: number): InFlightBound => ({
+  key: `inflight:key:${keyId ?? 'root'}`,
+  limit,
+  what: 'requests of this API key',
+});
+
 let nextMember = 0;
 
 export function createInFlightLimiter(redis: Redis, options: { leaseMs?: number } = {}): InFlightLimiter {
