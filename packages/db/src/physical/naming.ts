@@ -15,10 +15,15 @@ export function quoteIdent(identifier: string): string {
   return `"${identifier}"`;
 }
 
-/** For COMMENT ON, which takes no parameters. Safe with standard_conforming_strings (on since 9.1). */
+/**
+ * For statements that take no parameters (COMMENT ON, role settings). An escape-string literal
+ * with `\` and `'` both doubled reads as `text` whatever standard_conforming_strings is: in a plain
+ * '…' literal a backslash escapes the next character while that setting is off, so a name such as
+ * `a\'; DROP …` would end the literal early.
+ */
 export function quoteLiteral(text: string): string {
   if (text.includes('\u0000')) throw new Error('text with NUL cannot be a SQL literal');
-  return `'${text.replace(/'/g, "''")}'`;
+  return `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
 
 export function schemaNameForDatabase(databaseId: string): string {
