@@ -1,5 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { apiKeyScopes } from '@recordbase/contracts/api-keys';
+import { createInFlightLimiter, requestsOfKey } from '@recordbase/server-kit/in-flight';
+import { createRateLimiter } from '@recordbase/server-kit/rate-limit';
+import { Redis } from 'ioredis';
 import { operations } from '../src/http/openapi/document';
 import type { Operation } from '../src/http/openapi/operation';
 import { createBase, databaseSnapshot, type Harness, startHarness } from './harness';
@@ -184,4 +187,69 @@ describe.each(served.map((op) => [describeOperation(op), op] as const))('%s', (_
       }
     }
   });
+});
+
+/**
+ * The capacity bounds, route by route: a key past its rate limit, or with every place of its
+ * requests in flight taken (by its requests on another replica, here held directly in Redis), is
+ * 429 with Retry-After on every route that takes a key, before anything is read or written.
+ */
+describe('past the per-key rate limit and the bound on requests in flight', () => {
+  const rate = { perSecond: 0.01, burst: 1 };
+  let bounded: Harness;
+  let redis: Redis;
+  const keyed = served.filter((op) => op.access !== 'public');
+
+  beforeAll(async () => {
+    bounded = await startHarness({
+      sameDatabaseAs: h,
+      ratePerSecond: rate.perSecond,
+      rateBurst: rate.burst,
+      requestsInFlightPerKey: 2,
+    });
+    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { keyPrefix: bounded.redisPrefix });
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await bounded.close();
+  });
+
+  async function expectRefused(op: Operation, key: string) {
+    const before = await databaseSnapshot(h.db);
+    const path = fillPath(op, ids);
+    const body = exampleBody(op, ids);
+    const request = bounded.api[op.method](path).set('Authorization', key);
+    const response = await (body === undefined ? request : request.send(body as object));
+    expect({
+      route: describeOperation(op),
+      status: response.status,
+      code: response.body.error?.code,
+    }).toEqual({
+      route: describeOperation(op),
+      status: 429,
+      code: 'RATE_LIMITED',
+    });
+    expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(await databaseSnapshot(h.db)).toEqual(before);
+  }
+
+  test.each(keyed.map((op) => [describeOperation(op), op] as const))(
+    '%s answers 429 to a key past its rate limit and to one with no place in flight, changing nothing',
+    async (_name, op) => {
+      const spent = await createKey({ name: 'spent', scopes: apiKeyScopes });
+      // Its one token spent elsewhere: every replica shares the bucket.
+      await createRateLimiter(redis, rate)(spent.id);
+      await expectRefused(op, spent.authorization);
+
+      const busy = await createKey({ name: 'busy', scopes: apiKeyScopes });
+      const elsewhere = createInFlightLimiter(redis);
+      const held = await Promise.all([1, 2].map(() => elsewhere.admit([requestsOfKey(busy.id, 2)])));
+      try {
+        await expectRefused(op, busy.authorization);
+      } finally {
+        for (const admission of held) if (admission.admitted) admission.lease.release();
+        elsewhere.close();
+      }
+    },
+  );
 });

@@ -195,6 +195,7 @@ export interface FuzzResponse {
   status: number;
   text: string;
   durationMs: number;
+  retryAfter: string | undefined;
 }
 
 /**
@@ -234,6 +235,7 @@ export function send(
           status: res.statusCode ?? 0,
           text: Buffer.concat(chunks).toString('utf8'),
           durationMs: performance.now() - started,
+          retryAfter: res.headers['retry-after'],
         });
       });
       res.on('error', (error) => {

@@ -130,8 +130,9 @@ export interface FuzzTarget {
 }
 
 /**
- * Sends FUZZ.runs generated requests to one route: never a 5xx, an answer within the statement
- * timeout plus the margin, and nothing written by a refused request. A failure is shrunk by
+ * Sends `runs` (FUZZ.runs) generated requests to one route: never a 5xx, an answer within the
+ * statement timeout plus the margin, a 429 always with Retry-After, and nothing written by a
+ * refused request. A failure is shrunk by
  * fast-check and names the request.
  */
 export async function fuzzRoute(
@@ -140,6 +141,7 @@ export async function fuzzRoute(
   context: SchemaContext,
   known: Known,
   counts: Figures,
+  runs: number = FUZZ.runs,
 ): Promise<void> {
   const checker = new WriteChecker(target.db);
   const started = performance.now();
@@ -164,9 +166,12 @@ export async function fuzzRoute(
         );
       if (response.status >= 500)
         throw new Error(`${response.status} ${response.text.slice(0, 500)}\nfor ${describeRequest(request)}`);
+      // A caller past a bound is told when to come back.
+      if (response.status === 429 && !/^[1-9]\d*$/.test(response.retryAfter ?? ''))
+        throw new Error(`429 without a Retry-After of whole seconds\nfor ${describeRequest(request)}`);
       await checker.after(request, response.status);
     }),
-    { numRuns: FUZZ.runs, ...(FUZZ.seed !== undefined ? { seed: FUZZ.seed } : {}) },
+    { numRuns: runs, ...(FUZZ.seed !== undefined ? { seed: FUZZ.seed } : {}) },
   );
   counts.durationMs = performance.now() - started;
 }

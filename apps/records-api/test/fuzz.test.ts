@@ -200,3 +200,47 @@ describe.each(routes.map((route) => [`${route.method.toUpperCase()} ${route.path
     );
   },
 );
+
+/**
+ * The same routes through a replica whose capacity bounds bite: a rate limit of a few requests,
+ * one request and one SQL query in flight per key (the fixture's own work holds one more at
+ * times). Answers may then be 429, always with Retry-After, and still never a 5xx or a write by
+ * a refused request.
+ */
+describe('under the capacity bounds', () => {
+  let bounded: Harness;
+  let boundedServed: { origin: FuzzOrigin; close(): Promise<void> } | undefined;
+  beforeAll(async () => {
+    bounded = await startHarness({
+      sameDatabaseAs: h,
+      statementTimeoutMs: FUZZ.statementTimeoutMs,
+      ratePerSecond: 5,
+      rateBurst: 3,
+      requestsInFlightPerKey: 1,
+      sqlInFlightPerBase: 1,
+    });
+    boundedServed = await serveForFuzz(bounded.app);
+  });
+  afterAll(async () => {
+    await boundedServed?.close();
+    await bounded?.close();
+  });
+
+  const runs = Math.max(5, Math.ceil(FUZZ.runs / 5));
+  test.each(routes.map((route) => [`${route.method.toUpperCase()} ${route.path}`, route] as const))(
+    '%s: never a 5xx, a 429 with Retry-After, nothing written when refused',
+    async (name, route) => {
+      const { known, fieldTypes } = await resetFixture();
+      const context = { components, fixture: Object.values(known).flat(), examples, fieldTypes };
+      const counts: Figures = { requests: 0, durationMs: 0, statuses: {}, slowestMs: 0 };
+      figures.set(`${name} (bounded)`, counts);
+      const target = {
+        origin: (boundedServed as { origin: FuzzOrigin }).origin,
+        authorization: root,
+        db: h.db,
+      };
+      await fuzzRoute(target, route, context, known, counts, runs);
+    },
+    ROUTE_TIMEOUT_MS,
+  );
+});

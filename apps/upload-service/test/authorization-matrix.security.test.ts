@@ -1,5 +1,6 @@
 import { apiKeyScopes } from '@recordbase/contracts/api-keys';
 import { attachmentUploadHeaders } from '@recordbase/contracts/uploads';
+import { createInFlightLimiter, requestsOfKey } from '@recordbase/server-kit/in-flight';
 import { createRateLimiter } from '@recordbase/server-kit/rate-limit';
 import type { Express } from 'express';
 import supertest from 'supertest';
@@ -208,6 +209,7 @@ describe('past the per-key rate limit and the storage quota', () => {
         AUTH_FAILURE_BURST: 10_000,
         RATE_LIMIT_PER_SECOND: rate.perSecond,
         RATE_LIMIT_BURST: rate.burst,
+        REQUESTS_IN_FLIGHT_PER_KEY: 2,
         // Below what the base's files already take: no attachment fits.
         STORAGE_QUOTA_BYTES_PER_DATABASE: 1,
       }),
@@ -229,6 +231,29 @@ describe('past the per-key rate limit and the storage quota', () => {
       });
       expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(await everything()).toEqual(before);
+    },
+  );
+
+  test.each(keyed.map((op) => [describeOperation(op), op] as const))(
+    '%s answers 429 with Retry-After to a key with no place in flight left, changing nothing',
+    async (_name, op) => {
+      const key = await insertKey(h.db, [...apiKeyScopes]);
+      // Its places taken by its requests elsewhere (records-api's share the same ones).
+      const elsewhere = createInFlightLimiter(h.redis);
+      const held = await Promise.all([1, 2].map(() => elsewhere.admit([requestsOfKey(key.id, 2)])));
+      try {
+        const before = await everything();
+        const response = await send(op, key.authorization, bounded);
+        expect({ status: response.status, code: response.body.error?.code }).toEqual({
+          status: 429,
+          code: 'RATE_LIMITED',
+        });
+        expect(response.headers['retry-after']).toBe('1');
+        expect(await everything()).toEqual(before);
+      } finally {
+        for (const admission of held) if (admission.admitted) admission.lease.release();
+        elsewhere.close();
+      }
     },
   );
 
