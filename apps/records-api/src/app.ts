@@ -108,6 +108,7 @@ export function createApp(deps: RecordsApiDeps): Express {
         ...dependencyChecks(db.pool, redis),
       },
       metrics,
+      logger,
     ),
   );
 

@@ -49,7 +49,7 @@ async function runImport(fileName: string, csv: string): Promise<string> {
 
 /** The value of one series on the worker's /metrics. */
 async function sample(series: string): Promise<number> {
-  const app = createImportWorkerApp({ checks: {}, metrics });
+  const app = createImportWorkerApp({ checks: {}, metrics, logger });
   const text = (await supertest(app).get('/metrics').expect(200)).text;
   const line = text.split('\n').find((candidate) => candidate.startsWith(series));
   if (!line) throw new Error(`no ${series} in:\n${text}`);

@@ -83,6 +83,7 @@ export function createApp(deps: UploadServiceDeps): Express {
         storage: () => storage.check(),
       },
       metrics,
+      logger,
     ),
   );
 

@@ -33,18 +33,18 @@ describe('operational routes', () => {
     expect(await readdir(h.storageDir)).toEqual([]);
   });
 
-  it('answers /readyz 503 naming the storage check when the storage dir sits under a file', async () => {
+  it('answers /readyz 503 naming only the storage check when the storage dir sits under a file', async () => {
     const file = join(h.scratchDir, 'plain-file');
     await writeFile(file, 'not a directory');
     const response = await supertest(h.appWith({}, new LocalDiskStorage(join(file, 'files'))))
       .get('/readyz')
       .expect(503);
-    expect(response.body.status).toBe('unavailable');
-    expect(response.body.checks.postgres).toBe('ok');
-    expect(response.body.checks.redis).toBe('ok');
-    expect(response.body.checks.storage).toMatch(/storage/);
-    expect(response.body.checks.storage).not.toBe('ok');
-    expect(response.body.checks.storage).not.toContain(h.scratchDir);
+    // What failed (which could name the path) is logged, never answered: /readyz answers anyone.
+    expect(response.body).toEqual({
+      status: 'unavailable',
+      checks: { postgres: 'ok', redis: 'ok', storage: 'unavailable' },
+    });
+    expect(response.text).not.toContain(h.scratchDir);
   });
 
   it('answers /readyz 503 when the storage path is a file or missing', async () => {
@@ -53,11 +53,11 @@ describe('operational routes', () => {
     const asFile = await supertest(h.appWith({}, new LocalDiskStorage(file)))
       .get('/readyz')
       .expect(503);
-    expect(asFile.body.checks.storage).toBe('storage path is not a directory');
+    expect(asFile.body.checks.storage).toBe('unavailable');
     const missing = await supertest(h.appWith({}, new LocalDiskStorage(join(h.scratchDir, 'nowhere'))))
       .get('/readyz')
       .expect(503);
-    expect(missing.body.checks.storage).toMatch(/missing/);
+    expect(missing.body.checks.storage).toBe('unavailable');
   });
 
   it('serves Prometheus metrics in text format', async () => {

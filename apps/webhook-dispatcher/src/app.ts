@@ -33,6 +33,7 @@ export function createApp(deps: WebhookDispatcherDeps): Express {
         ...(dispatcher ? { workers: () => dispatcher.readiness() } : {}),
       },
       metrics,
+      logger,
     ),
   );
   app.use(unknownRoute);

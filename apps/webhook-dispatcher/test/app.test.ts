@@ -51,9 +51,10 @@ describe('operational routes', () => {
       const response = await supertest(createApp({ db: unreachable, redis, logger }))
         .get('/readyz')
         .expect(503);
-      expect(response.body.status).toBe('unavailable');
-      expect(response.body.checks.redis).toBe('ok');
-      expect(response.body.checks.postgres).not.toBe('ok');
+      expect(response.body).toEqual({
+        status: 'unavailable',
+        checks: { postgres: 'unavailable', redis: 'ok' },
+      });
     } finally {
       await unreachable.close();
     }

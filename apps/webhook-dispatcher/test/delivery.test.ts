@@ -646,7 +646,7 @@ describe('operational routes', () => {
 
       await dispatcher.close();
       const stopped = await api.get('/readyz').expect(503);
-      expect(stopped.body.checks.workers).not.toBe('ok');
+      expect(stopped.body.checks.workers).toBe('unavailable');
     } finally {
       redis.disconnect();
     }

@@ -1,4 +1,5 @@
 import { operationalRoutes, type ReadinessCheck } from '@recordbase/server-kit/health';
+import type { Logger } from '@recordbase/server-kit/logger';
 import type { Metrics } from '@recordbase/server-kit/metrics';
 import express, { type Express } from 'express';
 
@@ -6,10 +7,11 @@ import express, { type Express } from 'express';
 export function createImportWorkerApp(deps: {
   checks: Record<string, ReadinessCheck>;
   metrics: Metrics;
+  logger: Logger;
 }): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(deps.metrics.middleware);
-  app.use(operationalRoutes(deps.checks, deps.metrics));
+  app.use(operationalRoutes(deps.checks, deps.metrics, deps.logger));
   return app;
 }

@@ -43,6 +43,7 @@ async function main(): Promise<void> {
   const app = createImportWorkerApp({
     checks: { ...dependencyChecks(db.pool, redis), storage: () => storage.check() },
     metrics,
+    logger,
   });
   const server = createHttpServer(app, config);
   const port = await listen(server, config.PORT, config.HOST);

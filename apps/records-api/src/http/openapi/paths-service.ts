@@ -198,7 +198,9 @@ export const serviceOperations: Operation[] = [
     access: 'public',
     response: z.object({
       status: z.enum(['ready', 'unavailable']),
-      checks: z.record(z.string(), z.string()).meta({ description: '"ok" or what failed, per dependency.' }),
+      checks: z
+        .record(z.string(), z.enum(['ok', 'unavailable']))
+        .meta({ description: 'Per dependency, whether it answered; what failed is in the service log.' }),
     }),
     responseExample: { status: 'ready', checks: { postgres: 'ok', redis: 'ok' } },
     responseDescription: 'Every dependency answered (503 with the same shape when one did not).',
