@@ -42,7 +42,8 @@ export interface KnownApiKey extends ApiKeyRow {
  * never stored. With `keys` (a cache dropped by every revocation's NOTIFY, see notified-cache.ts)
  * a known key costs no lookup; without it every request reads the key. Either way a revoked key
  * stops working once the revocation commits: at once on the process that revoked it, and on the
- * others as soon as the notification reaches them. Unknown keys are never kept.
+ * others as soon as the notification reaches them, or, should a lost connection keep it from them
+ * unnoticed, once what they kept is a minute old (MAX_ENTRY_AGE_MS). Unknown keys are never kept.
  */
 export function createAuthenticator(deps: {
   prisma: PrismaClient;

@@ -6,12 +6,20 @@ import type pg from 'pg';
  * a loss. NOTIFY only lowers latency: whatever it announces is also found by polling, so a
  * notification missed while reconnecting costs a poll interval, nothing more. Every (re)connect
  * calls `onConnected`, for the caller to catch up.
+ *
+ * A connection that only listens never writes, so one lost without a word reaching the process (a
+ * network partition, a host gone, a middlebox dropping it) would look up for ever: a heartbeat
+ * query finds out, and an unanswered one ends the connection for a new one.
  */
 export interface Listener {
   start(): void;
   connected(): boolean;
   close(): Promise<void>;
 }
+
+/** How often the connection must answer a round trip, and how long it may take. */
+const HEARTBEAT_INTERVAL_MS = 30_000;
+const HEARTBEAT_TIMEOUT_MS = 10_000;
 
 export function createListener(options: {
   pool: pg.Pool;
@@ -20,11 +28,14 @@ export function createListener(options: {
   onConnected?(): void;
   logger: Logger;
   reconnectDelayMs?: number;
+  heartbeatIntervalMs?: number;
+  heartbeatTimeoutMs?: number;
 }): Listener {
   const { pool, logger } = options;
   let client: pg.PoolClient | undefined;
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
   let connecting: Promise<void> | undefined;
 
   const retry = () => {
@@ -37,9 +48,36 @@ export function createListener(options: {
   const drop = (current: pg.PoolClient, error?: Error) => {
     if (client !== current) return;
     client = undefined;
+    clearTimeout(heartbeat);
     current.removeAllListeners('notification');
+    // Releasing with an error ends the connection, destroying the socket under a pending query.
     current.release(error ?? true);
     retry();
+  };
+
+  const scheduleHeartbeat = (current: pg.PoolClient) => {
+    if (client !== current) return;
+    clearTimeout(heartbeat);
+    heartbeat = setTimeout(() => {
+      if (client !== current) return;
+      const deadline = setTimeout(() => {
+        logger.warn('LISTEN connection does not answer; reconnecting');
+        drop(current, new Error('no answer to a heartbeat'));
+      }, options.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS);
+      deadline.unref();
+      current.query('SELECT 1').then(
+        () => {
+          clearTimeout(deadline);
+          scheduleHeartbeat(current);
+        },
+        (error: Error) => {
+          clearTimeout(deadline);
+          if (client === current) logger.warn({ err: error }, 'LISTEN connection lost; reconnecting');
+          drop(current, error);
+        },
+      );
+    }, options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS);
+    heartbeat.unref();
   };
 
   function connect(): void {
@@ -62,6 +100,7 @@ export function createListener(options: {
           return;
         }
         client = taken;
+        scheduleHeartbeat(taken);
         options.onConnected?.();
       } catch (error) {
         logger.warn({ err: error }, 'cannot LISTEN; retrying');
@@ -83,6 +122,7 @@ export function createListener(options: {
     async close() {
       closed = true;
       clearTimeout(timer);
+      clearTimeout(heartbeat);
       await connecting;
       const current = client;
       client = undefined;

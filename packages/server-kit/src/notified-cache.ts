@@ -8,6 +8,11 @@ import type { Logger } from './logger';
  * a (re)connect drops everything (what was missed meanwhile is unknown), and while the listening
  * connection is down nothing is served from memory. The process making a change also calls
  * `clear` before answering, since its own notification may arrive after its next request.
+ *
+ * A connection can also be lost without a word reaching the process (a partition, a host gone):
+ * until the listener's heartbeat finds out, notifications are missed while it still looks up. So
+ * an entry is also trusted for `maxAgeMs` at most, which bounds how long any missed change (a
+ * revoked key) can go unseen, for the price of one load per entry and period.
  */
 export interface NotifiedCache<V> {
   /** The kept value of `key`, else what `load` answers (kept unless a change came meanwhile). */
@@ -19,6 +24,12 @@ export interface NotifiedCache<V> {
   close(): Promise<void>;
 }
 
+/**
+ * How long an entry is trusted without a notification having dropped it: the longest a change
+ * missed by a silently lost LISTEN connection (a revoked key still accepted) can go unseen.
+ */
+export const MAX_ENTRY_AGE_MS = 60_000;
+
 export function createNotifiedCache<V>(options: {
   /** Gives the connection settings; the LISTEN connection is a pool of one of its own. */
   pool: pg.Pool;
@@ -28,8 +39,12 @@ export function createNotifiedCache<V>(options: {
   maxEntries: number;
   /** Whether a loaded value may be kept (a lookup that found nothing should not, for one). */
   keep?: (value: V) => boolean;
+  /** How long an entry is trusted at most (default MAX_ENTRY_AGE_MS). */
+  maxAgeMs?: number;
 }): NotifiedCache<V> {
-  const entries = new Map<string, V>();
+  const maxAgeMs = options.maxAgeMs ?? MAX_ENTRY_AGE_MS;
+  /** Each value and when it was read: as its load began (monotonic, unlike Date.now()). */
+  const entries = new Map<string, { value: V; readAt: number }>();
   /** Moves on every drop: a load that began before it must not store what it read. */
   let generation = 0;
   const clear = () => {
@@ -51,12 +66,18 @@ export function createNotifiedCache<V>(options: {
   return {
     async get(key, load) {
       const hit = entries.get(key);
-      if (hit !== undefined && listener.connected()) return { value: hit, cached: true };
+      if (hit !== undefined && performance.now() - hit.readAt >= maxAgeMs) {
+        // Gone even if the load below finds nothing to keep (a key revoked meanwhile).
+        entries.delete(key);
+      } else if (hit !== undefined && listener.connected()) {
+        return { value: hit.value, cached: true };
+      }
       const before = generation;
+      const readAt = performance.now();
       const value = await load();
       if (before === generation && listener.connected() && (options.keep?.(value) ?? true)) {
         entries.delete(key);
-        entries.set(key, value);
+        entries.set(key, { value, readAt });
         if (entries.size > options.maxEntries) entries.delete(entries.keys().next().value!);
       }
       return { value, cached: false };
