@@ -27,8 +27,8 @@ export async function ensureStorageDir(dir: string): Promise<void> {
 /**
  * Readiness of the storage: the directory exists and a file can be written to it and removed.
  * Writing a probe (rather than asking `access`) also catches read-only mounts and a root user,
- * for whom permission bits say yes. The message names the problem but not the path, since
- * `/readyz` answers anyone.
+ * for whom permission bits say yes. The message names the problem but not the path: it is logged
+ * whenever a readiness check fails, and the operator knows the path from STORAGE_DIR.
  */
 export async function checkStorageWritable(dir: string): Promise<void> {
   let info: Awaited<ReturnType<typeof stat>>;
