@@ -11,6 +11,14 @@ const number = (name: string, fallback: number, zeroAllowed = false): number => 
   return value;
 };
 
+/** An on/off setting: 1 or true turns it on, 0, false or unset leaves it off. */
+const flag = (name: string): boolean => {
+  const raw = process.env[name] ?? '';
+  if (['', '0', 'false'].includes(raw)) return false;
+  if (['1', 'true'].includes(raw)) return true;
+  throw new Error(`${name} must be 1 or 0, not ${raw}`);
+};
+
 export interface SoakConfig {
   /** How long the steady load lasts once warmed up: the minutes the targets are measured on. */
   minutes: number;
@@ -29,6 +37,23 @@ export interface SoakConfig {
   rssSamplesPerMinute: number;
   /** How long events may take to arrive once the load stops. */
   drainSeconds: number;
+  /**
+   * API keys the normal load is dealt among, round robin: the other tenants. Each key has its own
+   * bounds (requests in flight, rate), as each tenant does; one key for all of them would meet
+   * its bound of 16 requests in flight as soon as latency rose, where tenants would not.
+   */
+  tenants: number;
+  /**
+   * Bytes of attachments each database may keep (STORAGE_QUOTA_BYTES_PER_DATABASE), set for quiet
+   * and hostile runs alike so both measure the same stack. The normal load stores a few kB.
+   */
+  storageQuotaBytes: number;
+  /** A hostile tenant runs beside the normal load (hostile.ts); off for the quiet run. */
+  hostile: boolean;
+  /** The hostile tenant's slow listings at once: more than a key's 16 in flight, so it meets 429s. */
+  hostileListings: number;
+  /** Each of the hostile tenant's attachment uploads, bytes. */
+  hostileUploadBytes: number;
 }
 
 export function loadConfig(): SoakConfig {
@@ -39,6 +64,11 @@ export function loadConfig(): SoakConfig {
     seedRecords: number('SOAK_SEED_RECORDS', 10_000),
     rssSamplesPerMinute: number('SOAK_RSS_SAMPLES_PER_MINUTE', 12),
     drainSeconds: number('SOAK_DRAIN_SECONDS', 120),
+    tenants: Math.round(number('SOAK_TENANTS', 8)),
+    storageQuotaBytes: Math.round(number('SOAK_STORAGE_QUOTA_MIB', 64) * 1024 * 1024),
+    hostile: flag('SOAK_HOSTILE'),
+    hostileListings: Math.round(number('SOAK_HOSTILE_LISTINGS', 24)),
+    hostileUploadBytes: Math.round(number('SOAK_HOSTILE_UPLOAD_KIB', 1024) * 1024),
   };
 }
 

@@ -1,12 +1,21 @@
-import { cpus, totalmem } from 'node:os';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { RecordbaseClient } from '@recordbase/client';
+import { serviceNames } from '@recordbase/launcher';
 import pg from 'pg';
 import { startReceiver } from '../webhooks/receiver';
 import { isFullRun, loadConfig } from './config';
 import { type HeapFigures, heapOfAll } from './heap';
+import {
+  type HostileFigures,
+  type RunningHostileTenant,
+  setUpHostileTenant,
+  startHostileTenant,
+} from './hostile';
 import { percentile, SoakRecorder } from './measure';
-import { postgresFigures } from './postgres';
-import { renderReport, type SoakResults, verdicts, writeResults } from './report';
+import { postgresFigures, queryRoleBackends } from './postgres';
+import { quietReference, renderReport, type SoakResults, verdicts, writeResults } from './report';
 import { startSoakStack } from './stack';
 import { dealRecord, knownEmail, operationSchedule, type SoakTarget, STATUSES, soakRandom } from './workload';
 
@@ -14,11 +23,19 @@ import { dealRecord, knownEmail, operationSchedule, type SoakTarget, STATUSES, s
  * The soak (issue 16): a steady mixed load through the gateway for SOAK_MINUTES, then a wait for
  * every record event to reach the receiver and every import to finish. Prints the figures and
  * the verdicts; a full-length run also writes them to bench/README.md and soak/results.json.
+ * With SOAK_HOSTILE=1 a hostile tenant attacks beside the load (issue 25, hostile.ts), and the
+ * figures go to soak/results-hostile.json.
  */
 
 /** Requests in flight past which the load generator stops starting more (counted as errors). */
 const MAX_IN_FLIGHT = 1_000;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+/**
+ * After the load (and the hostile tenant's last answer), how long before the query roles' backends
+ * are counted: each query was answered by its hard end at the latest, and the terminate the
+ * service sent then takes moments.
+ */
+const BACKENDS_SETTLE_MS = 10_000;
 
 async function seed(target: SoakTarget, count: number, rand: () => number): Promise<void> {
   for (let done = 0; done < count; done += 100) {
@@ -36,19 +53,22 @@ async function seed(target: SoakTarget, count: number, rand: () => number): Prom
 async function main(): Promise<void> {
   const config = loadConfig();
   console.log(
-    `soak: ${config.ratePerSecond} requests/s for ${config.warmUpMinutes} minutes of warm-up, then ${config.minutes} measured`,
+    `soak: ${config.ratePerSecond} requests/s for ${config.warmUpMinutes} minutes of warm-up, then ${config.minutes} measured${config.hostile ? ', with a hostile tenant' : ''}`,
   );
-  const stack = await startSoakStack();
+  const stack = await startSoakStack({ storageQuotaBytes: config.storageQuotaBytes });
+  const processesAtStart = stack.processes();
   const receiver = await startReceiver('crypto');
   const db = new pg.Client({ connectionString: stack.database.url });
   await db.connect();
   try {
-    const client = new RecordbaseClient({
-      apiUrl: `${stack.gatewayUrl}/api/v1`,
-      uploadUrl: stack.gatewayUrl,
-      apiKey: stack.rootKey,
-      retry: { maxAttempts: 1 },
-    });
+    const clientOf = (apiKey: string) =>
+      new RecordbaseClient({
+        apiUrl: `${stack.gatewayUrl}/api/v1`,
+        uploadUrl: stack.gatewayUrl,
+        apiKey,
+        retry: { maxAttempts: 1 },
+      });
+    const client = clientOf(stack.rootKey);
     const base = await client.bases.create({
       name: 'Soak',
       tables: [
@@ -86,6 +106,30 @@ async function main(): Promise<void> {
       tableId: table.id,
     });
     await receiver.register([{ index: 0, webhookId: hook.id, secret: hook.secret }]);
+    // The other tenants: keys of every scope on the base, each taking its turn of the requests.
+    const tenants: RecordbaseClient[] = [];
+    for (let n = 0; n < config.tenants; n += 1) {
+      const key = await client.apiKeys.create({
+        name: `tenant ${n + 1}`,
+        scopes: ['records:read', 'records:write', 'schema:read', 'schema:write', 'sql:read', 'files:write'],
+        databaseIds: [base.id],
+      });
+      tenants.push(clientOf(key.key));
+    }
+    const hostilePlan = config.hostile
+      ? await setUpHostileTenant(
+          client,
+          clientOf,
+          stack.gatewayUrl,
+          { baseId: base.id, webhookId: hook.id },
+          config,
+        )
+      : undefined;
+    let hostile: RunningHostileTenant | undefined;
+    if (hostilePlan) {
+      hostile = await startHostileTenant(hostilePlan);
+      console.log('soak: the hostile tenant is attacking');
+    }
 
     const startedAt = performance.now();
     const recorder = new SoakRecorder(startedAt);
@@ -115,13 +159,16 @@ async function main(): Promise<void> {
         continue;
       }
       const began = performance.now();
-      const running = op.run(target, rand).then(
+      const running = op.run({ ...target, client: tenants[i % tenants.length]! }, rand).then(
         () => recorder.record(op.name, began, performance.now() - began),
         (error: unknown) => recorder.record(op.name, began, performance.now() - began, error),
       );
       inFlight.add(running);
       void running.finally(() => inFlight.delete(running));
     }
+    // The attacks span the load's window: they stop when its last request is started.
+    const hostileFigures: HostileFigures | undefined = await hostile?.stop();
+    const hostileStoppedAt = Date.now();
     await Promise.all(inFlight);
     recorder.sampleRss(stack.pids, startedAt + loadMinutes * 60_000 - 1);
     const heap = { afterWarmUp: await heapAfterWarmUp!, atEnd: await heapOfAll(stack.metricsUrls) };
@@ -130,15 +177,27 @@ async function main(): Promise<void> {
 
     // Imports and events finish after the load: both must, within the drain time.
     const drainUntil = Date.now() + config.drainSeconds * 1000;
-    const importStates = new Map<string, string>();
-    for (const id of target.importIds) {
-      for (;;) {
-        const status = (await client.imports.get(base.id, id)).status;
-        importStates.set(id, status);
-        if (status === 'succeeded' || status === 'failed' || Date.now() > drainUntil) break;
-        await sleep(500);
+    const finalStates = async (baseId: string, ids: readonly string[]) => {
+      const states = new Map<string, string>();
+      for (const id of ids) {
+        for (;;) {
+          const status = (await client.imports.get(baseId, id)).status;
+          states.set(id, status);
+          if (status === 'succeeded' || status === 'failed' || Date.now() > drainUntil) break;
+          await sleep(500);
+        }
       }
-    }
+      return [...states.values()];
+    };
+    const countStates = (states: readonly string[]) => ({
+      started: states.length,
+      succeeded: states.filter((s) => s === 'succeeded').length,
+      failed: states.filter((s) => s === 'failed').length,
+      unfinished: states.filter((s) => s !== 'succeeded' && s !== 'failed').length,
+    });
+    const states = await finalStates(base.id, target.importIds);
+    const hostileImports =
+      hostilePlan && (await finalStates(hostilePlan.baseId, hostileFigures?.importIds ?? []));
     const appended = async () =>
       Number(
         (
@@ -155,8 +214,10 @@ async function main(): Promise<void> {
       events = await appended();
     }
     await receiver.flush();
+    await sleep(Math.max(0, hostileStoppedAt + BACKENDS_SETTLE_MS - Date.now()));
+    const backends = await queryRoleBackends(db);
+    const processesAtEnd = stack.processes();
 
-    const states = [...importStates.values()];
     const results: SoakResults = {
       date: new Date().toISOString(),
       machine: `${cpus().length} CPUs (${cpus()[0]?.model.trim()}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
@@ -165,6 +226,8 @@ async function main(): Promise<void> {
       warmUpMinutes: config.warmUpMinutes,
       ratePerSecond: config.ratePerSecond,
       seedRecords: config.seedRecords,
+      tenants: config.tenants,
+      storageQuotaBytes: config.storageQuotaBytes,
       perMinute: recorder.minutes(Math.ceil(loadMinutes), Math.ceil(config.warmUpMinutes)),
       heap,
       operations: [...recorder.byOperation].map(([name, op]) => {
@@ -178,18 +241,43 @@ async function main(): Promise<void> {
         };
       }),
       events: { appended: events, delivered: delivered(), drainSeconds: config.drainSeconds },
-      imports: {
-        started: target.importIds.length,
-        succeeded: states.filter((s) => s === 'succeeded').length,
-        failed: states.filter((s) => s === 'failed').length,
-        unfinished: states.filter((s) => s !== 'succeeded' && s !== 'failed').length,
-      },
+      imports: countStates(states),
+      processes: Object.entries(processesAtStart).map(([name, start]) => {
+        const end = processesAtEnd[name]!;
+        return {
+          name,
+          pidAtStart: start.pid,
+          pidAtEnd: end.pid,
+          restarts: end.restarts,
+          aliveAtEnd: end.alive,
+        };
+      }),
+      queryRoleBackends: backends,
       errorSamples: recorder.errorSamples,
+      ...(hostilePlan && hostileFigures && hostileImports
+        ? {
+            hostile: {
+              listings: hostilePlan.listings,
+              uploadBytes: hostilePlan.uploadBytes,
+              answers: hostileFigures.answers,
+              imports: countStates(hostileImports),
+              quiet: quietReference(),
+            },
+          }
+        : {}),
     };
     console.log(`\n${renderReport(results)}\n`);
     if (isFullRun(config)) console.log(`wrote ${writeResults(results)}`);
     else console.log('(a run shorter than 10 minutes: bench/README.md and soak/results.json left alone)');
-    if (!verdicts(results).every((verdict) => verdict.met)) process.exitCode = 1;
+    if (!verdicts(results).every((verdict) => verdict.met)) {
+      process.exitCode = 1;
+      // What the services said is what explains a target missed; they go with the stack.
+      const dir = mkdtempSync(join(tmpdir(), 'recordbase-soak-'));
+      for (const name of [...serviceNames, 'gateway'] as const) {
+        writeFileSync(join(dir, `${name}.log`), stack.logs(name));
+      }
+      console.log(`the services' output: ${dir}`);
+    }
   } catch (error) {
     console.error(stack.logs('records-api').slice(-5_000));
     throw error;

@@ -96,3 +96,67 @@ export class SoakRecorder {
     });
   }
 }
+
+/** One answer that was not a refusal the attack may meet: a 5xx, no answer, or a success it must not get. */
+export interface AnswerFinding {
+  attack: string;
+  /** The exact request, to send again. */
+  request: string;
+  /** The status, or why there was none. */
+  answer: string;
+  message: string;
+  /** Seconds since the attacks started. */
+  atSecond: number;
+}
+
+export interface AnswerFigures {
+  /** Per attack, how many answers of each kind (`400`, `429 in flight`, `no answer: ECONNRESET`…). */
+  attacks: { name: string; answers: Record<string, number>; examples: Record<string, string> }[];
+  findings: number;
+  /** The first of them. */
+  findingSamples: AnswerFinding[];
+}
+
+/** What a hostile tenant's requests got, by attack and answer; none of it is a latency figure. */
+export class AnswerCounter {
+  private readonly byAttack = new Map<string, Map<string, number>>();
+  /** The first message of each kind of answer, per attack: what the 400s said. */
+  private readonly examples = new Map<string, Map<string, string>>();
+  private findings = 0;
+  private readonly findingSamples: AnswerFinding[] = [];
+
+  constructor(private readonly startedAt: number) {}
+
+  /** Attacks listed before any answer, so the report names each even if it never got one. */
+  expect(attack: string): void {
+    if (!this.byAttack.has(attack)) this.byAttack.set(attack, new Map());
+    if (!this.examples.has(attack)) this.examples.set(attack, new Map());
+  }
+
+  count(attack: string, answer: string, message?: string): void {
+    this.expect(attack);
+    const answers = this.byAttack.get(attack)!;
+    answers.set(answer, (answers.get(answer) ?? 0) + 1);
+    const examples = this.examples.get(attack)!;
+    if (message !== undefined && !examples.has(answer)) examples.set(answer, message.slice(0, 300));
+  }
+
+  finding(finding: Omit<AnswerFinding, 'atSecond'>): AnswerFinding {
+    this.findings += 1;
+    const recorded = { ...finding, atSecond: Math.round((performance.now() - this.startedAt) / 1000) };
+    if (this.findingSamples.length < 20) this.findingSamples.push(recorded);
+    return recorded;
+  }
+
+  figures(): AnswerFigures {
+    return {
+      attacks: [...this.byAttack].map(([name, answers]) => ({
+        name,
+        answers: Object.fromEntries([...answers].sort(([a], [b]) => a.localeCompare(b))),
+        examples: Object.fromEntries(this.examples.get(name) ?? []),
+      })),
+      findings: this.findings,
+      findingSamples: this.findingSamples,
+    };
+  }
+}

@@ -32,3 +32,24 @@ export async function postgresFigures(db: pg.Client, tableId: string): Promise<P
     deadRows: Number(rows.rows[0]?.dead ?? Number.NaN),
   };
 }
+
+/** The read-only SQL roles' backends on the soak's database (their names: sql-roles.ts). */
+export interface QueryRoleBackends {
+  /** Running a statement (not idle): none may be, once every query was answered. */
+  running: { pid: number; role: string; state: string; seconds: number; query: string }[];
+  /** Idle connections records-api keeps for the next queries. */
+  idle: number;
+}
+
+export async function queryRoleBackends(db: pg.Client): Promise<QueryRoleBackends> {
+  const rows = await db.query<{ pid: number; role: string; state: string; seconds: number; query: string }>(
+    `SELECT pid, usename AS role, coalesce(state, '') AS state,
+            coalesce(extract(epoch FROM now() - query_start), 0)::float8 AS seconds, left(query, 200) AS query
+       FROM pg_stat_activity
+      WHERE datname = current_database() AND usename LIKE 'rb\\_sql\\_%'`,
+  );
+  return {
+    running: rows.rows.filter((row) => row.state !== 'idle'),
+    idle: rows.rows.filter((row) => row.state === 'idle').length,
+  };
+}
