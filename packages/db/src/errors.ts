@@ -108,9 +108,18 @@ function isConnectionFailure(error: unknown): boolean {
   });
 }
 
+/**
+ * Prisma's interactive transactions: one that found no connection within its `maxWait`, or ran
+ * past its `timeout` and was rolled back. Not a SQLSTATE, though it looks like one.
+ */
+const PRISMA_TRANSACTION_TIMED_OUT = 'P2028';
+
 export function classifyDatabaseError(error: unknown): DatabaseFailure | null {
   if (causes(error).some((e) => (e as Error).message.includes(POOL_ACQUIRE_TIMEOUT_MESSAGE))) {
     return { kind: 'busy', message: 'no database connection became free in time' };
+  }
+  if (causes(error).some((e) => (e as { code?: unknown }).code === PRISMA_TRANSACTION_TIMED_OUT)) {
+    return { kind: 'busy', message: 'a transaction found no connection, or ran out of time' };
   }
   if (isConnectionFailure(error)) {
     return { kind: 'unavailable', message: 'the database cannot be reached or the connection was lost' };

@@ -23,6 +23,12 @@ export interface SqlRoles {
   credentials(database: Pick<DatabaseRef, 'id' | 'schemaName'>): Promise<SqlCredentials>;
 }
 
+/**
+ * The role's transactions wait for a connection as a request does, and run a few statements under
+ * a lock: room enough when the pool is busy, never unbounded.
+ */
+const ROLE_TX_OPTIONS = { maxWait: 5_000, timeout: 15_000 } as const;
+
 /** Databases whose credentials a process keeps; each is a few dozen bytes. */
 const MAX_KEPT_CREDENTIALS = 10_000;
 
@@ -72,7 +78,7 @@ export function createSqlRoles(prisma: PrismaClient, secretKey: Buffer, limits: 
           await lockUntilCommit(tx, `sql-role:${database.id}`);
           for (const statement of sqlRoleSettingsDdl(database.id, limits, allowedLogSettings))
             await tx.$executeRawUnsafe(statement);
-        });
+        }, ROLE_TX_OPTIONS);
         return remember(toCredentials(database.id, row));
       }
       // Under the database's view lock, as a schema change: the role is made and granted the
@@ -103,7 +109,7 @@ export function createSqlRoles(prisma: PrismaClient, secretKey: Buffer, limits: 
         }
         await rebuildChangedSqlViews(tx);
         return existing;
-      });
+      }, ROLE_TX_OPTIONS);
       return remember(toCredentials(database.id, made));
     },
   };
