@@ -63,6 +63,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       RATE_LIMIT_BURST: 1_000_000,
       // The cases run up to 16 requests at once with one key, the sql suite on one base.
       REQUESTS_IN_FLIGHT_PER_KEY: 100_000,
+      DB_CONNECTIONS_PER_KEY: 10_000,
       SQL_IN_FLIGHT_PER_BASE: 1000,
       JSON_BODY_LIMIT: '10mb',
       WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),

@@ -1,4 +1,10 @@
-import { type Db, parseSecretKey } from '@recordbase/db';
+import {
+  createKeyShares,
+  type Db,
+  DEFAULT_ACQUIRE_TIMEOUT_MS,
+  type KeyShares,
+  parseSecretKey,
+} from '@recordbase/db';
 import {
   API_KEYS_CHANNEL,
   authMiddleware,
@@ -24,7 +30,7 @@ import { createNotifiedCache } from '@recordbase/server-kit/notified-cache';
 import { createRateLimiter, rateLimitMiddleware } from '@recordbase/server-kit/rate-limit';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
-import type { RecordsApiConfig } from './config';
+import { DEFAULT_DB_CONNECTIONS_PER_KEY, type RecordsApiConfig } from './config';
 import { createTableCache } from './domain/records/table-cache';
 import { createSqlConnections } from './domain/sql/connections';
 import { SQL_DEFAULTS, type SqlQueryContext, sqlMaxMessageBytes } from './domain/sql/query';
@@ -73,6 +79,8 @@ export interface RecordsApiDeps {
         | 'SQL_CONNECTIONS_PER_BASE'
         | 'SQL_MAX_RESULT_BYTES'
         | 'SQL_IN_FLIGHT_PER_BASE'
+        | 'DB_CONNECTIONS_PER_KEY'
+        | 'DB_ACQUIRE_TIMEOUT_MS'
         | 'REQUESTS_IN_FLIGHT_PER_KEY'
         | 'WEBHOOK_ALLOWED_CIDRS'
         | 'REDIS_URL'
@@ -150,11 +158,15 @@ export function createApp(deps: RecordsApiDeps): Express {
   api.use(
     inFlightMiddleware(inFlight, (res) => [requestsOfKey(principalOf(res).keyId, requestsPerKey)], logger),
   );
+  const keyShares = createKeyShares({
+    perKey: config.DB_CONNECTIONS_PER_KEY ?? DEFAULT_DB_CONNECTIONS_PER_KEY,
+    waitMs: config.DB_ACQUIRE_TIMEOUT_MS ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
+  });
   // Each route reads its own body, after checking the key's right to it (server-kit/http.ts).
   // Closed with the database connections, whose pool holds its LISTEN connection.
   const tables = createTableCache({ pool: db.pool, logger });
   db.beforeClose(() => tables.close());
-  api.use(sqlRoutes(db.prisma, sqlQueryContext(db, webhookSecretKey, config, inFlight, logger)));
+  api.use(sqlRoutes(db.prisma, sqlQueryContext(db, webhookSecretKey, config, inFlight, keyShares, logger)));
   api.use(schemaRoutes(db.prisma, events, tables.clear, apiKeys.clear));
   api.use(
     recordRoutes(db.pool, logger, {
@@ -164,6 +176,7 @@ export function createApp(deps: RecordsApiDeps): Express {
       uploadPublicUrl: config.UPLOAD_PUBLIC_URL,
       events,
       tables,
+      keyShares,
       ...(config.READ_INDEX_MIN_ROWS !== undefined ? { readIndexMinRows: config.READ_INDEX_MIN_ROWS } : {}),
     }),
   );
@@ -193,6 +206,7 @@ function sqlQueryContext(
   secretKey: Buffer,
   config: RecordsApiDeps['config'],
   inFlight: InFlightLimiter,
+  keyShares: KeyShares,
   logger: Logger,
 ): SqlQueryContext {
   const inFlightPerBase = config.SQL_IN_FLIGHT_PER_BASE ?? SQL_DEFAULTS.connectionsPerBase;
@@ -237,6 +251,7 @@ function sqlQueryContext(
       if (!admission.admitted) throw inFlightRefusal(admission.bound);
       return admission.lease.release;
     },
+    keyShare: (keyId, signal) => keyShares.acquire(keyId, signal),
     async terminateBackend(pid, role) {
       await db.pool.query(
         'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1 AND usename = $2',

@@ -14,6 +14,12 @@ import { z } from 'zod';
 import { DEFAULT_READ_INDEX_MIN_ROWS } from './domain/records/read-indexes';
 import { SQL_DEFAULTS } from './domain/sql/query';
 
+/**
+ * Two at once: a key's slow statements take at most two of PostgreSQL's CPUs' turns, and its
+ * quick ones queue for a few milliseconds.
+ */
+export const DEFAULT_DB_CONNECTIONS_PER_KEY = 2;
+
 export const recordsApiEnvSchema = commonEnvSchema
   .extend(publicApiEnvSchema.shape)
   .extend(fileTokenEnvSchema.shape)
@@ -52,6 +58,16 @@ export const recordsApiEnvSchema = commonEnvSchema
       .min(1)
       .max(1000)
       .default(SQL_DEFAULTS.connectionsPerBase),
+    /**
+     * Connections of this process one API key's record requests and SQL queries hold at once;
+     * its further requests wait their turn (DB_ACQUIRE_TIMEOUT_MS, then 429).
+     */
+    DB_CONNECTIONS_PER_KEY: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .default(DEFAULT_DB_CONNECTIONS_PER_KEY),
     /** SQL queries of one database, and of one API key, in flight at once across every replica. */
     SQL_IN_FLIGHT_PER_BASE: z.coerce.number().int().min(1).max(1000).default(SQL_DEFAULTS.connectionsPerBase),
     /** Largest result of one SQL query (the values' text); rows past it are left out, `truncated`. */

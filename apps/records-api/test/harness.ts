@@ -51,6 +51,8 @@ export interface HarnessOptions {
   requestsInFlightPerKey?: number;
   /** SQL_IN_FLIGHT_PER_BASE (out of the way unless given). */
   sqlInFlightPerBase?: number;
+  /** DB_CONNECTIONS_PER_KEY (out of the way unless given). */
+  dbConnectionsPerKey?: number;
   /** A second app instance on the database (and with the root key) of this harness, which closing leaves in place. */
   sameDatabaseAs?: Harness;
 }
@@ -106,6 +108,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       RATE_LIMIT_BURST: options.rateBurst ?? 10_000,
       REQUESTS_IN_FLIGHT_PER_KEY: options.requestsInFlightPerKey ?? 10_000,
       SQL_IN_FLIGHT_PER_BASE: options.sqlInFlightPerBase ?? 1000,
+      DB_CONNECTIONS_PER_KEY: options.dbConnectionsPerKey ?? 10_000,
+      ...(options.acquireTimeoutMs ? { DB_ACQUIRE_TIMEOUT_MS: options.acquireTimeoutMs } : {}),
       JSON_BODY_LIMIT: '10mb',
       WEBHOOK_SECRET_KEY: webhookSecretKey.toString('base64'),
       TRUST_PROXY: 'loopback',

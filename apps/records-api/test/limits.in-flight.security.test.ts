@@ -47,7 +47,12 @@ async function running(count: number): Promise<void> {
 }
 
 /** Two replicas of one installation, sharing its database and its Redis. */
-async function installation(options: { requestsInFlightPerKey: number; sqlInFlightPerBase: number }) {
+async function installation(options: {
+  requestsInFlightPerKey: number;
+  sqlInFlightPerBase: number;
+  dbConnectionsPerKey?: number;
+  acquireTimeoutMs?: number;
+}) {
   h = await startHarness(options);
   replica = await startHarness({ ...options, sameDatabaseAs: h });
   const tables = [{ name: 'People', fields: [{ name: 'Name', type: 'single_line_text' }] }];
@@ -143,6 +148,55 @@ describe('SQL queries in flight', () => {
     expect(refused.body.error.message).toBe(
       'Too many SQL queries of this API key in flight at once (at most 2); retry after 1 s',
     );
+    for (const answer of await Promise.all(held)) expect(answer.status).toBe(200);
+  });
+});
+
+describe("a key's share of a process's database connections", () => {
+  beforeAll(() =>
+    installation({
+      requestsInFlightPerKey: 1000,
+      sqlInFlightPerBase: 1000,
+      dbConnectionsPerKey: 2,
+      acquireTimeoutMs: 1000,
+    }),
+  );
+  afterAll(closeInstallation);
+
+  const list = (key: string) =>
+    h.api
+      .post(`/api/v1/bases/${baseId}/tables/People/records/list`)
+      .set('Authorization', h.bearer(key))
+      .send({ limit: 10 });
+
+  it("queues a key's requests past its share behind its own, and serves other keys at once", async () => {
+    const held = [hold(h, hostile, baseId, 0.6), hold(h, hostile, otherBaseId, 0.6)];
+    await running(2);
+    const started = Date.now();
+    const [queued, neighbours] = await Promise.all([
+      list(hostile).then((answer) => ({ answer, ms: Date.now() - started })),
+      list(neighbour).then((answer) => ({ answer, ms: Date.now() - started })),
+    ]);
+    expect(neighbours.answer.status).toBe(200);
+    expect(neighbours.ms).toBeLessThan(400);
+    // Served once one of the key's own statements ended.
+    expect(queued.answer.status).toBe(200);
+    expect(queued.ms).toBeGreaterThan(300);
+    for (const answer of await Promise.all(held)) expect(answer.status).toBe(200);
+  });
+
+  it('answers 429 with Retry-After to a request that waited past the acquire timeout', async () => {
+    const held = [hold(h, hostile, baseId, 2), hold(h, hostile, otherBaseId, 2)];
+    await running(2);
+    const refused = await list(hostile);
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.body.error).toEqual({
+      code: 'RATE_LIMITED',
+      message:
+        "Too many slow requests at once: this API key's requests hold their share of database connections (2 at once); retry after 1 s",
+    });
+    await list(neighbour).expect(200);
     for (const answer of await Promise.all(held)) expect(answer.status).toBe(200);
   });
 });

@@ -1,5 +1,8 @@
 import { connect as connectTcp, type Socket } from 'node:net';
 import type pg from 'pg';
+import type { requestShare } from './key-shares';
+
+type RequestShare = ReturnType<typeof requestShare>;
 
 /**
  * The part of a pool that a unit of work uses: one-off queries, and connections for transactions
@@ -46,7 +49,12 @@ export function sendCancelRequest(client: pg.PoolClient): void {
  * that was sent a cancel is discarded on release rather than reused, so a late cancel can never
  * hit another request's statement.
  */
-export function cancellablePool(pool: pg.Pool, signal: AbortSignal): Connections {
+export function cancellablePool(
+  pool: pg.Pool,
+  signal: AbortSignal,
+  /** The request's claim on its key's share of the connections (key-shares.ts), if bounded. */
+  share?: RequestShare,
+): Connections {
   const inUse = new Set<pg.PoolClient>();
   const cancelled = new WeakSet<pg.PoolClient>();
   const cancelAll = () => {
@@ -58,9 +66,17 @@ export function cancellablePool(pool: pg.Pool, signal: AbortSignal): Connections
   signal.addEventListener('abort', cancelAll, { once: true });
 
   const connect = async (): Promise<pg.PoolClient> => {
-    const client = await pool.connect();
+    await share?.enter();
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      share?.leave();
+      throw error;
+    }
     if (signal.aborted) {
       client.release();
+      share?.leave();
       throw signal.reason ?? new Error('the request was aborted');
     }
     inUse.add(client);
@@ -69,6 +85,7 @@ export function cancellablePool(pool: pg.Pool, signal: AbortSignal): Connections
       inUse.delete(client);
       client.release = release;
       release(destroy ?? cancelled.has(client));
+      share?.leave();
     };
     return client;
   };

@@ -1,3 +1,5 @@
+import { KeyShareBusy } from './key-shares';
+
 /** The PostgreSQL error behind a failure, whether it surfaced through Prisma or through pg. */
 export interface DatabaseErrorInfo {
   /** SQLSTATE, such as 23505 for a unique violation. */
@@ -57,6 +59,8 @@ export type DatabaseFailureKind =
   | 'cancelled'
   /** No connection became free in time, a deadlock, a serialization failure, a lock timeout. */
   | 'busy'
+  /** The request's API key already holds its share of the connections (key-shares.ts). */
+  | 'key_busy'
   /** PostgreSQL cannot be reached, is shutting down, or is out of resources. */
   | 'unavailable';
 
@@ -115,6 +119,8 @@ function isConnectionFailure(error: unknown): boolean {
 const PRISMA_TRANSACTION_TIMED_OUT = 'P2028';
 
 export function classifyDatabaseError(error: unknown): DatabaseFailure | null {
+  const keyBusy = causes(error).find((e) => e instanceof KeyShareBusy);
+  if (keyBusy) return { kind: 'key_busy', message: keyBusy.message };
   if (causes(error).some((e) => (e as Error).message.includes(POOL_ACQUIRE_TIMEOUT_MESSAGE))) {
     return { kind: 'busy', message: 'no database connection became free in time' };
   }

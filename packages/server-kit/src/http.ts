@@ -86,6 +86,14 @@ function fromDatabaseError(error: unknown): AppError | null {
       return new AppError('SERVICE_UNAVAILABLE', 'The database is busy; retry shortly', {
         'Retry-After': '1',
       });
+    case 'key_busy':
+      return new AppError(
+        'RATE_LIMITED',
+        `Too many slow requests at once: ${failure.message}; retry after 1 s`,
+        {
+          'Retry-After': '1',
+        },
+      );
     case 'unavailable':
       return new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry later', {
         'Retry-After': '5',

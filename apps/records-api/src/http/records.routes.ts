@@ -10,7 +10,8 @@ import {
   updateRecordRequestSchema,
   writeQuerySchema,
 } from '@recordbase/contracts/records';
-import { cancellablePool } from '@recordbase/db';
+import { cancellablePool, type KeyShares, requestShare } from '@recordbase/db';
+import type { Principal } from '@recordbase/server-kit/auth';
 import { signFileToken } from '@recordbase/server-kit/file-tokens';
 import { endpoint, RawJson, Reply } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
@@ -54,6 +55,8 @@ export interface RecordRoutesOptions {
   tables?: TableCache;
   /** Tables with at least this many records get indexes on what their listings filter and sort. */
   readIndexMinRows?: number;
+  /** Each key's share of the pool's connections (DB_CONNECTIONS_PER_KEY); unbounded when absent. */
+  keyShares?: KeyShares;
 }
 
 export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoutesOptions): Router {
@@ -64,8 +67,12 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
   const base = '/bases/:databaseId/tables/:tableId/records';
   // Each request's statements are cancelled if its client goes away. Its host names our upload
   // service's files when UPLOAD_PUBLIC_URL does not.
-  const recordsDb = (signal: AbortSignal, req: Request): records.RecordsDb => ({
-    db: cancellablePool(pool, signal),
+  const recordsDb = (signal: AbortSignal, req: Request, principal: Principal): records.RecordsDb => ({
+    db: cancellablePool(
+      pool,
+      signal,
+      options.keyShares && requestShare(options.keyShares, principal.keyId ?? 'root', signal),
+    ),
     background: pool,
     onBackgroundError: (error) => logger.warn({ err: error }, 'building an index in the background failed'),
     fileLinks: { keyOf: uploadKeyMatcher(options.uploadPublicUrl, req.hostname), sign },
@@ -79,7 +86,12 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     endpoint(
       { access: read, params: tableParams, body: listRecordsRequestSchema, bodyLimit: LIST_BODY_LIMIT },
       async ({ params, body, principal, signal, req }) => {
-        const listed = await records.list(recordsDb(signal, req), principal, address(params), body);
+        const listed = await records.list(
+          recordsDb(signal, req, principal),
+          principal,
+          address(params),
+          body,
+        );
         return new RawJson(
           `{"records":${listed.recordsJson},"total":${listed.total},"hasMore":${listed.hasMore},"nextCursor":${JSON.stringify(listed.nextCursor)}}`,
         );
@@ -91,7 +103,9 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     endpoint(
       { access: read, params: tableParams, body: aggregateRecordsRequestSchema },
       async ({ params, body, principal, signal, req }) =>
-        new RawJson(await records.aggregate(recordsDb(signal, req), principal, address(params), body)),
+        new RawJson(
+          await records.aggregate(recordsDb(signal, req, principal), principal, address(params), body),
+        ),
     ),
   );
   router.post(
@@ -99,7 +113,12 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     endpoint(
       { access: write, params: tableParams, body: bulkRecordsRequestSchema, bodyLimit: writeBodyLimit },
       async ({ params, body, principal, signal, req }) => {
-        const result = await records.bulkWrite(recordsDb(signal, req), principal, address(params), body);
+        const result = await records.bulkWrite(
+          recordsDb(signal, req, principal),
+          principal,
+          address(params),
+          body,
+        );
         return new Reply(
           result.created ? 201 : 200,
           new RawJson(
@@ -114,7 +133,12 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     endpoint(
       { access: write, params: tableParams, body: bulkUpdateRecordsRequestSchema, bodyLimit: writeBodyLimit },
       async ({ params, body, principal, signal, req }) => {
-        const result = await records.updateMany(recordsDb(signal, req), principal, address(params), body);
+        const result = await records.updateMany(
+          recordsDb(signal, req, principal),
+          principal,
+          address(params),
+          body,
+        );
         return new RawJson(
           `{"success":true,"records":${result.recordsJson},"createdRecordIds":[],"updatedRecordIds":${JSON.stringify(result.updatedIds)}}`,
         );
@@ -127,7 +151,12 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
       { access: write, params: tableParams, body: bulkDeleteRecordsRequestSchema },
       async ({ params, body, principal, signal, req }) => ({
         success: true,
-        deletedIds: await records.deleteMany(recordsDb(signal, req), principal, address(params), body),
+        deletedIds: await records.deleteMany(
+          recordsDb(signal, req, principal),
+          principal,
+          address(params),
+          body,
+        ),
       }),
     ),
   );
@@ -143,10 +172,16 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
       },
       async ({ params, body, principal, signal, req }) =>
         new RawJson(
-          await records.createOne(recordsDb(signal, req), principal, address(params), body.record, {
-            suppressWebhooks: body.suppressWebhooks === true,
-            typecast: body.typecast === true,
-          }),
+          await records.createOne(
+            recordsDb(signal, req, principal),
+            principal,
+            address(params),
+            body.record,
+            {
+              suppressWebhooks: body.suppressWebhooks === true,
+              typecast: body.typecast === true,
+            },
+          ),
         ),
     ),
   );
@@ -157,7 +192,7 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
       async ({ params, query, principal, signal, req }) =>
         new RawJson(
           await records.getOne(
-            recordsDb(signal, req),
+            recordsDb(signal, req, principal),
             principal,
             address(params),
             params.recordId,
@@ -174,7 +209,7 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
       async ({ params, body, principal, signal, req }) =>
         new RawJson(
           await records.updateOne(
-            recordsDb(signal, req),
+            recordsDb(signal, req, principal),
             principal,
             address(params),
             params.recordId,
@@ -189,9 +224,15 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     endpoint(
       { access: write, params: recordParams, query: writeQuerySchema },
       async ({ params, query, principal, signal, req }) => {
-        await records.deleteOne(recordsDb(signal, req), principal, address(params), params.recordId, {
-          suppressWebhooks: query.suppressWebhooks === true,
-        });
+        await records.deleteOne(
+          recordsDb(signal, req, principal),
+          principal,
+          address(params),
+          params.recordId,
+          {
+            suppressWebhooks: query.suppressWebhooks === true,
+          },
+        );
         return { success: true, message: 'Record deleted' };
       },
     ),

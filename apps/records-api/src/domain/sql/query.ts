@@ -49,6 +49,8 @@ export interface SqlQueryContext {
    * (RATE_LIMITED) when either is full; resolves to the place's release.
    */
   admit(databaseId: string, keyId: string): Promise<() => void>;
+  /** A place of the key's share of database connections (db key-shares.ts), waited for. */
+  keyShare(keyId: string, signal?: AbortSignal): Promise<() => void>;
 }
 
 /** Past the statement timeout, how long PostgreSQL gets to stop on its own before we cancel. */
@@ -72,9 +74,15 @@ export async function runSqlQuery(
 ): Promise<SqlQueryResponse> {
   const database = await findAccessibleDatabase(context.prisma, principal, databaseId);
   const credentials = await context.roles.credentials(database);
-  const leave = await context.admit(database.id, principal.keyId ?? 'root');
+  const keyId = principal.keyId ?? 'root';
+  const leave = await context.admit(database.id, keyId);
   try {
-    return await runAdmitted(context, credentials, request, signal);
+    const unshare = await context.keyShare(keyId, signal);
+    try {
+      return await runAdmitted(context, credentials, request, signal);
+    } finally {
+      unshare();
+    }
   } finally {
     leave();
   }

@@ -1,0 +1,120 @@
+/**
+ * Each API key's share of a process's database connections. PostgreSQL gives every backend an
+ * equal share of the CPU, so a key running many slow statements at once (listings past an index,
+ * read-only SQL) takes the machine from every other key, and one holding the pool takes its
+ * connections too. A key holds at most `perKey` connections of a process at once; its further
+ * requests wait their turn among its own (first come, first served), never ahead of other keys,
+ * and one that waits past `waitMs` fails with KeyShareBusy (a 429 for its key alone).
+ */
+
+export class KeyShareBusy extends Error {
+  constructor(readonly perKey: number) {
+    super(`this API key's requests hold their share of database connections (${perKey} at once)`);
+    this.name = 'KeyShareBusy';
+  }
+}
+
+export interface KeyShares {
+  /** Waits for a place of `key`'s share; resolves to its release (idempotent). */
+  acquire(key: string, signal?: AbortSignal): Promise<() => void>;
+}
+
+interface Waiter {
+  grant(): void;
+  fail(error: Error): void;
+}
+
+interface Share {
+  held: number;
+  waiters: Waiter[];
+}
+
+export function createKeyShares(options: { perKey: number; waitMs: number }): KeyShares {
+  const shares = new Map<string, Share>();
+
+  const releaser = (key: string, share: Share) => {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = share.waiters.shift();
+      if (next) {
+        next.grant();
+        return;
+      }
+      share.held -= 1;
+      if (share.held === 0) shares.delete(key);
+    };
+  };
+
+  return {
+    acquire(key, signal) {
+      let share = shares.get(key);
+      if (!share) {
+        share = { held: 0, waiters: [] };
+        shares.set(key, share);
+      }
+      const current = share;
+      if (current.held < options.perKey) {
+        current.held += 1;
+        return Promise.resolve(releaser(key, current));
+      }
+      return new Promise<() => void>((resolve, reject) => {
+        const leave = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', aborted);
+          const index = current.waiters.indexOf(waiter);
+          if (index >= 0) current.waiters.splice(index, 1);
+        };
+        const waiter: Waiter = {
+          // The place of the request that left passes to this one: `held` is unchanged.
+          grant: () => {
+            leave();
+            resolve(releaser(key, current));
+          },
+          fail: (error) => {
+            leave();
+            reject(error);
+          },
+        };
+        const timer = setTimeout(() => waiter.fail(new KeyShareBusy(options.perKey)), options.waitMs);
+        const aborted = () => waiter.fail(signal?.reason ?? new Error('the request was aborted'));
+        signal?.addEventListener('abort', aborted, { once: true });
+        current.waiters.push(waiter);
+      });
+    },
+  };
+}
+
+/**
+ * A request's claim on its key's share: taken by its first connection, kept while it holds any
+ * (a request never waits for a second place while holding one, so two of a key's requests cannot
+ * wait on each other), given back when it holds none.
+ */
+export function requestShare(shares: KeyShares, key: string, signal?: AbortSignal) {
+  let holding = 0;
+  let place: Promise<() => void> | undefined;
+  return {
+    async enter(): Promise<void> {
+      holding += 1;
+      place ??= shares.acquire(key, signal);
+      try {
+        await place;
+      } catch (error) {
+        holding -= 1;
+        if (holding === 0) place = undefined;
+        throw error;
+      }
+    },
+    leave(): void {
+      holding -= 1;
+      if (holding > 0 || !place) return;
+      const release = place;
+      place = undefined;
+      release.then(
+        (done) => done(),
+        () => {},
+      );
+    },
+  };
+}

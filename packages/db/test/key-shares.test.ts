@@ -1,0 +1,70 @@
+import { createKeyShares, KeyShareBusy, requestShare } from '../src/key-shares';
+
+const settle = <T>(promise: Promise<T>) =>
+  promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('key shares', () => {
+  it("admits a key's requests up to its share, then in order as places free, never another key's", async () => {
+    const shares = createKeyShares({ perKey: 2, waitMs: 10_000 });
+    const first = await shares.acquire('a');
+    await shares.acquire('a');
+    const order: string[] = [];
+    const third = shares.acquire('a').then((release) => {
+      order.push('third');
+      return release;
+    });
+    const fourth = shares.acquire('a').then((release) => {
+      order.push('fourth');
+      return release;
+    });
+    // Another key is not behind them.
+    await shares.acquire('b');
+    await tick();
+    expect(order).toEqual([]);
+    first();
+    first();
+    await tick();
+    expect(order).toEqual(['third']);
+    (await third)();
+    await tick();
+    expect(order).toEqual(['third', 'fourth']);
+    await fourth;
+  });
+
+  it('fails a request that waited past waitMs with KeyShareBusy, and one whose client left', async () => {
+    const shares = createKeyShares({ perKey: 1, waitMs: 50 });
+    const held = await shares.acquire('a');
+    const waited = await settle(shares.acquire('a'));
+    expect((waited as { error: unknown }).error).toBeInstanceOf(KeyShareBusy);
+    const left = new AbortController();
+    const leaving = settle(shares.acquire('a', left.signal));
+    left.abort(new Error('gone'));
+    expect(((await leaving) as { error: Error }).error.message).toBe('gone');
+    // Neither took the place: it goes to the next request once released.
+    held();
+    await shares.acquire('a');
+  });
+
+  it('takes one place per request however many connections it holds at once, and frees it with the last', async () => {
+    const shares = createKeyShares({ perKey: 1, waitMs: 10_000 });
+    const request = requestShare(shares, 'a');
+    await request.enter();
+    await request.enter();
+    let other = false;
+    const next = shares.acquire('a').then((release) => {
+      other = true;
+      return release;
+    });
+    request.leave();
+    await tick();
+    expect(other).toBe(false);
+    request.leave();
+    await tick();
+    expect(other).toBe(true);
+    await next;
+  });
+});
