@@ -152,12 +152,10 @@ export function createApp(deps: RecordsApiDeps): Express {
       logger,
     ),
   );
-  const inFlight = createInFlightLimiter(redis);
+  const inFlight = createInFlightLimiter(redis, { logger });
   db.beforeClose(async () => inFlight.close());
   const requestsPerKey = config.REQUESTS_IN_FLIGHT_PER_KEY ?? DEFAULT_REQUESTS_IN_FLIGHT_PER_KEY;
-  api.use(
-    inFlightMiddleware(inFlight, (res) => [requestsOfKey(principalOf(res).keyId, requestsPerKey)], logger),
-  );
+  api.use(inFlightMiddleware(inFlight, (res) => [requestsOfKey(principalOf(res).keyId, requestsPerKey)]));
   const keyShares = createKeyShares({
     perKey: config.DB_CONNECTIONS_PER_KEY ?? DEFAULT_DB_CONNECTIONS_PER_KEY,
     waitMs: config.DB_ACQUIRE_TIMEOUT_MS ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
@@ -166,7 +164,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   // Closed with the database connections, whose pool holds its LISTEN connection.
   const tables = createTableCache({ pool: db.pool, logger });
   db.beforeClose(() => tables.close());
-  api.use(sqlRoutes(db.prisma, sqlQueryContext(db, webhookSecretKey, config, inFlight, keyShares, logger)));
+  api.use(sqlRoutes(db.prisma, sqlQueryContext(db, webhookSecretKey, config, inFlight, keyShares)));
   api.use(schemaRoutes(db.prisma, events, tables.clear, apiKeys.clear));
   api.use(
     recordRoutes(db.pool, logger, {
@@ -207,7 +205,6 @@ function sqlQueryContext(
   config: RecordsApiDeps['config'],
   inFlight: InFlightLimiter,
   keyShares: KeyShares,
-  logger: Logger,
 ): SqlQueryContext {
   const inFlightPerBase = config.SQL_IN_FLIGHT_PER_BASE ?? SQL_DEFAULTS.connectionsPerBase;
   const statementTimeoutMs = config.SQL_STATEMENT_TIMEOUT ?? SQL_DEFAULTS.statementTimeoutMs;
@@ -234,20 +231,10 @@ function sqlQueryContext(
     // A database's queries, and a key's across its databases, are bounded across replicas: a
     // tenant cannot take every SQL connection of a process, and past the bound is told so at once.
     async admit(databaseId, keyId) {
-      let admission: Awaited<ReturnType<InFlightLimiter['admit']>>;
-      try {
-        admission = await inFlight.admit([
-          {
-            key: `inflight:sql-base:${databaseId}`,
-            limit: inFlightPerBase,
-            what: 'SQL queries of this base',
-          },
-          { key: `inflight:sql-key:${keyId}`, limit: inFlightPerBase, what: 'SQL queries of this API key' },
-        ]);
-      } catch (error) {
-        logger.warn({ err: error }, 'in-flight limiter unavailable; letting the SQL query through');
-        return () => {};
-      }
+      const admission = await inFlight.admit([
+        { key: `inflight:sql-base:${databaseId}`, limit: inFlightPerBase, what: 'SQL queries of this base' },
+        { key: `inflight:sql-key:${keyId}`, limit: inFlightPerBase, what: 'SQL queries of this API key' },
+      ]);
       if (!admission.admitted) throw inFlightRefusal(admission.bound);
       return admission.lease.release;
     },

@@ -120,14 +120,12 @@ export function createApp(deps: UploadServiceDeps): Express {
   );
   // And the key's requests in flight, the same bound as records-api's: a key holding uploads open
   // holds its places in the JSON API too, and the other way round.
-  const inFlight = createInFlightLimiter(redis);
+  const inFlight = createInFlightLimiter(redis, { logger });
   db.beforeClose(async () => inFlight.close());
   const requestsPerKey = config.REQUESTS_IN_FLIGHT_PER_KEY ?? DEFAULT_REQUESTS_IN_FLIGHT_PER_KEY;
-  const admitted = inFlightMiddleware(
-    inFlight,
-    (res) => [requestsOfKey(principalOf(res).keyId, requestsPerKey)],
-    logger,
-  );
+  const admitted = inFlightMiddleware(inFlight, (res) => [
+    requestsOfKey(principalOf(res).keyId, requestsPerKey),
+  ]);
   const limited = inSequence(rateLimited, admitted);
   app.use(protectedPaths, (req, res, next) => (viaSignedLink(req) ? next() : limited(req, res, next)));
   app.use(

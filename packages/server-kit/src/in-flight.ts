@@ -8,7 +8,7 @@ import type { Logger } from './logger';
  * of the work holding it, scored by when its lease ends. A process renews the leases of its work
  * while it runs and removes them when it ends; the lease of a process that died ends on its own,
  * so a crash never keeps a key out for long. Admission checks every bound and takes them all, or
- * none, in one script with Redis's own clock.
+ * none, in one script with Redis's own clock. Without Redis, each process keeps the bounds alone.
  */
 
 const ACQUIRE_SCRIPT = `
@@ -76,7 +76,46 @@ export const requestsOfKey = (keyId: string | null, limit: number): InFlightBoun
 
 let nextMember = 0;
 
-export function createInFlightLimiter(redis: Redis, options: { leaseMs?: number } = {}): InFlightLimiter {
+/**
+ * When Redis cannot be asked (away, or too slow to answer in time, as under a CPU starved by an
+ * overload), each process bounds the work it admits on its own, with the same limits: a bound
+ * that lapsed exactly when the machine is overloaded would protect nothing.
+ */
+function localBounds() {
+  const counts = new Map<string, number>();
+  return {
+    admit(bounds: readonly InFlightBound[]): InFlightAdmission {
+      const full = bounds.find((bound) => (counts.get(bound.key) ?? 0) >= bound.limit);
+      if (full) return { admitted: false, bound: full };
+      for (const bound of bounds) counts.set(bound.key, (counts.get(bound.key) ?? 0) + 1);
+      let released = false;
+      return {
+        admitted: true,
+        lease: {
+          release() {
+            if (released) return;
+            released = true;
+            for (const bound of bounds) {
+              const left = (counts.get(bound.key) ?? 1) - 1;
+              if (left > 0) counts.set(bound.key, left);
+              else counts.delete(bound.key);
+            }
+          },
+        },
+      };
+    },
+  };
+}
+
+export interface InFlightOptions {
+  leaseMs?: number;
+  /** Told (at most once a minute) when Redis could not be asked and the process's bounds stood in. */
+  logger?: Logger;
+}
+
+const FALLBACK_WARNING_INTERVAL_MS = 60_000;
+
+export function createInFlightLimiter(redis: Redis, options: InFlightOptions = {}): InFlightLimiter {
   const leaseMs = options.leaseMs ?? 30_000;
   if (!('rbInFlightAcquire' in redis)) {
     redis.defineCommand('rbInFlightAcquire', { lua: ACQUIRE_SCRIPT });
@@ -85,6 +124,16 @@ export function createInFlightLimiter(redis: Redis, options: { leaseMs?: number 
   const commands = redis as RedisWithInFlight;
   const prefix = `${process.pid}:${Date.now().toString(36)}:`;
   const held = new Map<string, readonly string[]>();
+  const local = localBounds();
+  let lastWarning = Number.NEGATIVE_INFINITY;
+  const fellBack = (error: unknown) => {
+    if (Date.now() - lastWarning < FALLBACK_WARNING_INTERVAL_MS) return;
+    lastWarning = Date.now();
+    options.logger?.warn(
+      { err: error },
+      'Redis did not answer: requests in flight are bounded by this process alone',
+    );
+  };
   const renewal = setInterval(
     () => {
       for (const [member, keys] of held) {
@@ -100,13 +149,19 @@ export function createInFlightLimiter(redis: Redis, options: { leaseMs?: number 
       nextMember += 1;
       const member = `${prefix}${nextMember}`;
       const keys = bounds.map((bound) => bound.key);
-      const refused = await commands.rbInFlightAcquire(
-        keys.length,
-        ...keys,
-        leaseMs,
-        member,
-        ...bounds.map((bound) => bound.limit),
-      );
+      let refused: number;
+      try {
+        refused = await commands.rbInFlightAcquire(
+          keys.length,
+          ...keys,
+          leaseMs,
+          member,
+          ...bounds.map((bound) => bound.limit),
+        );
+      } catch (error) {
+        fellBack(error);
+        return local.admit(bounds);
+      }
       if (refused > 0) return { admitted: false, bound: bounds[refused - 1] as InFlightBound };
       held.set(member, keys);
       let released = false;
@@ -143,23 +198,14 @@ export function inFlightRefusal(bound: InFlightBound): AppError {
 
 /**
  * Admits a request while its bounds allow, holding them until its answer is sent or its client
- * gone; 429 RATE_LIMITED with Retry-After past them. When Redis cannot be asked, requests pass: the
- * bound protects the service, it must not take it down.
+ * gone; 429 RATE_LIMITED with Retry-After past them.
  */
 export function inFlightMiddleware(
   limiter: InFlightLimiter,
   boundsOf: (res: Response) => readonly InFlightBound[],
-  logger: Logger,
 ): RequestHandler {
   return async (_req, res, next) => {
-    let admission: InFlightAdmission;
-    try {
-      admission = await limiter.admit(boundsOf(res));
-    } catch (error) {
-      logger.warn({ err: error }, 'in-flight limiter unavailable; letting the request through');
-      next();
-      return;
-    }
+    const admission = await limiter.admit(boundsOf(res));
     if (!admission.admitted) throw inFlightRefusal(admission.bound);
     const { lease } = admission;
     res.once('close', () => lease.release());

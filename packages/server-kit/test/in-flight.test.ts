@@ -73,3 +73,32 @@ describe('in-flight limiter', () => {
     other.close();
   });
 });
+
+describe('without Redis', () => {
+  it('keeps the bounds in each process, and says so, rather than letting everything through', async () => {
+    // Nothing listens there: every command fails at once.
+    const away = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    const warnings: string[] = [];
+    const logger = { warn: (_: unknown, message: string) => warnings.push(message) };
+    const limiter = createInFlightLimiter(away, { logger: logger as never });
+    try {
+      const first = await limiter.admit([bound('x', 2)]);
+      const second = await limiter.admit([bound('x', 2), bound('y', 5)]);
+      expect([first.admitted, second.admitted]).toEqual([true, true]);
+      expect(await limiter.admit([bound('x', 2)])).toEqual({ admitted: false, bound: bound('x', 2) });
+      if (first.admitted) first.lease.release();
+      expect((await limiter.admit([bound('x', 2)])).admitted).toBe(true);
+      expect(warnings).toEqual([
+        'Redis did not answer: requests in flight are bounded by this process alone',
+      ]);
+    } finally {
+      limiter.close();
+      away.disconnect();
+    }
+  });
+});
