@@ -209,12 +209,12 @@ describe("a key's requests in flight", () => {
       return request;
     });
     try {
+      // Both admitted (their places are in Redis) before another request of the key is sent.
       const deadline = Date.now() + 5000;
-      let refused = await supertest(app).get('/files/none').set('Authorization', key.authorization);
-      while (refused.status !== 429 && Date.now() < deadline) {
-        await new Promise((done) => setTimeout(done, 50));
-        refused = await supertest(app).get('/files/none').set('Authorization', key.authorization);
+      while ((await h.redis.zcard(requestsOfKey(key.id, 2).key)) < 2 && Date.now() < deadline) {
+        await new Promise((done) => setTimeout(done, 20));
       }
+      const refused = await supertest(app).get('/files/none').set('Authorization', key.authorization);
       expect(refused.status).toBe(429);
       expect(refused.headers['retry-after']).toBe('1');
       expect(refused.body.error).toEqual({
