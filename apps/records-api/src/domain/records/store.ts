@@ -1,5 +1,5 @@
 import type { ListRecordsRequest } from '@recordbase/contracts/records';
-import { newRecordId } from '@recordbase/db';
+import { databaseErrorOf, newRecordId } from '@recordbase/db';
 import { fieldTypeModule } from '@recordbase/db/field-types';
 import {
   linkTableName,
@@ -118,6 +118,43 @@ async function countMatching(
   return total;
 }
 
+/** The page's rows (from the filter, order and offset or cursor) and how each renders. */
+function pageSql(
+  table: TableMeta,
+  request: ListRecordsRequest,
+  keys: ReturnType<typeof sortKeys>,
+  digest: string,
+  expanded: readonly ExpandedLink[],
+  params: SqlParams,
+) {
+  const conditions: string[] = [];
+  if (request.cursor !== undefined) {
+    conditions.push(keysetAfterSql(keys, decodeCursor(request.cursor, keys, digest), params));
+  }
+  if (request.filter) conditions.push(compileFilter(request.filter, table, params));
+  const where =
+    conditions.length > 0 ? conditions.map((condition) => `(${condition})`).join(' AND ') : 'TRUE';
+  // One row past the page tells whether more exist without a second query.
+  const pageSize = params.add(request.limit);
+  const limit = params.add(request.limit + 1);
+  const offset = params.add(request.offset);
+  const record = recordJsonSql(
+    table,
+    params,
+    undefined,
+    projectedFields(table, request.fields, 'body.fields'),
+    expanded,
+  );
+  return {
+    pageSize,
+    record,
+    rows: `FROM unnest(ARRAY(SELECT r.seq FROM ${tableRef(table)} r WHERE ${where} ORDER BY ${orderBySql(keys)} LIMIT ${limit} OFFSET ${offset}))
+            WITH ORDINALITY AS page(seq, n)
+       JOIN ${tableRef(table)} r ON r.seq = page.seq
+       ${record.join}`,
+  };
+}
+
 /**
  * One page: the filter, order and offset (or the cursor's keyset condition) pick the rows'
  * sequence numbers first (an index-only scan where the order allows), and only the rows of the
@@ -133,71 +170,93 @@ export async function listRecords(
   const keys = sortKeys(request.sort, table);
   const digest = listingDigest(table, request.filter);
   const params = new SqlParams();
-  const conditions: string[] = [];
-  if (request.cursor !== undefined) {
-    conditions.push(keysetAfterSql(keys, decodeCursor(request.cursor, keys, digest), params));
-  }
-  if (request.filter) conditions.push(compileFilter(request.filter, table, params));
-  const where =
-    conditions.length > 0 ? conditions.map((condition) => `(${condition})`).join(' AND ') : 'TRUE';
-  // One row past the page tells whether more exist without a second query.
-  const pageSize = params.add(request.limit);
-  const limit = params.add(request.limit + 1);
-  const offset = params.add(request.offset);
+  const { pageSize, record, rows } = pageSql(table, request, keys, digest, expanded, params);
   const counts = tableCountsSql(params.add(table.id));
   // Kept metadata is checked against the schema in the page's own snapshot (table-meta.ts).
   const schemaVersion =
     table.schemaVersion === undefined
       ? 'NULL'
       : `(SELECT schema_version::text FROM public.databases WHERE id = ${params.add(table.databaseId)}::uuid)`;
-  const record = recordJsonSql(
-    table,
-    params,
-    undefined,
-    projectedFields(table, request.fields, 'body.fields'),
-    expanded,
-  );
   const maxBytes = params.add(MAX_PAGE_BYTES);
-  // PostgreSQL joins the page into one text: one value to read instead of one row per record. A
-  // running sum of the records' lengths keeps that text within MAX_PAGE_BYTES, whatever the records.
-  const result = await client.query<
+  // PostgreSQL joins the page into one text: one value to read instead of one row per record.
+  // A page past MAX_PAGE_BYTES is measured, not sent (checking its length costs nothing; keeping a
+  // running sum of every record's would cost a sort of the page each time).
+  let result: pg.QueryResult<
     {
       page: string | null;
+      page_bytes: string | null;
       fetched: number;
-      fitting: number;
       last_keys: unknown[] | null;
       schema_version: string | null;
     } & TableCounts
-  >(
-    `WITH counts AS MATERIALIZED (${counts})
-     SELECT string_agg(p.text, ',' ORDER BY p.n) FILTER (WHERE p.n <= ${pageSize} AND p.bytes <= ${maxBytes}) AS page,
-            count(*)::int AS fetched,
-            count(*) FILTER (WHERE p.n <= ${pageSize} AND p.bytes <= ${maxBytes})::int AS fitting,
-            (array_agg(p.keys) FILTER (WHERE p.n = ${pageSize}))[1] AS last_keys,
-            (SELECT row_count FROM counts), (SELECT version FROM counts), (SELECT parts FROM counts),
-            ${schemaVersion} AS schema_version
-       FROM (SELECT q.n, q.text, q.keys, sum(octet_length(q.text) + 1) OVER (ORDER BY q.n ROWS UNBOUNDED PRECEDING) AS bytes
-               FROM (SELECT page.n,
-                            CASE WHEN page.n <= ${pageSize} THEN ${record.text} END AS text,
-                            CASE WHEN page.n = ${pageSize} THEN ${keyValuesSql(keys)} END AS keys
-                       FROM unnest(ARRAY(SELECT r.seq FROM ${tableRef(table)} r WHERE ${where} ORDER BY ${orderBySql(keys)} LIMIT ${limit} OFFSET ${offset}))
-                            WITH ORDINALITY AS page(seq, n)
-                       JOIN ${tableRef(table)} r ON r.seq = page.seq
-                       ${record.join}
-                     OFFSET 0) q) p`,
-    params.values,
-  );
+  >;
+  try {
+    result = await client.query(
+      `WITH counts AS MATERIALIZED (${counts})
+       SELECT CASE WHEN octet_length(agg.page) <= ${maxBytes} THEN agg.page END AS page,
+              octet_length(agg.page)::text AS page_bytes,
+              agg.fetched, agg.last_keys,
+              (SELECT row_count FROM counts), (SELECT version FROM counts), (SELECT parts FROM counts),
+              ${schemaVersion} AS schema_version
+         FROM (SELECT string_agg(${record.text}, ',' ORDER BY page.n) FILTER (WHERE page.n <= ${pageSize}) AS page,
+                      count(*)::int AS fetched,
+                      (array_agg(${keyValuesSql(keys)}) FILTER (WHERE page.n = ${pageSize}))[1] AS last_keys
+                 ${rows}) agg`,
+      params.values,
+    );
+  } catch (error) {
+    // Past PostgreSQL's 1 GB for one value: too large by far, and said the same way.
+    if (databaseErrorOf(error)?.code === PROGRAM_LIMIT_EXCEEDED) {
+      throw pageTooLarge(await recordsThatFit(client, table, request, keys, digest, expanded));
+    }
+    throw error;
+  }
   const row = result.rows[0];
   if (table.schemaVersion !== undefined && row?.schema_version !== table.schemaVersion)
     throw new StaleTableMeta();
+  if (row?.page_bytes != null && Number(row.page_bytes) > MAX_PAGE_BYTES) {
+    throw pageTooLarge(await recordsThatFit(client, table, request, keys, digest, expanded));
+  }
   const fetched = row?.fetched ?? 0;
   const hasMore = fetched > request.limit;
   const rowsOnPage = Math.min(fetched, request.limit);
-  if ((row?.fitting ?? 0) < rowsOnPage) throw pageTooLarge(row?.fitting ?? 0);
   const total = await pageTotal(client, table, request, { hasMore, rowsOnPage, counts: row });
   const nextCursor = hasMore && row?.last_keys ? encodeCursor(keys, digest, row.last_keys) : null;
   const tableRows = row?.row_count != null ? Number(row.row_count) : null;
   return { recordsJson: `[${row?.page ?? ''}]`, total, hasMore, nextCursor, tableRows };
+}
+
+const PROGRAM_LIMIT_EXCEEDED = '54000';
+
+/**
+ * How many of the page's records fit in MAX_PAGE_BYTES, joined as the page joins them: each
+ * record is rendered again and only its length comes back. Run only for a page already found too
+ * large, to tell the caller what to ask for instead.
+ */
+async function recordsThatFit(
+  client: Queryable,
+  table: TableMeta,
+  request: ListRecordsRequest,
+  keys: ReturnType<typeof sortKeys>,
+  digest: string,
+  expanded: readonly ExpandedLink[],
+): Promise<number> {
+  const params = new SqlParams();
+  const { pageSize, record, rows } = pageSql(table, request, keys, digest, expanded, params);
+  const result = await client.query<{ sizes: string[] | null }>(
+    `SELECT array_agg(octet_length(${record.text})::text ORDER BY page.n) FILTER (WHERE page.n <= ${pageSize}) AS sizes
+       ${rows}`,
+    params.values,
+  );
+  let bytes = -1;
+  let fitting = 0;
+  for (const size of result.rows[0]?.sizes ?? []) {
+    // Each record and the comma before it, the first has none.
+    bytes += Number(size) + 1;
+    if (bytes > MAX_PAGE_BYTES) break;
+    fitting += 1;
+  }
+  return fitting;
 }
 
 async function pageTotal(
