@@ -206,7 +206,7 @@ function sqlQueryContext(
   inFlight: InFlightLimiter,
   keyShares: KeyShares,
 ): SqlQueryContext {
-  const inFlightPerBase = config.SQL_IN_FLIGHT_PER_BASE ?? SQL_DEFAULTS.connectionsPerBase;
+  const inFlightPerBase = config.SQL_IN_FLIGHT_PER_BASE ?? SQL_DEFAULTS.inFlightPerBase;
   const statementTimeoutMs = config.SQL_STATEMENT_TIMEOUT ?? SQL_DEFAULTS.statementTimeoutMs;
   const connectionsPerBase = config.SQL_CONNECTIONS_PER_BASE ?? SQL_DEFAULTS.connectionsPerBase;
   const maxResultBytes = config.SQL_MAX_RESULT_BYTES ?? SQL_DEFAULTS.maxResultBytes;

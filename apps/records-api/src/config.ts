@@ -69,7 +69,7 @@ export const recordsApiEnvSchema = commonEnvSchema
       .max(10_000)
       .default(DEFAULT_DB_CONNECTIONS_PER_KEY),
     /** SQL queries of one database, and of one API key, in flight at once across every replica. */
-    SQL_IN_FLIGHT_PER_BASE: z.coerce.number().int().min(1).max(1000).default(SQL_DEFAULTS.connectionsPerBase),
+    SQL_IN_FLIGHT_PER_BASE: z.coerce.number().int().min(1).max(1000).default(SQL_DEFAULTS.inFlightPerBase),
     /** Largest result of one SQL query (the values' text); rows past it are left out, `truncated`. */
     SQL_MAX_RESULT_BYTES: z.coerce
       .number()

@@ -22,6 +22,11 @@ export const SQL_DEFAULTS = {
   maxConnections: 8,
   /** Per database, across processes: its role's connection limit. */
   connectionsPerBase: 4,
+  /**
+   * Per database, and per key, across processes: twice its connections, so a burst waits for a
+   * connection rather than being refused; past it, 429.
+   */
+  inFlightPerBase: 8,
   maxResultBytes: 10 * 1024 * 1024,
 } as const;
 
