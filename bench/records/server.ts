@@ -64,6 +64,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       // The cases run up to 16 requests at once with one key, the sql suite on one base.
       REQUESTS_IN_FLIGHT_PER_KEY: 100_000,
       DB_CONNECTIONS_PER_KEY: 10_000,
+      DB_SECONDS_PER_MINUTE_PER_KEY: 1_000_000,
       SQL_IN_FLIGHT_PER_BASE: 1000,
       JSON_BODY_LIMIT: '10mb',
       WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),

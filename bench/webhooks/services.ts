@@ -100,6 +100,7 @@ export function serviceEnv(settings: ServiceSettings): NodeJS.ProcessEnv {
     RATE_LIMIT_BURST: '1000000',
     REQUESTS_IN_FLIGHT_PER_KEY: '100000',
     DB_CONNECTIONS_PER_KEY: '10000',
+    DB_SECONDS_PER_MINUTE_PER_KEY: '1000000',
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
     LOG_LEVEL: settings.logLevel,
     HOST: '127.0.0.1',

@@ -13,6 +13,7 @@ import {
   principalOf,
 } from '@recordbase/server-kit/auth';
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
+import { createDbTimeBudget } from '@recordbase/server-kit/db-time';
 import { commonEnvSchema, defaultQueuePrefix, trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, requestIds, unknownRoute } from '@recordbase/server-kit/http';
@@ -30,7 +31,11 @@ import { createNotifiedCache } from '@recordbase/server-kit/notified-cache';
 import { createRateLimiter, rateLimitMiddleware } from '@recordbase/server-kit/rate-limit';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
-import { DEFAULT_DB_CONNECTIONS_PER_KEY, type RecordsApiConfig } from './config';
+import {
+  DEFAULT_DB_CONNECTIONS_PER_KEY,
+  DEFAULT_DB_SECONDS_PER_MINUTE_PER_KEY,
+  type RecordsApiConfig,
+} from './config';
 import { createTableCache } from './domain/records/table-cache';
 import { createSqlConnections } from './domain/sql/connections';
 import { SQL_DEFAULTS, type SqlQueryContext, sqlMaxMessageBytes } from './domain/sql/query';
@@ -80,6 +85,7 @@ export interface RecordsApiDeps {
         | 'SQL_MAX_RESULT_BYTES'
         | 'SQL_IN_FLIGHT_PER_BASE'
         | 'DB_CONNECTIONS_PER_KEY'
+        | 'DB_SECONDS_PER_MINUTE_PER_KEY'
         | 'DB_ACQUIRE_TIMEOUT_MS'
         | 'REQUESTS_IN_FLIGHT_PER_KEY'
         | 'WEBHOOK_ALLOWED_CIDRS'
@@ -159,6 +165,10 @@ export function createApp(deps: RecordsApiDeps): Express {
   const keyShares = createKeyShares({
     perKey: config.DB_CONNECTIONS_PER_KEY ?? DEFAULT_DB_CONNECTIONS_PER_KEY,
     waitMs: config.DB_ACQUIRE_TIMEOUT_MS ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
+    budget: createDbTimeBudget(redis, {
+      secondsPerMinute: config.DB_SECONDS_PER_MINUTE_PER_KEY ?? DEFAULT_DB_SECONDS_PER_MINUTE_PER_KEY,
+      logger,
+    }),
   });
   // Each route reads its own body, after checking the key's right to it (server-kit/http.ts).
   // Closed with the database connections, whose pool holds its LISTEN connection.

@@ -20,6 +20,13 @@ import { SQL_DEFAULTS } from './domain/sql/query';
  */
 export const DEFAULT_DB_CONNECTIONS_PER_KEY = 2;
 
+/**
+ * Half a connection's time, on average: a key's slow statements take at most that of the
+ * database's CPUs once it has spent the minute's budget, which a key paging or writing at
+ * human or even script speed never does.
+ */
+export const DEFAULT_DB_SECONDS_PER_MINUTE_PER_KEY = 30;
+
 export const recordsApiEnvSchema = commonEnvSchema
   .extend(publicApiEnvSchema.shape)
   .extend(fileTokenEnvSchema.shape)
@@ -68,6 +75,15 @@ export const recordsApiEnvSchema = commonEnvSchema
       .min(1)
       .max(10_000)
       .default(DEFAULT_DB_CONNECTIONS_PER_KEY),
+    /**
+     * Seconds of database time (connections held by its record requests and SQL queries) one API
+     * key may spend a minute, across every replica: all at once, then as it refills.
+     */
+    DB_SECONDS_PER_MINUTE_PER_KEY: z.coerce
+      .number()
+      .positive()
+      .max(1_000_000)
+      .default(DEFAULT_DB_SECONDS_PER_MINUTE_PER_KEY),
     /** SQL queries of one database, and of one API key, in flight at once across every replica. */
     SQL_IN_FLIGHT_PER_BASE: z.coerce.number().int().min(1).max(1000).default(SQL_DEFAULTS.inFlightPerBase),
     /** Largest result of one SQL query (the values' text); rows past it are left out, `truncated`. */

@@ -53,6 +53,8 @@ export interface HarnessOptions {
   sqlInFlightPerBase?: number;
   /** DB_CONNECTIONS_PER_KEY (out of the way unless given). */
   dbConnectionsPerKey?: number;
+  /** DB_SECONDS_PER_MINUTE_PER_KEY (out of the way unless given). */
+  dbSecondsPerMinutePerKey?: number;
   /** A second app instance on the database (and with the root key) of this harness, which closing leaves in place. */
   sameDatabaseAs?: Harness;
 }
@@ -109,6 +111,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       REQUESTS_IN_FLIGHT_PER_KEY: options.requestsInFlightPerKey ?? 10_000,
       SQL_IN_FLIGHT_PER_BASE: options.sqlInFlightPerBase ?? 1000,
       DB_CONNECTIONS_PER_KEY: options.dbConnectionsPerKey ?? 10_000,
+      DB_SECONDS_PER_MINUTE_PER_KEY: options.dbSecondsPerMinutePerKey ?? 1_000_000,
       ...(options.acquireTimeoutMs ? { DB_ACQUIRE_TIMEOUT_MS: options.acquireTimeoutMs } : {}),
       JSON_BODY_LIMIT: '10mb',
       WEBHOOK_SECRET_KEY: webhookSecretKey.toString('base64'),

@@ -52,6 +52,7 @@ async function installation(options: {
   sqlInFlightPerBase: number;
   dbConnectionsPerKey?: number;
   acquireTimeoutMs?: number;
+  dbSecondsPerMinutePerKey?: number;
 }) {
   h = await startHarness(options);
   replica = await startHarness({ ...options, sameDatabaseAs: h });
@@ -198,5 +199,37 @@ describe("a key's share of a process's database connections", () => {
     });
     await list(neighbour).expect(200);
     for (const answer of await Promise.all(held)) expect(answer.status).toBe(200);
+  });
+});
+
+describe("a key's budget of database time", () => {
+  // Half a second a minute: one query of 0.6 s spends it all and more.
+  beforeAll(() =>
+    installation({ requestsInFlightPerKey: 1000, sqlInFlightPerBase: 1000, dbSecondsPerMinutePerKey: 0.5 }),
+  );
+  afterAll(closeInstallation);
+
+  it('refuses a key that spent it, on every replica, until it has refilled; other keys are served', async () => {
+    await slowQuery(h, hostile, baseId, 0.6).expect(200);
+    const deadline = Date.now() + 2000;
+    let refused = await slowQuery(replica, hostile, otherBaseId, 0);
+    // The spending is recorded as the connection is given back, just after the answer.
+    while (refused.status !== 429 && Date.now() < deadline)
+      refused = await slowQuery(replica, hostile, otherBaseId, 0);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.message).toMatch(
+      /^This API key has used its database time \(0\.5 s a minute\); retry after \d+ s$/,
+    );
+    // 0.6 s and more (the connection's own statements) of a 0.5 s budget refilling at 0.5 s a
+    // minute: 12 s or a little more until it may start again.
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(12);
+    expect(retryAfter).toBeLessThanOrEqual(24);
+    const list = await h.api
+      .post(`/api/v1/bases/${baseId}/tables/People/records/list`)
+      .set('Authorization', h.bearer(hostile))
+      .send({ limit: 1 });
+    expect(list.status).toBe(429);
+    await slowQuery(h, neighbour, baseId, 0).expect(200);
   });
 });

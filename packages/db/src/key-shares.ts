@@ -4,8 +4,15 @@
  * read-only SQL) takes the machine from every other key, and one holding the pool takes its
  * connections too. A key holds at most `perKey` connections of a process at once; its further
  * requests wait their turn among its own (first come, first served), never ahead of other keys,
- * and one that waits past `waitMs` fails with KeyShareBusy (a 429 for its key alone).
+ * and one that waits past `waitMs` fails with KeyShareBusy (a 429 for its key alone). A `budget`
+ * of database time, when given, is asked before a place is taken and told how long it was held.
  */
+
+export interface DbTimeSpender {
+  /** Throws when the key may not start more database work now. */
+  check(key: string): Promise<void>;
+  spend(key: string, ms: number): void;
+}
 
 export class KeyShareBusy extends Error {
   constructor(readonly perKey: number) {
@@ -29,14 +36,20 @@ interface Share {
   waiters: Waiter[];
 }
 
-export function createKeyShares(options: { perKey: number; waitMs: number }): KeyShares {
+export function createKeyShares(options: {
+  perKey: number;
+  waitMs: number;
+  budget?: DbTimeSpender;
+}): KeyShares {
   const shares = new Map<string, Share>();
 
   const releaser = (key: string, share: Share) => {
     let released = false;
+    const since = performance.now();
     return () => {
       if (released) return;
       released = true;
+      options.budget?.spend(key, performance.now() - since);
       const next = share.waiters.shift();
       if (next) {
         next.grant();
@@ -47,41 +60,48 @@ export function createKeyShares(options: { perKey: number; waitMs: number }): Ke
     };
   };
 
+  const take = (key: string, signal?: AbortSignal): Promise<() => void> => {
+    // Gone while its budget was asked: it takes no place.
+    if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('the request was aborted'));
+    let share = shares.get(key);
+    if (!share) {
+      share = { held: 0, waiters: [] };
+      shares.set(key, share);
+    }
+    const current = share;
+    if (current.held < options.perKey) {
+      current.held += 1;
+      return Promise.resolve(releaser(key, current));
+    }
+    return new Promise<() => void>((resolve, reject) => {
+      const leave = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', aborted);
+        const index = current.waiters.indexOf(waiter);
+        if (index >= 0) current.waiters.splice(index, 1);
+      };
+      const waiter: Waiter = {
+        // The place of the request that left passes to this one: `held` is unchanged.
+        grant: () => {
+          leave();
+          resolve(releaser(key, current));
+        },
+        fail: (error) => {
+          leave();
+          reject(error);
+        },
+      };
+      const timer = setTimeout(() => waiter.fail(new KeyShareBusy(options.perKey)), options.waitMs);
+      const aborted = () => waiter.fail(signal?.reason ?? new Error('the request was aborted'));
+      signal?.addEventListener('abort', aborted, { once: true });
+      current.waiters.push(waiter);
+    });
+  };
+
   return {
-    acquire(key, signal) {
-      let share = shares.get(key);
-      if (!share) {
-        share = { held: 0, waiters: [] };
-        shares.set(key, share);
-      }
-      const current = share;
-      if (current.held < options.perKey) {
-        current.held += 1;
-        return Promise.resolve(releaser(key, current));
-      }
-      return new Promise<() => void>((resolve, reject) => {
-        const leave = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', aborted);
-          const index = current.waiters.indexOf(waiter);
-          if (index >= 0) current.waiters.splice(index, 1);
-        };
-        const waiter: Waiter = {
-          // The place of the request that left passes to this one: `held` is unchanged.
-          grant: () => {
-            leave();
-            resolve(releaser(key, current));
-          },
-          fail: (error) => {
-            leave();
-            reject(error);
-          },
-        };
-        const timer = setTimeout(() => waiter.fail(new KeyShareBusy(options.perKey)), options.waitMs);
-        const aborted = () => waiter.fail(signal?.reason ?? new Error('the request was aborted'));
-        signal?.addEventListener('abort', aborted, { once: true });
-        current.waiters.push(waiter);
-      });
+    async acquire(key, signal) {
+      await options.budget?.check(key);
+      return take(key, signal);
     },
   };
 }

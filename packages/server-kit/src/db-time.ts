@@ -1,0 +1,91 @@
+import type { Redis } from 'ioredis';
+import { AppError } from './errors';
+import type { Logger } from './logger';
+
+/**
+ * Each API key's budget of database time, shared by every replica: the time its requests hold a
+ * database connection, spent as they release it. A key may spend the whole minute's budget at
+ * once, then as fast as it refills; past it, its next request is 429 until it has. One tenant's
+ * slow statements then take at most that share of the database's CPUs, however it spreads them
+ * over time, connections or replicas. A generic cell rate algorithm weighted by the time spent:
+ * one timestamp per key (when the budget is whole again), kept with Redis's own clock.
+ */
+
+const CHECK_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local full_at = tonumber(redis.call('GET', KEYS[1]) or now)
+local over = full_at - now - tonumber(ARGV[1])
+if over > 0 then return math.ceil(over) end
+return 0
+`;
+
+const SPEND_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local full_at = tonumber(redis.call('GET', KEYS[1]) or now)
+if full_at < now then full_at = now end
+full_at = full_at + tonumber(ARGV[1])
+redis.call('SET', KEYS[1], tostring(full_at), 'PX', math.ceil(full_at - now) + 1000)
+return 0
+`;
+
+type RedisWithDbTime = Redis & {
+  rbDbTimeCheck(key: string, windowMs: number): Promise<number>;
+  rbDbTimeSpend(key: string, advanceMs: number): Promise<number>;
+};
+
+export interface DbTimeBudget {
+  /** Refuses (429 RATE_LIMITED, Retry-After) a key whose budget is spent. */
+  check(keyId: string): Promise<void>;
+  /** Takes `ms` of database time from the key's budget. */
+  spend(keyId: string, ms: number): void;
+}
+
+/** The budget's window: a key may spend `secondsPerMinute` at once, as much again each minute after. */
+const WINDOW_MS = 60_000;
+
+export function createDbTimeBudget(
+  redis: Redis,
+  options: { secondsPerMinute: number; logger?: Logger },
+): DbTimeBudget {
+  if (!('rbDbTimeCheck' in redis)) {
+    redis.defineCommand('rbDbTimeCheck', { numberOfKeys: 1, lua: CHECK_SCRIPT });
+    redis.defineCommand('rbDbTimeSpend', { numberOfKeys: 1, lua: SPEND_SCRIPT });
+  }
+  const commands = redis as RedisWithDbTime;
+  // A millisecond of database time pushes the moment the budget is whole by this much.
+  const wallPerDbMs = WINDOW_MS / (options.secondsPerMinute * 1000);
+  const keyOf = (keyId: string) => `dbtime:${keyId}`;
+  let lastWarning = Number.NEGATIVE_INFINITY;
+  const unavailable = (error: unknown) => {
+    if (Date.now() - lastWarning < WINDOW_MS) return;
+    lastWarning = Date.now();
+    options.logger?.warn({ err: error }, 'Redis did not answer: database time budgets not kept');
+  };
+  return {
+    async check(keyId) {
+      let waitMs: number;
+      try {
+        // Whole budget spent once the moment it is whole again is a window away.
+        waitMs = await commands.rbDbTimeCheck(keyOf(keyId), WINDOW_MS);
+      } catch (error) {
+        // Each process's share of connections still bounds the key; the budget is the finer bound.
+        unavailable(error);
+        return;
+      }
+      if (waitMs > 0) {
+        const retryAfter = String(Math.max(1, Math.ceil(waitMs / 1000)));
+        throw new AppError(
+          'RATE_LIMITED',
+          `This API key has used its database time (${options.secondsPerMinute} s a minute); retry after ${retryAfter} s`,
+          { 'Retry-After': retryAfter },
+        );
+      }
+    },
+    spend(keyId, ms) {
+      if (ms <= 0) return;
+      commands.rbDbTimeSpend(keyOf(keyId), Math.ceil(ms * wallPerDbMs)).catch(unavailable);
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { createDbTimeBudget } from '../src/db-time';
+
+let redis: Redis;
+
+beforeAll(() => {
+  redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', {
+    keyPrefix: `test:${randomBytes(6).toString('hex')}:`,
+  });
+});
+afterAll(() => redis.quit());
+
+/** Until Redis has the spending (it is sent without waiting for the answer). */
+const settled = () => redis.ping();
+
+describe('database time budget', () => {
+  it("spends a minute's budget at once, then refuses with the wait until it may start again", async () => {
+    const budget = createDbTimeBudget(redis, { secondsPerMinute: 6 });
+    await budget.check('a');
+    budget.spend('a', 5_000);
+    await settled();
+    // 5 of 6 s spent: more may start, and overdraw.
+    await budget.check('a');
+    budget.spend('a', 3_000);
+    await settled();
+    // 8 s spent of 6, refilling at 6 s a minute: 20 s until the debt is paid.
+    const refusal = await budget.check('a').then(
+      () => null,
+      (error: { code: string; message: string; headers: Record<string, string> }) => error,
+    );
+    expect(refusal?.code).toBe('RATE_LIMITED');
+    expect(refusal?.message).toMatch(
+      /^This API key has used its database time \(6 s a minute\); retry after (19|20) s$/,
+    );
+    expect(['19', '20']).toContain(refusal?.headers['Retry-After']);
+    // Every key has a budget of its own.
+    await budget.check('b');
+  });
+
+  it('lets work through, and says so, when Redis does not answer', async () => {
+    const away = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    const warnings: string[] = [];
+    const budget = createDbTimeBudget(away, {
+      secondsPerMinute: 1,
+      logger: { warn: (_: unknown, message: string) => warnings.push(message) } as never,
+    });
+    budget.spend('a', 60_000);
+    await budget.check('a');
+    expect(warnings).toContain('Redis did not answer: database time budgets not kept');
+    away.disconnect();
+  });
+});
