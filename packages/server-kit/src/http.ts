@@ -145,7 +145,7 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     const context = { err: error, method: req.method, path: req.path, requestId: requestIdOf(res) };
     // Nobody is left to answer when the client went away (the cancelled query's error lands here).
     if (res.headersSent || res.destroyed) {
-      if (!known) logger.error(context, 'unhandled error');
+      if (!known && !(error instanceof ClientGone)) logger.error(context, 'unhandled error');
       return;
     }
     if (known) {
@@ -249,10 +249,18 @@ function refuseInvalidUtf8(_req: unknown, _res: unknown, bytes: Buffer, encoding
   }
 }
 
+/** The reason a request's work is abandoned when its client goes away: nobody's fault, nothing to log. */
+class ClientGone extends Error {
+  constructor() {
+    super('the client closed the connection');
+    this.name = 'ClientGone';
+  }
+}
+
 function abortSignalOf(res: Response): AbortSignal {
   const controller = new AbortController();
   res.on('close', () => {
-    if (!res.writableFinished) controller.abort(new Error('the client closed the connection'));
+    if (!res.writableFinished) controller.abort(new ClientGone());
   });
   return controller.signal;
 }

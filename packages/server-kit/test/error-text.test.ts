@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import express from 'express';
 import { badRequest, clip } from '../src/errors';
-import { errorMiddleware } from '../src/http';
+import { endpoint, errorMiddleware } from '../src/http';
 import { createLogger } from '../src/logger';
 
 /**
@@ -46,6 +46,17 @@ beforeAll(async () => {
   app.get('/unexpected', () => {
     throw quotingError('XX000');
   });
+  // A route whose work is abandoned when its client goes away, as a cancelled query is.
+  app.use((_req, res, next) => {
+    res.locals.principal = { keyId: 'k', scopes: new Set(['records:read']), databaseIds: null };
+    next();
+  });
+  app.get(
+    '/abandoned',
+    endpoint({ access: { scope: 'records:read' } }, ({ signal }) => {
+      return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+    }),
+  );
   app.use(errorMiddleware(logger));
   server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -94,5 +105,18 @@ describe('error answers and log lines', () => {
     expect(logged.err.code).toBe('XX000');
     expect(logged.err.message).toMatch(/more characters\)$/);
     expect(logged.err.detail).toMatch(/^Failing row contains \(y+… \(\d+ more characters\)$/);
+  });
+});
+
+describe('a request whose client went away', () => {
+  it('logs no error for the work abandoned with it', async () => {
+    lines.length = 0;
+    const gone = new AbortController();
+    const request = fetch(`${url}/abandoned`, { signal: gone.signal }).catch(() => 'gone');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    gone.abort();
+    expect(await request).toBe('gone');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(lines.filter((line) => line.includes('unhandled error'))).toEqual([]);
   });
 });
