@@ -7,7 +7,7 @@ import type {
 } from '@recordbase/contracts/imports';
 import { newRecordId, type PrismaClient } from '@recordbase/db';
 import { isRoot, type Principal, requireScope } from '@recordbase/server-kit/auth';
-import { badRequest, notFound } from '@recordbase/server-kit/errors';
+import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type { ImportQueue } from '../imports/queue';
 import { findAccessibleDatabase, findTableByRef } from './access';
 
@@ -31,6 +31,13 @@ export function importFormat(upload: { mimeType: string }): 'csv' | 'xlsx' {
   return upload.mimeType === XLSX_MIME_TYPE ? 'xlsx' : 'csv';
 }
 const LISTED_IMPORTS = 50;
+
+/**
+ * Imports one key may have queued or running at once. The worker runs them one at a time for
+ * everyone: without a bound, one key's files (or one tenant's bombs, each read until a budget
+ * stops it) would stand in front of every other key's.
+ */
+export const MAX_OPEN_IMPORTS_PER_KEY = 3;
 export const CANCELLED_MESSAGE = 'Cancelled';
 
 export async function startImport(
@@ -53,19 +60,38 @@ export async function startImport(
   const table =
     body.tableId === undefined ? null : await findTableByRef(deps.prisma, database.id, body.tableId);
   const id = newRecordId();
-  await deps.prisma.import.create({
-    data: {
-      id,
-      databaseId: database.id,
-      s3Key: upload.key,
-      tableId: table?.id ?? null,
-      tableName: table ? null : (body.tableName ?? tableNameOf(upload.fileName)),
-      sheet: body.sheet ?? null,
-      firstRowIsHeader: body.firstRowIsHeader,
-      status: 'queued',
-      apiKeyId: principal.keyId,
-    },
-  });
+  const row = {
+    id,
+    databaseId: database.id,
+    s3Key: upload.key,
+    tableId: table?.id ?? null,
+    tableName: table ? null : (body.tableName ?? tableNameOf(upload.fileName)),
+    sheet: body.sheet ?? null,
+    firstRowIsHeader: body.firstRowIsHeader,
+    status: 'queued',
+    apiKeyId: principal.keyId,
+  };
+  const keyId = principal.keyId;
+  if (keyId === null) {
+    // The operator's key is no tenant's: its imports are the installation's own work.
+    await deps.prisma.import.create({ data: row });
+  } else {
+    await deps.prisma.$transaction(async (tx) => {
+      // Two starts of one key at once count each other.
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`imports-of:${keyId}`}))`;
+      const open = await tx.import.count({
+        where: { apiKeyId: keyId, status: { in: ['queued', 'running'] } },
+      });
+      if (open >= MAX_OPEN_IMPORTS_PER_KEY) {
+        throw new AppError(
+          'RATE_LIMITED',
+          `This API key has ${open} imports queued or running, the most it may have at once; start this one when one of them has finished`,
+          { 'Retry-After': '5' },
+        );
+      }
+      await tx.import.create({ data: row });
+    });
+  }
   await deps.queue.enqueue(id);
   return { id, status: 'queued' };
 }
