@@ -1,4 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import type { RecordbaseClient } from '@recordbase/client';
 import { freePort } from '@recordbase/launcher';
@@ -145,6 +146,10 @@ export async function startHostileTenant(plan: HostilePlan): Promise<RunningHost
     ),
   );
   exited.catch(() => {});
+  // The attacker's own machine would be another: on this one its process yields the CPU to the
+  // services under test, so what it costs them is what they spend answering it, not what it
+  // spends building its requests (a third of a core, unniced, on 2 cores).
+  if (child.pid !== undefined) setPriority(child.pid, 19);
   const next = <Type extends HostileMessage['type']>(type: Type) =>
     Promise.race([
       new Promise<Extract<HostileMessage, { type: Type }>>((resolve) => {
