@@ -68,6 +68,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     REQUESTS_IN_FLIGHT_PER_KEY: '100000',
     DB_CONNECTIONS_PER_KEY: '10000',
     DB_SECONDS_PER_MINUTE_PER_KEY: '1000000',
+    IMPORT_SECONDS_PER_MINUTE_PER_KEY: '1000000',
     SQL_IN_FLIGHT_PER_BASE: '1000',
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
     LOG_LEVEL: 'warn',

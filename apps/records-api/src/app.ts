@@ -13,7 +13,6 @@ import {
   principalOf,
 } from '@recordbase/server-kit/auth';
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
-import { createDbTimeBudget } from '@recordbase/server-kit/db-time';
 import { commonEnvSchema, defaultQueuePrefix, trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, requestIds, unknownRoute } from '@recordbase/server-kit/http';
@@ -29,6 +28,7 @@ import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics, registerQueueMetrics } from '@recordbase/server-kit/metrics';
 import { createNotifiedCache } from '@recordbase/server-kit/notified-cache';
 import { createRateLimiter, rateLimitMiddleware } from '@recordbase/server-kit/rate-limit';
+import { createTimeBudget } from '@recordbase/server-kit/time-budget';
 import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import {
@@ -48,6 +48,7 @@ import { recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
 import { sqlRoutes } from './http/sql.routes';
 import { webhookRoutes } from './http/webhooks.routes';
+import { DEFAULT_IMPORT_SECONDS_PER_MINUTE_PER_KEY } from './imports/config';
 import type { ImportQueue } from './imports/queue';
 import { createQueueInspector } from './queues/inspector';
 
@@ -86,6 +87,7 @@ export interface RecordsApiDeps {
         | 'SQL_IN_FLIGHT_PER_BASE'
         | 'DB_CONNECTIONS_PER_KEY'
         | 'DB_SECONDS_PER_MINUTE_PER_KEY'
+        | 'IMPORT_SECONDS_PER_MINUTE_PER_KEY'
         | 'DB_ACQUIRE_TIMEOUT_MS'
         | 'REQUESTS_IN_FLIGHT_PER_KEY'
         | 'WEBHOOK_ALLOWED_CIDRS'
@@ -165,7 +167,8 @@ export function createApp(deps: RecordsApiDeps): Express {
   const keyShares = createKeyShares({
     perKey: config.DB_CONNECTIONS_PER_KEY ?? DEFAULT_DB_CONNECTIONS_PER_KEY,
     waitMs: config.DB_ACQUIRE_TIMEOUT_MS ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
-    budget: createDbTimeBudget(redis, {
+    budget: createTimeBudget(redis, {
+      kind: 'database',
       secondsPerMinute: config.DB_SECONDS_PER_MINUTE_PER_KEY ?? DEFAULT_DB_SECONDS_PER_MINUTE_PER_KEY,
       logger,
     }),
@@ -189,7 +192,18 @@ export function createApp(deps: RecordsApiDeps): Express {
     }),
   );
   api.use(webhookRoutes(db.prisma, webhookSecretKey, config.WEBHOOK_ALLOWED_CIDRS ?? []));
-  api.use(importRoutes({ prisma: db.prisma, queue: imports }));
+  api.use(
+    importRoutes({
+      prisma: db.prisma,
+      queue: imports,
+      importTime: createTimeBudget(redis, {
+        kind: 'import',
+        secondsPerMinute:
+          config.IMPORT_SECONDS_PER_MINUTE_PER_KEY ?? DEFAULT_IMPORT_SECONDS_PER_MINUTE_PER_KEY,
+        logger,
+      }),
+    }),
+  );
   app.use('/api/v1', api);
 
   app.use(

@@ -13,6 +13,7 @@ import {
 import { z } from 'zod';
 import { DEFAULT_READ_INDEX_MIN_ROWS } from './domain/records/read-indexes';
 import { SQL_DEFAULTS } from './domain/sql/query';
+import { importTimeEnvSchema } from './imports/config';
 
 /**
  * Two at once: a key's slow statements take at most two of PostgreSQL's CPUs' turns, and its
@@ -29,6 +30,7 @@ export const DEFAULT_DB_SECONDS_PER_MINUTE_PER_KEY = 30;
 
 export const recordsApiEnvSchema = commonEnvSchema
   .extend(publicApiEnvSchema.shape)
+  .extend(importTimeEnvSchema.shape)
   .extend(fileTokenEnvSchema.shape)
   .extend({
     PORT: portSchema(3000),

@@ -55,6 +55,8 @@ export interface HarnessOptions {
   dbConnectionsPerKey?: number;
   /** DB_SECONDS_PER_MINUTE_PER_KEY (out of the way unless given). */
   dbSecondsPerMinutePerKey?: number;
+  /** IMPORT_SECONDS_PER_MINUTE_PER_KEY (out of the way unless given). */
+  importSecondsPerMinutePerKey?: number;
   /** A second app instance on the database (and with the root key) of this harness, which closing leaves in place. */
   sameDatabaseAs?: Harness;
 }
@@ -112,6 +114,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       SQL_IN_FLIGHT_PER_BASE: options.sqlInFlightPerBase ?? 1000,
       DB_CONNECTIONS_PER_KEY: options.dbConnectionsPerKey ?? 10_000,
       DB_SECONDS_PER_MINUTE_PER_KEY: options.dbSecondsPerMinutePerKey ?? 1_000_000,
+      IMPORT_SECONDS_PER_MINUTE_PER_KEY: options.importSecondsPerMinutePerKey ?? 1_000_000,
       ...(options.acquireTimeoutMs ? { DB_ACQUIRE_TIMEOUT_MS: options.acquireTimeoutMs } : {}),
       JSON_BODY_LIMIT: '10mb',
       WEBHOOK_SECRET_KEY: webhookSecretKey.toString('base64'),

@@ -8,7 +8,7 @@ import { LocalDiskStorage } from '@recordbase/storage';
 import { createEventPublisher } from '../src/events/publisher';
 import type { ImportContext } from '../src/imports/job';
 import type { ReaderLimits } from '../src/imports/readers';
-import { type ImportWorker, startImportWorker } from '../src/imports/worker';
+import { type ImportWorker, type ImportWorkerOptions, startImportWorker } from '../src/imports/worker';
 import type { Harness } from './harness';
 
 /**
@@ -30,7 +30,7 @@ export interface ImportFixture {
   ): Promise<string>;
   /** What a run of the import worker is given: the fixture's storage unless another is given. */
   context(options?: WorkerOptions): ImportContext;
-  startWorker(options?: WorkerOptions): ImportWorker;
+  startWorker(options?: WorkerOptions, worker?: Pick<ImportWorkerOptions, 'importTime'>): ImportWorker;
   stopWorker(): Promise<void>;
   /** Polls the import until it has finished (succeeded or failed). */
   finished(databaseId: string, importId: string, timeoutMs?: number): Promise<ImportStatusBody>;
@@ -85,8 +85,9 @@ export async function importFixture(h: Harness): Promise<ImportFixture> {
       return key;
     },
     context: (options = {}) => ({ db: h.db, storage, events, logger, ...options }),
-    startWorker(options = {}) {
+    startWorker(options = {}, workerOptions = {}) {
       worker = startImportWorker({
+        ...workerOptions,
         ctx: fixture.context(options),
         redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
         prefix: h.queuePrefix,

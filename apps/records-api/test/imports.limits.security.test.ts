@@ -1,6 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { createTimeBudget } from '@recordbase/server-kit/time-budget';
+import { Redis } from 'ioredis';
 import { MAX_OPEN_IMPORTS_PER_KEY } from '../src/domain/imports';
 import { createBase, type Harness, startHarness } from './harness';
+import { type ImportFixture, importFixture } from './import-fixture';
 
 /**
  * The import worker reads one file at a time for everyone: one key may have only a few imports
@@ -84,4 +87,60 @@ it('counts starts made at the same moment against each other', async () => {
     ...Array(MAX_OPEN_IMPORTS_PER_KEY).fill(202),
     ...Array(8 - MAX_OPEN_IMPORTS_PER_KEY).fill(429),
   ]);
+});
+
+describe("a key's budget of the worker's time", () => {
+  let timed: Harness;
+  let fixture: ImportFixture;
+  let budgets: Redis;
+
+  beforeAll(async () => {
+    // A tenth of a second a minute: any run spends it all.
+    timed = await startHarness({ importSecondsPerMinutePerKey: 0.1 });
+    fixture = await importFixture(timed);
+    budgets = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { keyPrefix: timed.redisPrefix });
+    fixture.startWorker(
+      {},
+      { importTime: createTimeBudget(budgets, { kind: 'import', secondsPerMinute: 0.1 }) },
+    );
+  });
+  afterAll(async () => {
+    await fixture.close();
+    budgets.disconnect();
+    await timed.close();
+  });
+
+  it('refuses to start the imports of a key whose runs took it, with the wait; others are served', async () => {
+    const base = (await createBase(timed, { name: 'Timed' })).body.id;
+    const keyOf = async (name: string) => {
+      const created = await timed.api
+        .post('/api/v1/api-keys')
+        .set('Authorization', timed.bearer(timed.rootKey))
+        .send({ name, scopes: ['records:write', 'schema:write', 'records:read'] })
+        .expect(201);
+      return { id: created.body.id as string, bearer: timed.bearer(created.body.key) };
+    };
+    const startFor = async (key: { id: string; bearer: string }) =>
+      timed.api
+        .post(`/api/v1/bases/${base}/imports`)
+        .set('Authorization', key.bearer)
+        .send({
+          s3Key: await fixture.upload('rows.csv', 'Name\nAda\nGrace\n', undefined, key.id),
+          tableName: `T ${randomUUID()}`,
+        });
+    const busy = await keyOf('busy');
+    const first = await startFor(busy);
+    expect(first.status).toBe(202);
+    expect((await fixture.finished(base, first.body.id)).status).toBe('succeeded');
+    // The run's time is spent once it has ended, just after its status.
+    const deadline = Date.now() + 2000;
+    let refused = await startFor(busy);
+    while (refused.status !== 429 && Date.now() < deadline) refused = await startFor(busy);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.message).toMatch(
+      /^This API key has used its import time \(0\.1 s a minute\); retry after \d+ s$/,
+    );
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect((await startFor(await keyOf('other'))).status).toBe(202);
+  });
 });

@@ -22,6 +22,8 @@ import { findAccessibleDatabase, findTableByRef } from './access';
 export interface ImportsDeps {
   prisma: PrismaClient;
   queue: ImportQueue;
+  /** The import worker's time each key may take (the root key's aside); unbounded when absent. */
+  importTime?: { check(keyId: string): Promise<void> };
 }
 
 const XLSX_MIME_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
@@ -72,6 +74,7 @@ export async function startImport(
     apiKeyId: principal.keyId,
   };
   const keyId = principal.keyId;
+  if (keyId !== null) await deps.importTime?.check(keyId);
   if (keyId === null) {
     // The operator's key is no tenant's: its imports are the installation's own work.
     await deps.prisma.import.create({ data: row });

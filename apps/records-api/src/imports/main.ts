@@ -4,6 +4,7 @@ import { dependencyChecks } from '@recordbase/server-kit/health';
 import { closeServer, createHttpServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
+import { createTimeBudget } from '@recordbase/server-kit/time-budget';
 import { createStorage } from '@recordbase/storage';
 import { Redis } from 'ioredis';
 import { createEventPublisher } from '../events/publisher';
@@ -33,8 +34,19 @@ async function main(): Promise<void> {
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const events = createEventPublisher({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
   const metrics = createMetrics('import-worker');
+  // records-api's keys live under the installation's prefix (its main.ts): the budgets are shared.
+  const budgets = new Redis(config.REDIS_URL, {
+    keyPrefix: `${config.QUEUE_PREFIX}:`,
+    maxRetriesPerRequest: 1,
+  });
+  budgets.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const worker = startImportWorker({
     metrics: createImportMetrics(metrics),
+    importTime: createTimeBudget(budgets, {
+      kind: 'import',
+      secondsPerMinute: config.IMPORT_SECONDS_PER_MINUTE_PER_KEY,
+      logger,
+    }),
     ctx: { db, storage, events, logger },
     redisUrl: config.REDIS_URL,
     prefix: config.QUEUE_PREFIX,
@@ -53,7 +65,13 @@ async function main(): Promise<void> {
     // The import in progress is abandoned, not finished: its run is taken up again from the start.
     ['worker', () => worker.close()],
     ['events queue', () => events.close()],
-    ['redis', () => redis.quit()],
+    [
+      'redis',
+      async () => {
+        await redis.quit();
+        await budgets.quit();
+      },
+    ],
     ['database', () => db.close()],
   ]);
 }

@@ -27,6 +27,8 @@ export interface ImportWorkerOptions {
   lockDurationMs?: number;
   /** Told of every run that finished its import (for the worker's metrics). */
   metrics?: ImportMetrics;
+  /** Where each run's time is spent from its key's budget (IMPORT_SECONDS_PER_MINUTE_PER_KEY). */
+  importTime?: { spend(keyId: string, ms: number): void };
 }
 
 export interface ImportWorker {
@@ -39,6 +41,26 @@ const DEFAULT_SWEEP_MS = 30_000;
 const DEFAULT_STALE_MS = 5 * 60_000;
 /** An import that waits this long without being taken is queued again (Redis may have lost it). */
 const QUEUED_GRACE_MS = 30_000;
+
+/** The run's time, from the budget of the key that started the import (the root key has none). */
+async function spendImportTime(
+  ctx: ImportContext,
+  options: ImportWorkerOptions,
+  importId: string,
+  ms: number,
+): Promise<void> {
+  if (!options.importTime) return;
+  try {
+    const { rows } = await ctx.db.pool.query<{ api_key_id: string | null }>(
+      'SELECT api_key_id::text FROM imports WHERE id = $1',
+      [importId],
+    );
+    const keyId = rows[0]?.api_key_id;
+    if (keyId) options.importTime.spend(keyId, ms);
+  } catch (error) {
+    ctx.logger.warn({ err: error, importId }, 'the import time of a run could not be spent');
+  }
+}
 
 export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
   const { ctx } = options;
@@ -61,7 +83,11 @@ export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
             current = { importId, attempt };
           },
         });
-        if (outcome !== 'not-ours') options.metrics?.finished(outcome, (performance.now() - started) / 1000);
+        if (outcome !== 'not-ours') {
+          const spentMs = performance.now() - started;
+          options.metrics?.finished(outcome, spentMs / 1000);
+          await spendImportTime(ctx, options, importId, spentMs);
+        }
         ctx.logger.info({ importId, outcome }, 'import finished');
       } finally {
         current = null;

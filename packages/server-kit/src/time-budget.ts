@@ -3,12 +3,13 @@ import { AppError } from './errors';
 import type { Logger } from './logger';
 
 /**
- * Each API key's budget of database time, shared by every replica: the time its requests hold a
- * database connection, spent as they release it. A key may spend the whole minute's budget at
- * once, then as fast as it refills; past it, its next request is 429 until it has. One tenant's
- * slow statements then take at most that share of the database's CPUs, however it spreads them
- * over time, connections or replicas. A generic cell rate algorithm weighted by the time spent:
- * one timestamp per key (when the budget is whole again), kept with Redis's own clock.
+ * Each API key's budget of a kind of time, shared by every replica and service: database time
+ * (what its requests hold connections for, spent as they release them) and import time (what the
+ * import worker spends on its files). A key may spend the whole minute's budget at once, then as
+ * fast as it refills; past it, its next request is 429 until it has. One tenant's slow work then
+ * takes at most that share of the machine, however it spreads it over time, connections, files
+ * or replicas. A generic cell rate algorithm weighted by the time spent: one timestamp per key
+ * (when the budget is whole again), kept with Redis's own clock.
  */
 
 const CHECK_SCRIPT = `
@@ -35,20 +36,27 @@ type RedisWithDbTime = Redis & {
   rbDbTimeSpend(key: string, advanceMs: number): Promise<number>;
 };
 
-export interface DbTimeBudget {
+export interface TimeBudget {
   /** Refuses (429 RATE_LIMITED, Retry-After) a key whose budget is spent. */
   check(keyId: string): Promise<void>;
-  /** Takes `ms` of database time from the key's budget. */
+  /** Takes `ms` of the budget's time from the key's budget. */
   spend(keyId: string, ms: number): void;
 }
+
+/** The kinds of time budgeted: the Redis key of each, and how the refusal names it. */
+const KINDS = {
+  database: { prefix: 'dbtime', words: 'database time' },
+  import: { prefix: 'importtime', words: 'import time' },
+} as const;
 
 /** The budget's window: a key may spend `secondsPerMinute` at once, as much again each minute after. */
 const WINDOW_MS = 60_000;
 
-export function createDbTimeBudget(
+export function createTimeBudget(
   redis: Redis,
-  options: { secondsPerMinute: number; logger?: Logger },
-): DbTimeBudget {
+  options: { kind: keyof typeof KINDS; secondsPerMinute: number; logger?: Logger },
+): TimeBudget {
+  const kind = KINDS[options.kind];
   if (!('rbDbTimeCheck' in redis)) {
     redis.defineCommand('rbDbTimeCheck', { numberOfKeys: 1, lua: CHECK_SCRIPT });
     redis.defineCommand('rbDbTimeSpend', { numberOfKeys: 1, lua: SPEND_SCRIPT });
@@ -56,12 +64,12 @@ export function createDbTimeBudget(
   const commands = redis as RedisWithDbTime;
   // A millisecond of database time pushes the moment the budget is whole by this much.
   const wallPerDbMs = WINDOW_MS / (options.secondsPerMinute * 1000);
-  const keyOf = (keyId: string) => `dbtime:${keyId}`;
+  const keyOf = (keyId: string) => `${kind.prefix}:${keyId}`;
   let lastWarning = Number.NEGATIVE_INFINITY;
   const unavailable = (error: unknown) => {
     if (Date.now() - lastWarning < WINDOW_MS) return;
     lastWarning = Date.now();
-    options.logger?.warn({ err: error }, 'Redis did not answer: database time budgets not kept');
+    options.logger?.warn({ err: error }, `Redis did not answer: ${kind.words} budgets not kept`);
   };
   return {
     async check(keyId) {
@@ -70,7 +78,7 @@ export function createDbTimeBudget(
         // Whole budget spent once the moment it is whole again is a window away.
         waitMs = await commands.rbDbTimeCheck(keyOf(keyId), WINDOW_MS);
       } catch (error) {
-        // Each process's share of connections still bounds the key; the budget is the finer bound.
+        // Coarser bounds still hold (a process's share of connections, a key's open imports).
         unavailable(error);
         return;
       }
@@ -78,7 +86,7 @@ export function createDbTimeBudget(
         const retryAfter = String(Math.max(1, Math.ceil(waitMs / 1000)));
         throw new AppError(
           'RATE_LIMITED',
-          `This API key has used its database time (${options.secondsPerMinute} s a minute); retry after ${retryAfter} s`,
+          `This API key has used its ${kind.words} (${options.secondsPerMinute} s a minute); retry after ${retryAfter} s`,
           { 'Retry-After': retryAfter },
         );
       }

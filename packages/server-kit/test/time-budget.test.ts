@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { createDbTimeBudget } from '../src/db-time';
+import { createTimeBudget } from '../src/time-budget';
 
 let redis: Redis;
 
@@ -14,9 +14,9 @@ afterAll(() => redis.quit());
 /** Until Redis has the spending (it is sent without waiting for the answer). */
 const settled = () => redis.ping();
 
-describe('database time budget', () => {
+describe('time budgets', () => {
   it("spends a minute's budget at once, then refuses with the wait until it may start again", async () => {
-    const budget = createDbTimeBudget(redis, { secondsPerMinute: 6 });
+    const budget = createTimeBudget(redis, { kind: 'database', secondsPerMinute: 6 });
     await budget.check('a');
     budget.spend('a', 5_000);
     await settled();
@@ -34,8 +34,9 @@ describe('database time budget', () => {
       /^This API key has used its database time \(6 s a minute\); retry after (19|20) s$/,
     );
     expect(['19', '20']).toContain(refusal?.headers['Retry-After']);
-    // Every key has a budget of its own.
+    // Every key has a budget of its own, and every kind of time.
     await budget.check('b');
+    await createTimeBudget(redis, { kind: 'import', secondsPerMinute: 6 }).check('a');
   });
 
   it('lets work through, and says so, when Redis does not answer', async () => {
@@ -46,7 +47,8 @@ describe('database time budget', () => {
       retryStrategy: () => null,
     });
     const warnings: string[] = [];
-    const budget = createDbTimeBudget(away, {
+    const budget = createTimeBudget(away, {
+      kind: 'database',
       secondsPerMinute: 1,
       logger: { warn: (_: unknown, message: string) => warnings.push(message) } as never,
     });
