@@ -65,16 +65,26 @@ export function messageScanner(maxBytes: () => number) {
         offset += taken;
         continue;
       }
-      const copied = chunk.copy(header, headerFilled, offset, offset + HEADER_BYTES - headerFilled);
-      headerFilled += copied;
-      offset += copied;
-      if (headerFilled < HEADER_BYTES) break;
-      headerFilled = 0;
+      let type: number;
+      let length: number;
+      if (headerFilled === 0 && offset + HEADER_BYTES <= chunk.length) {
+        // The usual case: the whole header in this chunk, read in place.
+        type = chunk[offset] as number;
+        length = chunk.readUInt32BE(offset + 1);
+        offset += HEADER_BYTES;
+      } else {
+        const copied = chunk.copy(header, headerFilled, offset, offset + HEADER_BYTES - headerFilled);
+        headerFilled += copied;
+        offset += copied;
+        if (headerFilled < HEADER_BYTES) break;
+        headerFilled = 0;
+        type = header[0] as number;
+        length = header.readUInt32BE(1);
+      }
       // The length counts itself but not the type byte.
-      const length = header.readUInt32BE(1);
       const limit = maxBytes();
       if (length + 1 > limit) {
-        const kind = MESSAGE_KINDS[String.fromCharCode(header[0] ?? 0)] ?? 'a message';
+        const kind = MESSAGE_KINDS[String.fromCharCode(type)] ?? 'a message';
         return new MessageTooLarge(kind, length + 1, limit);
       }
       bodyLeft = length - 4;
