@@ -76,6 +76,21 @@ export const requestsOfKey = (keyId: string | null, limit: number): InFlightBoun
 
 let nextMember = 0;
 
+/** An admission whose lease gives its places back once, however often it is released. */
+function leaseReleasing(giveBack: () => void): InFlightAdmission {
+  let released = false;
+  return {
+    admitted: true,
+    lease: {
+      release() {
+        if (released) return;
+        released = true;
+        giveBack();
+      },
+    },
+  };
+}
+
 /**
  * When Redis cannot be asked (away, or too slow to answer in time, as under a CPU starved by an
  * overload), each process bounds the work it admits on its own, with the same limits: a bound
@@ -88,21 +103,13 @@ function localBounds() {
       const full = bounds.find((bound) => (counts.get(bound.key) ?? 0) >= bound.limit);
       if (full) return { admitted: false, bound: full };
       for (const bound of bounds) counts.set(bound.key, (counts.get(bound.key) ?? 0) + 1);
-      let released = false;
-      return {
-        admitted: true,
-        lease: {
-          release() {
-            if (released) return;
-            released = true;
-            for (const bound of bounds) {
-              const left = (counts.get(bound.key) ?? 1) - 1;
-              if (left > 0) counts.set(bound.key, left);
-              else counts.delete(bound.key);
-            }
-          },
-        },
-      };
+      return leaseReleasing(() => {
+        for (const bound of bounds) {
+          const left = (counts.get(bound.key) ?? 1) - 1;
+          if (left > 0) counts.set(bound.key, left);
+          else counts.delete(bound.key);
+        }
+      });
     },
   };
 }
@@ -164,20 +171,12 @@ export function createInFlightLimiter(redis: Redis, options: InFlightOptions = {
       }
       if (refused > 0) return { admitted: false, bound: bounds[refused - 1] as InFlightBound };
       held.set(member, keys);
-      let released = false;
-      return {
-        admitted: true,
-        lease: {
-          release() {
-            if (released) return;
-            released = true;
-            held.delete(member);
-            // One command per bound (ioredis sends those of a tick together); a place left behind
-            // by a lost command ends with its lease.
-            for (const key of keys) redis.zrem(key, member).catch(() => {});
-          },
-        },
-      };
+      return leaseReleasing(() => {
+        held.delete(member);
+        // One command per bound (ioredis sends those of a tick together); a place left behind
+        // by a lost command ends with its lease.
+        for (const key of keys) redis.zrem(key, member).catch(() => {});
+      });
     },
     close() {
       clearInterval(renewal);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createInFlightLimiter, type InFlightBound, type InFlightLease } from '../src/in-flight';
+import { unreachableRedis } from './unreachable-redis';
 
 let redis: Redis;
 
@@ -76,13 +77,7 @@ describe('in-flight limiter', () => {
 
 describe('without Redis', () => {
   it('keeps the bounds in each process, and says so, rather than letting everything through', async () => {
-    // Nothing listens there: every command fails at once.
-    const away = new Redis('redis://127.0.0.1:1', {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
+    const away = unreachableRedis();
     const warnings: string[] = [];
     const logger = { warn: (_: unknown, message: string) => warnings.push(message) };
     const limiter = createInFlightLimiter(away, { logger: logger as never });

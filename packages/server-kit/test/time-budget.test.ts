@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createTimeBudget } from '../src/time-budget';
+import { unreachableRedis } from './unreachable-redis';
 
 let redis: Redis;
 
@@ -40,12 +41,7 @@ describe('time budgets', () => {
   });
 
   it('lets work through, and says so, when Redis does not answer', async () => {
-    const away = new Redis('redis://127.0.0.1:1', {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
+    const away = unreachableRedis();
     const warnings: string[] = [];
     const budget = createTimeBudget(away, {
       kind: 'database',
