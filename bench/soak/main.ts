@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { RecordbaseClient } from '@recordbase/client';
+import { RecordbaseApiError, RecordbaseClient } from '@recordbase/client';
 import { serviceNames } from '@recordbase/launcher';
 import pg from 'pg';
 import { startReceiver } from '../webhooks/receiver';
@@ -181,7 +181,15 @@ async function main(): Promise<void> {
       const states = new Map<string, string>();
       for (const id of ids) {
         for (;;) {
-          const status = (await client.imports.get(baseId, id)).status;
+          // Hundreds of statuses read in a row pass the root key's rate limit: it waits its turn.
+          const status = await client.imports.get(baseId, id).then(
+            (answer) => answer.status,
+            async (error: unknown) => {
+              if (!(error instanceof RecordbaseApiError) || error.status !== 429) throw error;
+              await sleep(error.retryAfterMs ?? 1000);
+              return 'queued';
+            },
+          );
           states.set(id, status);
           if (status === 'succeeded' || status === 'failed' || Date.now() > drainUntil) break;
           await sleep(500);
