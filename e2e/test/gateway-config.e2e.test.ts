@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -46,6 +47,16 @@ describe('rendering', () => {
     expect(config).toContain('pid /tmp/gateway/nginx.pid;');
     expect(config).toContain('client_body_temp_path /tmp/gateway/client_body-temp;');
     expect(config).toContain('access_log /tmp/gateway/access.log recordbase;');
+  });
+
+  it("closes an idle connection to a service before the service would (Node's 5 s keep-alive)", () => {
+    const serviceKeepAliveMs = createServer().keepAliveTimeout;
+    const upstreams = [...renderGatewayConfig(local).matchAll(/upstream (\w+) \{([^}]*)\}/g)];
+    expect(upstreams.map(([, name]) => name)).toEqual(['records_api', 'upload_service']);
+    for (const [, name, body] of upstreams) {
+      const seconds = Number(/keepalive_timeout (\d+)s;/.exec(body ?? '')?.[1]);
+      expect({ name, closesFirst: seconds * 1000 < serviceKeepAliveMs }).toEqual({ name, closesFirst: true });
+    }
   });
 
   it('refuses values that would break out of their directive', () => {
