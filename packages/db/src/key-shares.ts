@@ -5,7 +5,10 @@
  * connections too. A key holds at most `perKey` connections of a process at once; its further
  * requests wait their turn among its own (first come, first served), never ahead of other keys,
  * and one that waits past `waitMs` fails with KeyShareBusy (a 429 for its key alone). A `budget`
- * of database time, when given, is asked before a place is taken and told how long it was held.
+ * of database time, when given, is asked before a request queues and again when a place it waited
+ * for is its turn (requests queued at once would otherwise each start on the budget they all saw
+ * whole, and one key would run past it by the length of its queue), and is told how long each
+ * place was held.
  */
 
 export interface DbTimeSpender {
@@ -60,7 +63,10 @@ export function createKeyShares(options: {
     };
   };
 
-  const take = (key: string, signal?: AbortSignal): Promise<() => void> => {
+  /** A place, and whether the request had to wait for it. */
+  type Taken = { release: () => void; waited: boolean };
+
+  const take = (key: string, signal?: AbortSignal): Promise<Taken> => {
     // Gone while its budget was asked: it takes no place.
     if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('the request was aborted'));
     let share = shares.get(key);
@@ -71,9 +77,9 @@ export function createKeyShares(options: {
     const current = share;
     if (current.held < options.perKey) {
       current.held += 1;
-      return Promise.resolve(releaser(key, current));
+      return Promise.resolve({ release: releaser(key, current), waited: false });
     }
-    return new Promise<() => void>((resolve, reject) => {
+    return new Promise<Taken>((resolve, reject) => {
       const leave = () => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', aborted);
@@ -84,7 +90,7 @@ export function createKeyShares(options: {
         // The place of the request that left passes to this one: `held` is unchanged.
         grant: () => {
           leave();
-          resolve(releaser(key, current));
+          resolve({ release: releaser(key, current), waited: true });
         },
         fail: (error) => {
           leave();
@@ -101,7 +107,17 @@ export function createKeyShares(options: {
   return {
     async acquire(key, signal) {
       await options.budget?.check(key);
-      return take(key, signal);
+      const { release, waited } = await take(key, signal);
+      if (waited && options.budget) {
+        try {
+          await options.budget.check(key);
+        } catch (error) {
+          // The place passes on at once to the next in line, which is asked in turn.
+          release();
+          throw error;
+        }
+      }
+      return release;
     },
   };
 }

@@ -67,4 +67,30 @@ describe('key shares', () => {
     expect(other).toBe(true);
     await next;
   });
+
+  it('asks the budget again when a queued request gets its place, so a queue cannot run past it', async () => {
+    // A budget of one place's time: spent as soon as any place is given back.
+    let spent = false;
+    const budget = {
+      async check() {
+        if (spent) throw new Error('budget spent');
+      },
+      spend() {
+        spent = true;
+      },
+    };
+    const shares = createKeyShares({ perKey: 1, waitMs: 10_000, budget });
+    const first = await shares.acquire('a');
+    // Both queue while the budget is still whole.
+    const second = settle(shares.acquire('a'));
+    const third = settle(shares.acquire('a'));
+    await tick();
+    first();
+    expect(((await second) as { error: Error }).error.message).toBe('budget spent');
+    expect(((await third) as { error: Error }).error.message).toBe('budget spent');
+    // The places they were refused are free again, not leaked.
+    spent = false;
+    const again = await Promise.race([shares.acquire('a'), tick().then(() => 'still waiting')]);
+    expect(typeof again).toBe('function');
+  });
 });
