@@ -54,6 +54,11 @@ export interface SoakConfig {
   hostileListings: number;
   /** Each of the hostile tenant's attachment uploads, bytes. */
   hostileUploadBytes: number;
+  /**
+   * Only the attacks whose names contain one of these (case aside), to tell which of them costs
+   * the other tenants what; empty for every attack.
+   */
+  hostileAttacks: string[];
 }
 
 export function loadConfig(): SoakConfig {
@@ -69,6 +74,10 @@ export function loadConfig(): SoakConfig {
     hostile: flag('SOAK_HOSTILE'),
     hostileListings: Math.round(number('SOAK_HOSTILE_LISTINGS', 24)),
     hostileUploadBytes: Math.round(number('SOAK_HOSTILE_UPLOAD_KIB', 1024) * 1024),
+    hostileAttacks: (process.env.SOAK_HOSTILE_ATTACKS ?? '')
+      .split(',')
+      .map((part) => part.trim().toLowerCase())
+      .filter((part) => part !== ''),
   };
 }
 

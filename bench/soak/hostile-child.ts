@@ -6,6 +6,7 @@ import {
 } from '@recordbase/client';
 import type { HostileMessage, HostileParentMessage, HostilePlan } from './hostile';
 import { AnswerCounter } from './measure';
+import { trace } from './trace';
 import { importBombs } from './xlsx-bombs';
 
 /**
@@ -195,6 +196,7 @@ function attacks(
 async function loop(attack: Attack, counter: AnswerCounter): Promise<void> {
   while (!stopping) {
     const signal = AbortSignal.timeout(HANG_AFTER_MS);
+    const began = performance.now();
     let answer: Answer;
     let retryAfterMs: number | undefined;
     try {
@@ -205,6 +207,7 @@ async function loop(attack: Attack, counter: AnswerCounter): Promise<void> {
       if (error instanceof RecordbaseApiError) retryAfterMs = error.retryAfterMs;
     }
     const label = labelOf(answer);
+    trace('hostile', attack.name, performance.timeOrigin + began, performance.now() - began, label);
     counter.count(attack.name, label, answer.kind === 'status' ? answer.message : undefined);
     const allowed = answer.kind !== 'none' && attack.allows(answer.kind === 'success' ? 200 : answer.status);
     if (!allowed) {
@@ -251,7 +254,11 @@ process.on('message', async (message: HostileParentMessage) => {
         retry: { maxAttempts: 1 },
       });
     counter = new AnswerCounter(performance.now());
-    const list = attacks(plan, client(plan.key), client(plan.webhooksKey), importIds);
+    const list = attacks(plan, client(plan.key), client(plan.webhooksKey), importIds).filter(
+      (attack) =>
+        plan.attacks.length === 0 || plan.attacks.some((part) => attack.name.toLowerCase().includes(part)),
+    );
+    if (list.length === 0) throw new Error(`no attack's name contains any of ${plan.attacks.join(', ')}`);
     for (const attack of list) counter.expect(attack.name);
     const answers = counter;
     running = Promise.all(

@@ -35,6 +35,8 @@ export interface HostilePlan {
   victim: { baseId: string; webhookId: number };
   listings: number;
   uploadBytes: number;
+  /** SOAK_HOSTILE_ATTACKS: name fragments of the attacks to run, or empty for all. */
+  attacks: string[];
 }
 
 export type HostileMessage = { type: 'ready' } | { type: 'done'; figures: HostileFigures };
@@ -126,6 +128,7 @@ export async function setUpHostileTenant(
     victim,
     listings: config.hostileListings,
     uploadBytes: config.hostileUploadBytes,
+    attacks: config.hostileAttacks,
   };
 }
 

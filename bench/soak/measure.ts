@@ -1,4 +1,5 @@
 import { rssBytes } from '../uploads/rss';
+import { trace } from './trace';
 
 /**
  * What the soak records: every request's outcome and latency, in the minute it started, and each
@@ -49,6 +50,13 @@ export class SoakRecorder {
   }
 
   record(operation: string, startedAt: number, durationMs: number, error?: unknown): void {
+    trace(
+      'load',
+      operation,
+      performance.timeOrigin + startedAt,
+      durationMs,
+      error ? (error instanceof Error ? error.message : String(error)) : 'ok',
+    );
     const minute = this.minuteOf(startedAt);
     const latencies = this.latencies[minute] ?? [];
     latencies.push(durationMs);
