@@ -9,7 +9,7 @@ import {
   sqlRoleSettingsDdl,
 } from '@recordbase/db/physical';
 import type { DatabaseRef } from '../access';
-import { lockUntilCommit, noteDatabaseChange, rebuildChangedSqlViews } from './views';
+import { lockSqlViews, lockUntilCommit, noteDatabaseChange, rebuildChangedSqlViews } from './views';
 
 /** What a connection for one database's queries logs in with. */
 export interface SqlCredentials {
@@ -65,52 +65,67 @@ export function createSqlRoles(prisma: PrismaClient, secretKey: Buffer, limits: 
     password: decryptSecret(secretKey, row.passwordEncrypted),
   });
 
-  return {
-    async credentials(database) {
-      const kept = known.get(database.id);
-      if (kept) return kept;
-      const row = await prisma.databaseSqlRole.findUnique({ where: { databaseId: database.id } });
-      const allowedLogSettings = await settableLogSettings();
-      if (row) {
-        // The limits of this process's configuration, which may have changed since the role was made.
-        await prisma.$transaction(async (tx) => {
-          // PostgreSQL refuses two concurrent changes of one role ("tuple concurrently updated").
-          await lockUntilCommit(tx, `sql-role:${database.id}`);
-          for (const statement of sqlRoleSettingsDdl(database.id, limits, allowedLogSettings))
-            await tx.$executeRawUnsafe(statement);
-        }, ROLE_TX_OPTIONS);
-        return remember(toCredentials(database.id, row));
-      }
-      // Under the database's view lock, as a schema change: the role is made and granted the
-      // views in one transaction, and a concurrent first query waits and finds it made.
-      const made = await prisma.$transaction(async (tx) => {
-        await noteDatabaseChange(tx, database);
-        let existing = await tx.databaseSqlRole.findUnique({ where: { databaseId: database.id } });
-        if (!existing) {
-          const password = newSqlRolePassword();
-          const [current] = await tx.$queryRawUnsafe<{ name: string }[]>('SELECT current_database() AS name');
-          const pgDatabase = current?.name ?? '';
-          for (const statement of createSqlRoleDdl(
-            database.id,
-            scramVerifier(password),
-            limits,
-            pgDatabase,
-            allowedLogSettings,
-          )) {
-            await tx.$executeRawUnsafe(statement);
-          }
-          existing = await tx.databaseSqlRole.create({
-            data: {
-              databaseId: database.id,
-              roleName: sqlRoleName(database.id),
-              passwordEncrypted: encryptSecret(secretKey, password),
-            },
-          });
-        }
-        await rebuildChangedSqlViews(tx);
-        return existing;
+  const learn = async (database: Pick<DatabaseRef, 'id' | 'schemaName'>): Promise<SqlCredentials> => {
+    const row = await prisma.databaseSqlRole.findUnique({ where: { databaseId: database.id } });
+    const allowedLogSettings = await settableLogSettings();
+    if (row) {
+      // The limits of this process's configuration, which may have changed since the role was made.
+      await prisma.$transaction(async (tx) => {
+        // PostgreSQL refuses two concurrent changes of one role ("tuple concurrently updated").
+        await lockUntilCommit(tx, `sql-role:${database.id}`);
+        for (const statement of sqlRoleSettingsDdl(database.id, limits, allowedLogSettings))
+          await tx.$executeRawUnsafe(statement);
       }, ROLE_TX_OPTIONS);
-      return remember(toCredentials(database.id, made));
+      return remember(toCredentials(database.id, row));
+    }
+    // Under the database's view lock, as a schema change: the role is made and granted the
+    // views in one transaction, and a concurrent first query (another process's) waits and finds
+    // it made, with its views, which it leaves as they are.
+    const made = await prisma.$transaction(async (tx) => {
+      await lockSqlViews(tx, database.id);
+      let existing = await tx.databaseSqlRole.findUnique({ where: { databaseId: database.id } });
+      if (!existing) {
+        await noteDatabaseChange(tx, database);
+        const password = newSqlRolePassword();
+        const [current] = await tx.$queryRawUnsafe<{ name: string }[]>('SELECT current_database() AS name');
+        const pgDatabase = current?.name ?? '';
+        for (const statement of createSqlRoleDdl(
+          database.id,
+          scramVerifier(password),
+          limits,
+          pgDatabase,
+          allowedLogSettings,
+        )) {
+          await tx.$executeRawUnsafe(statement);
+        }
+        existing = await tx.databaseSqlRole.create({
+          data: {
+            databaseId: database.id,
+            roleName: sqlRoleName(database.id),
+            passwordEncrypted: encryptSecret(secretKey, password),
+          },
+        });
+      }
+      await rebuildChangedSqlViews(tx);
+      return existing;
+    }, ROLE_TX_OPTIONS);
+    return remember(toCredentials(database.id, made));
+  };
+
+  // A database's first queries in this process learn its role once, together: each would
+  // otherwise hold a pooled connection in its own transaction, waiting for the same lock, and a
+  // burst of them would take every connection of the pool from every other request.
+  const learning = new Map<string, Promise<SqlCredentials>>();
+  return {
+    credentials(database) {
+      const kept = known.get(database.id);
+      if (kept) return Promise.resolve(kept);
+      let first = learning.get(database.id);
+      if (!first) {
+        first = learn(database).finally(() => learning.delete(database.id));
+        learning.set(database.id, first);
+      }
+      return first;
     },
   };
 }

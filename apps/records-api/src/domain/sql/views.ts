@@ -17,6 +17,25 @@ export async function lockUntilCommit(tx: Tx, key: string): Promise<void> {
 }
 
 /**
+ * One rebuilder of a database's views at a time: changes, first reads (ensureSqlViews) and the
+ * first query's role (roles.ts). PostgreSQL's advisory locks are re-entrant, so a transaction that
+ * took it to look may take it again to change.
+ */
+export async function lockSqlViews(tx: Tx, databaseId: string): Promise<void> {
+  await lockUntilCommit(tx, `sql-views:${databaseId}`);
+}
+
+// A scan of the catalog, not to_regnamespace: that reads the backend's catalog cache, which a
+// transaction that waited for the lock has not yet told of the schema another one created.
+const viewsPresent = async (prisma: PrismaClient | Tx, databaseId: string) => {
+  const rows = await prisma.$queryRawUnsafe<{ present: boolean }[]>(
+    'SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1) AS present',
+    sqlViewSchemaName(databaseId),
+  );
+  return rows[0]?.present === true;
+};
+
+/**
  * Called before the change's DDL: the views go at once, since PostgreSQL refuses to drop or
  * convert a column a view reads, and come back at the end of the transaction.
  */
@@ -28,8 +47,7 @@ export async function noteDatabaseChange(
   changed.set(tx, databases);
   if (databases.has(database.id)) return;
   databases.set(database.id, database);
-  // One rebuilder of a database's views at a time: changes, and first reads (ensureSqlViews).
-  await lockUntilCommit(tx, `sql-views:${database.id}`);
+  await lockSqlViews(tx, database.id);
   for (const statement of dropSqlViews(database.id)) await tx.$executeRawUnsafe(statement);
 }
 
@@ -41,13 +59,11 @@ export async function ensureSqlViews(
   prisma: PrismaClient,
   database: Pick<DatabaseRef, 'id' | 'schemaName'>,
 ): Promise<void> {
-  const rows = await prisma.$queryRawUnsafe<{ present: boolean }[]>(
-    'SELECT to_regnamespace($1) IS NOT NULL AS present',
-    sqlViewSchemaName(database.id),
-  );
-  if (rows[0]?.present === true) return;
-  // Another request may build them meanwhile: the rebuild waits for its lock and builds again.
+  if (await viewsPresent(prisma, database.id)) return;
   await prisma.$transaction(async (tx) => {
+    // Another request may have built them while this one waited for the lock: once is enough.
+    await lockSqlViews(tx, database.id);
+    if (await viewsPresent(tx, database.id)) return;
     await noteDatabaseChange(tx, database);
     await rebuildChangedSqlViews(tx);
   });
