@@ -6,10 +6,9 @@ import {
   parseSecretKey,
 } from '@recordbase/db';
 import {
-  API_KEYS_CHANNEL,
   authMiddleware,
+  createApiKeyCache,
   createAuthenticator,
-  type KnownApiKey,
   principalOf,
 } from '@recordbase/server-kit/auth';
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
@@ -26,7 +25,6 @@ import {
 } from '@recordbase/server-kit/in-flight';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { createMetrics, registerQueueMetrics } from '@recordbase/server-kit/metrics';
-import { createNotifiedCache } from '@recordbase/server-kit/notified-cache';
 import { createRateLimiter, rateLimitMiddleware } from '@recordbase/server-kit/rate-limit';
 import { createTimeBudget } from '@recordbase/server-kit/time-budget';
 import express, { type Express } from 'express';
@@ -51,9 +49,6 @@ import { webhookRoutes } from './http/webhooks.routes';
 import { DEFAULT_IMPORT_SECONDS_PER_MINUTE_PER_KEY } from './imports/config';
 import type { ImportQueue } from './imports/queue';
 import { createQueueInspector } from './queues/inspector';
-
-/** API keys kept per process, oldest forgotten first. */
-const MAX_KEPT_API_KEYS = 10_000;
 
 export interface RecordsApiDeps {
   db: Db;
@@ -134,13 +129,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   const rateLimit = { perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST };
   const api = express.Router();
   // Known keys are kept until a revocation's NOTIFY; closed with the database connections.
-  const apiKeys = createNotifiedCache<KnownApiKey | null>({
-    pool: db.pool,
-    channel: API_KEYS_CHANNEL,
-    logger,
-    maxEntries: MAX_KEPT_API_KEYS,
-    keep: (key) => key !== null,
-  });
+  const apiKeys = createApiKeyCache({ pool: db.pool, logger });
   db.beforeClose(() => apiKeys.close());
   const authenticate = createAuthenticator({
     prisma: db.prisma,

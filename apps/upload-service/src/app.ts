@@ -1,6 +1,11 @@
 import { uploadRoutes } from '@recordbase/contracts/uploads';
 import type { Db } from '@recordbase/db';
-import { authMiddleware, createAuthenticator, principalOf } from '@recordbase/server-kit/auth';
+import {
+  authMiddleware,
+  createApiKeyCache,
+  createAuthenticator,
+  principalOf,
+} from '@recordbase/server-kit/auth';
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
@@ -94,7 +99,15 @@ export function createApp(deps: UploadServiceDeps): Express {
   // Authentication runs before anything else on the upload and file paths, so a request without
   // a valid key learns nothing about which of them exist. A download may instead carry a signed
   // link (`?token=`), which the download route checks itself.
-  const authenticate = createAuthenticator({ prisma: db.prisma, rootApiKey: config.ROOT_API_KEY });
+  // Known keys are kept until a revocation's NOTIFY, as in records-api: a request refused after
+  // authentication (a full quota, a rate limit) then costs no lookup of its key.
+  const apiKeys = createApiKeyCache({ pool: db.pool, logger });
+  db.beforeClose(() => apiKeys.close());
+  const authenticate = createAuthenticator({
+    prisma: db.prisma,
+    rootApiKey: config.ROOT_API_KEY,
+    keys: apiKeys,
+  });
   // One budget of failures per client address, for keys and for signed links alike.
   const authThrottle = createAuthThrottle({
     burst: config.AUTH_FAILURE_BURST ?? 20,

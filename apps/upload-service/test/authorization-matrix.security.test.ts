@@ -1,6 +1,8 @@
 import { apiKeyScopes } from '@recordbase/contracts/api-keys';
 import { attachmentUploadHeaders } from '@recordbase/contracts/uploads';
+import { API_KEYS_CHANNEL } from '@recordbase/server-kit/auth';
 import { createInFlightLimiter, requestsOfKey } from '@recordbase/server-kit/in-flight';
+import { notifyStatement } from '@recordbase/server-kit/notified-cache';
 import { createRateLimiter } from '@recordbase/server-kit/rate-limit';
 import type { Express } from 'express';
 import supertest from 'supertest';
@@ -66,10 +68,20 @@ beforeAll(async () => {
   attachmentKey = new URL(uploaded.body.url).pathname.replace(/^\/files\//, '');
 
   const allScopes = [...apiKeyScopes];
-  // Works once, then is revoked as records-api revokes: its row is deleted.
+  // Works once (and is kept), then is revoked as records-api revokes: its row is deleted and the
+  // commit NOTIFYs every process, which drops the keys it keeps once the notification arrives.
   const revoked = await insertKey(h.db, allScopes);
   await api.get(`/files/${attachmentKey}`).set('Authorization', revoked.authorization).expect(200);
-  await h.db.prisma.apiKey.delete({ where: { id: revoked.id } });
+  await h.db.prisma.$transaction([
+    h.db.prisma.apiKey.delete({ where: { id: revoked.id } }),
+    h.db.prisma.$executeRawUnsafe(notifyStatement(API_KEYS_CHANNEL)),
+  ]);
+  for (const giveUpAt = Date.now() + 10_000; ; ) {
+    const { status } = await api.get(`/files/${attachmentKey}`).set('Authorization', revoked.authorization);
+    if (status === 401) break;
+    if (Date.now() > giveUpAt) throw new Error(`a revoked key still answered ${status} after 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   const otherDatabase = await insertKey(h.db, allScopes, [other.databaseId]);
   otherKeyId = otherDatabase.id;
   const lacking = new Map<string, string>();

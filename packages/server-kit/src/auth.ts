@@ -5,7 +5,8 @@ import { hashApiKey, isWellFormedApiKey, type PrismaClient } from '@recordbase/d
 import type { RequestHandler, Response } from 'express';
 import type { AuthThrottle } from './auth-throttle';
 import { AppError, forbidden, notFound, unauthorized } from './errors';
-import type { NotifiedCache } from './notified-cache';
+import type { Logger } from './logger';
+import { createNotifiedCache, type NotifiedCache } from './notified-cache';
 
 export interface Principal {
   /** null for the operator's ROOT_API_KEY. */
@@ -35,6 +36,26 @@ export const API_KEYS_CHANNEL = 'recordbase_api_keys';
 /** What authentication keeps of a key, by the key's SHA-256. */
 export interface KnownApiKey extends ApiKeyRow {
   lastUsedAt: Date | null;
+}
+
+/** API keys kept per process, oldest forgotten first; each is a few hundred bytes. */
+const MAX_KEPT_API_KEYS = 10_000;
+
+/**
+ * The keys a process keeps for `createAuthenticator`, dropped by every revocation's NOTIFY. Its
+ * LISTEN connection is closed by `close`, with the process's database connections.
+ */
+export function createApiKeyCache(deps: {
+  pool: Parameters<typeof createNotifiedCache>[0]['pool'];
+  logger: Logger;
+}): NotifiedCache<KnownApiKey | null> {
+  return createNotifiedCache<KnownApiKey | null>({
+    pool: deps.pool,
+    channel: API_KEYS_CHANNEL,
+    logger: deps.logger,
+    maxEntries: MAX_KEPT_API_KEYS,
+    keep: (key) => key !== null,
+  });
 }
 
 /**
