@@ -22,6 +22,8 @@ export interface UploadPlan {
   /** For attachments: the database, table and field the file is for. */
   databaseId?: string;
   target?: AttachmentTarget;
+  /** Bytes left of the database's storage quota when the upload began; undefined without one. */
+  quotaRoom?: number;
   /** Judges the file from its declared type and name and what its bytes are. */
   judge: (file: DeclaredFile, content: ContentVerdict) => Judgement;
 }

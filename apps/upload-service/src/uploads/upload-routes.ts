@@ -21,6 +21,7 @@ import { findAttachmentTarget, quotaExceeded, recordStoredFile, storedBytesOf } 
 import { judgeAttachment, judgeCsv, judgeXlsx } from './content';
 import {
   PayloadTooLargeWhileStreaming,
+  planOf,
   type StoredUpload,
   streamingEngine,
   type UploadPlan,
@@ -75,10 +76,30 @@ async function attachmentPlan(req: Request, deps: UploadDeps): Promise<UploadPla
   const principal = principalOf(req.res!);
   const database = await deps.prisma.database.findUnique({
     where: { id: accessibleDatabaseId(principal, databaseId) },
+    select: { id: true },
   });
   if (!database) throw databaseNotFound(databaseId);
+  // Before the table and field are looked up: a full database's uploads, sent again and again by
+  // a client that ignores the 413, each cost one query more, not three.
+  const quotaRoom = await roomUnderQuota(req, deps, database.id);
   const target = await findAttachmentTarget(deps.prisma, database.id, tableRef, fieldRef);
-  return { kind: 'attachment', databaseId: target.databaseId, target, judge: judgeAttachment };
+  return { kind: 'attachment', databaseId: target.databaseId, target, judge: judgeAttachment, quotaRoom };
+}
+
+/**
+ * What is left of the database's quota now, or a 413 when the declared upload cannot fit; the
+ * count that decides is made again, under a lock, once the file is stored (recordStoredFile),
+ * since other uploads may finish first. Undefined without a quota.
+ */
+async function roomUnderQuota(req: Request, deps: UploadDeps, databaseId: string) {
+  const quota = deps.storageQuota;
+  if (quota === undefined) return undefined;
+  const declared = Number(req.headers['content-length']);
+  const room = quota - (await storedBytesOf(deps.prisma, databaseId));
+  if (room <= 0 || (Number.isFinite(declared) && declared > room + FRAMING_BYTES)) {
+    throw quotaExceeded(quota);
+  }
+  return room;
 }
 
 const routes: RouteSpec[] = [
@@ -137,18 +158,7 @@ function beforeTheBody(spec: RouteSpec, deps: UploadDeps): RequestHandler {
     }
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > spec.maxBytes + FRAMING_BYTES) throw tooLarge(spec);
-    const plan = await spec.plan(req, deps);
-    res.locals.upload = plan;
-    const quota = deps.storageQuota;
-    if (quota !== undefined && plan.databaseId !== undefined) {
-      // What is left now; the count that decides is made again, under a lock, once the file is
-      // stored (recordStoredFile), since other uploads may finish first.
-      const room = quota - (await storedBytesOf(deps.prisma, plan.databaseId));
-      if (room <= 0 || (Number.isFinite(declared) && declared > room + FRAMING_BYTES)) {
-        throw quotaExceeded(quota);
-      }
-      res.locals.quotaRoom = room;
-    }
+    res.locals.upload = await spec.plan(req, deps);
     next();
   };
 }
@@ -175,7 +185,7 @@ function receiveFile(spec: RouteSpec, deps: UploadDeps): RequestHandler {
     }).single(UPLOAD_FORM_FIELD);
   const upload = receiver(spec.maxBytes);
   return (req, res, next) => {
-    const room = res.locals.quotaRoom as number | undefined;
+    const room = planOf(req).quotaRoom;
     if (room === undefined || room >= spec.maxBytes) {
       upload(req, res, (error?: unknown) => next(error ? uploadError(error, spec) : undefined));
       return;
