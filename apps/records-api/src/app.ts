@@ -5,12 +5,7 @@ import {
   type KeyShares,
   parseSecretKey,
 } from '@recordbase/db';
-import {
-  authMiddleware,
-  createApiKeyCache,
-  createAuthenticator,
-  principalOf,
-} from '@recordbase/server-kit/auth';
+import { authMiddleware, createServiceAuthenticator, principalOf } from '@recordbase/server-kit/auth';
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { commonEnvSchema, defaultQueuePrefix, trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
@@ -128,13 +123,10 @@ export function createApp(deps: RecordsApiDeps): Express {
 
   const rateLimit = { perSecond: config.RATE_LIMIT_PER_SECOND, burst: config.RATE_LIMIT_BURST };
   const api = express.Router();
-  // Known keys are kept until a revocation's NOTIFY; closed with the database connections.
-  const apiKeys = createApiKeyCache({ pool: db.pool, logger });
-  db.beforeClose(() => apiKeys.close());
-  const authenticate = createAuthenticator({
-    prisma: db.prisma,
+  const { authenticate, forgetKeys } = createServiceAuthenticator({
+    db,
     rootApiKey: config.ROOT_API_KEY,
-    keys: apiKeys,
+    logger,
   });
   const authThrottle = createAuthThrottle({
     burst: config.AUTH_FAILURE_BURST,
@@ -167,7 +159,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   const tables = createTableCache({ pool: db.pool, logger });
   db.beforeClose(() => tables.close());
   api.use(sqlRoutes(db.prisma, sqlQueryContext(db, webhookSecretKey, config, inFlight, keyShares)));
-  api.use(schemaRoutes(db.prisma, events, tables.clear, apiKeys.clear));
+  api.use(schemaRoutes(db.prisma, events, tables.clear, forgetKeys));
   api.use(
     recordRoutes(db.pool, logger, {
       writeBodyLimit: config.JSON_BODY_LIMIT,

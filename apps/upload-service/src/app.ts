@@ -1,11 +1,6 @@
 import { uploadRoutes } from '@recordbase/contracts/uploads';
 import type { Db } from '@recordbase/db';
-import {
-  authMiddleware,
-  createApiKeyCache,
-  createAuthenticator,
-  principalOf,
-} from '@recordbase/server-kit/auth';
+import { authMiddleware, createServiceAuthenticator, principalOf } from '@recordbase/server-kit/auth';
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
@@ -99,15 +94,7 @@ export function createApp(deps: UploadServiceDeps): Express {
   // Authentication runs before anything else on the upload and file paths, so a request without
   // a valid key learns nothing about which of them exist. A download may instead carry a signed
   // link (`?token=`), which the download route checks itself.
-  // Known keys are kept until a revocation's NOTIFY, as in records-api: a request refused after
-  // authentication (a full quota, a rate limit) then costs no lookup of its key.
-  const apiKeys = createApiKeyCache({ pool: db.pool, logger });
-  db.beforeClose(() => apiKeys.close());
-  const authenticate = createAuthenticator({
-    prisma: db.prisma,
-    rootApiKey: config.ROOT_API_KEY,
-    keys: apiKeys,
-  });
+  const { authenticate } = createServiceAuthenticator({ db, rootApiKey: config.ROOT_API_KEY, logger });
   // One budget of failures per client address, for keys and for signed links alike.
   const authThrottle = createAuthThrottle({
     burst: config.AUTH_FAILURE_BURST ?? 20,

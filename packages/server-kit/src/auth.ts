@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type ApiKeyScope, apiKeyScopes as allScopes } from '@recordbase/contracts/api-keys';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
-import { hashApiKey, isWellFormedApiKey, type PrismaClient } from '@recordbase/db';
+import { type Db, hashApiKey, isWellFormedApiKey, type PrismaClient } from '@recordbase/db';
 import type { RequestHandler, Response } from 'express';
 import type { AuthThrottle } from './auth-throttle';
 import { AppError, forbidden, notFound, unauthorized } from './errors';
@@ -42,20 +42,28 @@ export interface KnownApiKey extends ApiKeyRow {
 const MAX_KEPT_API_KEYS = 10_000;
 
 /**
- * The keys a process keeps for `createAuthenticator`, dropped by every revocation's NOTIFY. Its
- * LISTEN connection is closed by `close`, with the process's database connections.
+ * A service's authenticator: keys it has looked up are kept until a revocation's NOTIFY (or their
+ * age bound), so a request costs no lookup of a key already seen, refusals included. The cache's
+ * LISTEN connection closes with the service's database connections. `forgetKeys` is for the
+ * process that revokes, whose own notification may arrive after its next request.
  */
-export function createApiKeyCache(deps: {
-  pool: Parameters<typeof createNotifiedCache>[0]['pool'];
+export function createServiceAuthenticator(deps: {
+  db: Pick<Db, 'prisma' | 'pool' | 'beforeClose'>;
+  rootApiKey: string | undefined;
   logger: Logger;
-}): NotifiedCache<KnownApiKey | null> {
-  return createNotifiedCache<KnownApiKey | null>({
-    pool: deps.pool,
+}): { authenticate: Authenticate; forgetKeys: () => void } {
+  const keys = createNotifiedCache<KnownApiKey | null>({
+    pool: deps.db.pool,
     channel: API_KEYS_CHANNEL,
     logger: deps.logger,
     maxEntries: MAX_KEPT_API_KEYS,
     keep: (key) => key !== null,
   });
+  deps.db.beforeClose(() => keys.close());
+  return {
+    authenticate: createAuthenticator({ prisma: deps.db.prisma, rootApiKey: deps.rootApiKey, keys }),
+    forgetKeys: keys.clear,
+  };
 }
 
 /**
