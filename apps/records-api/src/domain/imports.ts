@@ -74,11 +74,11 @@ export async function startImport(
     apiKeyId: principal.keyId,
   };
   const keyId = principal.keyId;
-  if (keyId !== null) await deps.importTime?.check(keyId);
   if (keyId === null) {
     // The operator's key is no tenant's: its imports are the installation's own work.
     await deps.prisma.import.create({ data: row });
   } else {
+    await deps.importTime?.check(keyId);
     await deps.prisma.$transaction(async (tx) => {
       // Two starts of one key at once count each other.
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`imports-of:${keyId}`}))`;
