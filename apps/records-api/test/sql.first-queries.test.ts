@@ -39,14 +39,18 @@ async function timesBuilt(schema: string): Promise<number> {
   return rows[0]!.n;
 }
 
+/** A new base of one table, Deals, and its views' schema. */
+async function dealsBase(name: string): Promise<{ baseId: string; views: string }> {
+  const base = await createBase(h, {
+    name,
+    tables: [{ name: 'Deals', fields: [{ name: 'Amount', type: 'number' }] }],
+  });
+  return { baseId: base.body.id, views: sqlViewSchemaName(base.body.id) };
+}
+
 describe("a database's first SQL queries", () => {
   it('make its role and rebuild its views once, however many arrive together', async () => {
-    const base = await createBase(h, {
-      name: 'Burst',
-      tables: [{ name: 'Deals', fields: [{ name: 'Amount', type: 'number' }] }],
-    });
-    const baseId: string = base.body.id;
-    const views = sqlViewSchemaName(baseId);
+    const { baseId, views } = await dealsBase('Burst');
     const builtWithTheBase = await timesBuilt(views);
     expect(builtWithTheBase).toBeGreaterThan(0);
 
@@ -72,12 +76,7 @@ describe("a database's first SQL queries", () => {
   });
 
   it('of a database without views (one made before they existed) build them once', async () => {
-    const base = await createBase(h, {
-      name: 'Older',
-      tables: [{ name: 'Deals', fields: [{ name: 'Amount', type: 'number' }] }],
-    });
-    const baseId: string = base.body.id;
-    const views = sqlViewSchemaName(baseId);
+    const { baseId, views } = await dealsBase('Older');
     await h.db.pool.query(`DROP SCHEMA "${views}" CASCADE`);
     const before = await timesBuilt(views);
     const answers = await Promise.all(
