@@ -230,19 +230,28 @@ describe('the event loop', () => {
       return { status: response.status, ms: performance.now() - started };
     };
     // The server runs in this process: the event loop's delay is the stall a request causes.
-    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-    loopDelay.enable();
-    const writes = Array.from({ length: 5 }, post);
-    const probes: { status: number; ms: number }[] = [];
-    for (let i = 0; i < 10; i += 1) probes.push(await health());
-    const answers = await Promise.all(writes);
-    loopDelay.disable();
-    expect(answers.map((answer) => answer.status)).toEqual([400, 400, 400, 400, 400]);
-    expect(probes.every((probe) => probe.status === 200)).toBe(true);
-    // Before the fix each value held the loop for seconds. The median and the loop's own delay
-    // stand firm when two cores are shared with other test files; a single probe may not.
-    const sorted = probes.map((probe) => probe.ms).sort((a, b) => a - b);
-    expect(sorted[Math.floor(sorted.length / 2)]).toBeLessThan(100);
-    expect(loopDelay.max / 1e6).toBeLessThan(100);
+    const attempt = async () => {
+      const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+      loopDelay.enable();
+      const writes = Array.from({ length: 5 }, post);
+      const probes: { status: number; ms: number }[] = [];
+      for (let i = 0; i < 10; i += 1) probes.push(await health());
+      const answers = await Promise.all(writes);
+      loopDelay.disable();
+      expect(answers.map((answer) => answer.status)).toEqual([400, 400, 400, 400, 400]);
+      expect(probes.every((probe) => probe.status === 200)).toBe(true);
+      const sorted = probes.map((probe) => probe.ms).sort((a, b) => a - b);
+      return { medianMs: sorted[Math.floor(sorted.length / 2)]!, loopDelayMs: loopDelay.max / 1e6 };
+    };
+    // Before the fix each value held the loop for seconds, on every attempt. The median and the
+    // loop's own delay stand firm when two cores are shared with other test files, but a machine
+    // busy with a whole CI run can take the process off its core for 100 ms and more once: a
+    // second and third attempt tell such a pause from a stall the values cause.
+    let measured = await attempt();
+    for (let retry = 0; retry < 2 && (measured.medianMs >= 100 || measured.loopDelayMs >= 100); retry += 1) {
+      measured = await attempt();
+    }
+    expect(measured.medianMs).toBeLessThan(100);
+    expect(measured.loopDelayMs).toBeLessThan(100);
   });
 });
