@@ -221,6 +221,7 @@ function sqlQueryContext(
     perDatabase: connectionsPerBase,
     acquireTimeoutMs: statementTimeoutMs,
     maxMessageBytes: sqlMaxMessageBytes(maxResultBytes),
+    longStatements: db.longStatements,
   });
   db.beforeClose(() => connections.close());
   return {

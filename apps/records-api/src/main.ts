@@ -1,5 +1,5 @@
 import { createDb } from '@recordbase/db';
-import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
+import { checkPostgres, checkRedis, serviceDbOptions } from '@recordbase/server-kit/dependencies';
 import { closeServer, createHttpServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { Redis } from 'ioredis';
@@ -18,8 +18,7 @@ async function main(): Promise<void> {
   const db = createDb(config.DATABASE_URL, {
     applicationName: 'records-api',
     maxConnections: 20,
-    statementTimeoutMs: config.STATEMENT_TIMEOUT_MS,
-    acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
+    ...serviceDbOptions(config, logger),
   });
   // Redis only serves the rate limit here, which lets requests through when Redis is away: fail
   // fast instead of queueing commands until it returns. Its keys live under the installation's

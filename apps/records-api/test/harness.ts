@@ -34,6 +34,8 @@ export interface HarnessOptions {
   ratePerSecond?: number;
   rateBurst?: number;
   authFailureBurst?: number;
+  /** LONG_STATEMENT_YIELD_MS: statements running longer yield the CPU; off unless given. */
+  longStatementYieldMs?: number;
   statementTimeoutMs?: number;
   acquireTimeoutMs?: number;
   maxConnections?: number;
@@ -78,6 +80,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     maxConnections: options.maxConnections ?? 5,
     ...(options.statementTimeoutMs ? { statementTimeoutMs: options.statementTimeoutMs } : {}),
     ...(options.acquireTimeoutMs ? { acquireTimeoutMs: options.acquireTimeoutMs } : {}),
+    ...(options.longStatementYieldMs ? { longStatementYieldMs: options.longStatementYieldMs } : {}),
   });
   // Replicas share Redis, and with it rate limits and in-flight bounds.
   const redisPrefix = shared?.redisPrefix ?? `test:${randomBytes(6).toString('hex')}:`;

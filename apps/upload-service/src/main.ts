@@ -1,5 +1,5 @@
 import { createDb } from '@recordbase/db';
-import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
+import { checkPostgres, checkRedis, serviceDbOptions } from '@recordbase/server-kit/dependencies';
 import { closeServer, createHttpServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { createStorage } from '@recordbase/storage';
@@ -23,8 +23,7 @@ async function main(): Promise<void> {
   const db = createDb(config.DATABASE_URL, {
     applicationName: 'upload-service',
     maxConnections: 10,
-    statementTimeoutMs: config.STATEMENT_TIMEOUT_MS,
-    acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
+    ...serviceDbOptions(config, logger),
   });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));

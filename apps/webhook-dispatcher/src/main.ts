@@ -1,5 +1,5 @@
 import { createDb } from '@recordbase/db';
-import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
+import { checkPostgres, checkRedis, serviceDbOptions } from '@recordbase/server-kit/dependencies';
 import { closeServer, createHttpServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
@@ -17,8 +17,7 @@ async function main(): Promise<void> {
     applicationName: 'webhook-dispatcher',
     // One connection is held for LISTEN; the rest serve event reads, claims, bookkeeping and sweep.
     maxConnections: Math.min(50, Math.max(10, Math.ceil(config.DISPATCH_CONCURRENCY / 2) + 5)),
-    statementTimeoutMs: config.STATEMENT_TIMEOUT_MS,
-    acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
+    ...serviceDbOptions(config, logger),
     // Every write here is bookkeeping whose loss means sending a delivery again, never losing one.
     synchronousCommit: false,
   });

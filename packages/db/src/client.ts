@@ -1,6 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client';
+import { createLongStatements, type LongStatements } from './long-statements';
 // Every connection of every pg client in the process gets its messages bounded.
 import './message-bound';
 
@@ -14,6 +15,8 @@ export interface Db {
   prisma: PrismaClient;
   /** The same connections Prisma uses, for the hand-written SQL of the physical tables. */
   pool: pg.Pool;
+  /** What moves the pool's long statements back in the CPU queue, for other connections to share. */
+  longStatements?: LongStatements;
   /** Work to end before the connections close (a listener holding one of them). */
   beforeClose(hook: () => Promise<void>): void;
   close(): Promise<void>;
@@ -35,6 +38,13 @@ export interface DbOptions {
    * done again (the dispatcher's bookkeeping: at worst a delivery is sent twice), never lost.
    */
   synchronousCommit?: boolean;
+  /**
+   * Statements running past this many milliseconds yield the CPU to short ones until they end
+   * (long-statements.ts). Absent or 0: they never do.
+   */
+  longStatementYieldMs?: number;
+  /** Told once, when this process cannot make long statements yield (see long-statements.ts). */
+  onLongStatementsUnavailable?: (reason: string) => void;
 }
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
@@ -54,8 +64,15 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   // pg-pool listens for errors only on idle clients: a checked-out client whose connection dies
   // (PostgreSQL restarted, the backend terminated) would emit an unhandled 'error' and crash the
   // process. Its queries still fail (answered 503), and the pool discards it on release.
+  const longStatements = options.longStatementYieldMs
+    ? createLongStatements({
+        afterMs: options.longStatementYieldMs,
+        onUnavailable: options.onLongStatementsUnavailable,
+      })
+    : undefined;
   pool.on('connect', (client) => {
     client.on('error', () => {});
+    longStatements?.watch(client);
   });
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   let closed = false;
@@ -63,6 +80,7 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   return {
     prisma,
     pool,
+    longStatements,
     beforeClose(hook) {
       hooks.push(hook);
     },
@@ -70,6 +88,7 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
       if (closed) return;
       closed = true;
       await Promise.all(hooks.map((hook) => hook()));
+      longStatements?.close();
       await prisma.$disconnect();
       await pool.end();
     },

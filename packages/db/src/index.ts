@@ -13,6 +13,7 @@ export * from './deliveries';
 export * from './errors';
 export * from './ids';
 export * from './key-shares';
+export * from './long-statements';
 export { boundMessages, DEFAULT_MAX_MESSAGE_BYTES, MessageTooLarge } from './message-bound';
 export * from './outbox';
 export * from './secrets';

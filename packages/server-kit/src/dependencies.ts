@@ -1,5 +1,8 @@
+import type { DbOptions } from '@recordbase/db';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import type { CommonEnv } from './env';
+import type { Logger } from './logger';
 
 /**
  * Start-up checks with messages a person can act on: which dependency, the address tried, and how
@@ -55,4 +58,21 @@ export async function checkRedis(redisUrl: string): Promise<void> {
   } finally {
     redis.disconnect();
   }
+}
+
+/** The database settings every service takes from the common variables (env.ts). */
+export function serviceDbOptions(
+  config: Pick<CommonEnv, 'STATEMENT_TIMEOUT_MS' | 'DB_ACQUIRE_TIMEOUT_MS' | 'LONG_STATEMENT_YIELD_MS'>,
+  logger: Logger,
+): DbOptions {
+  return {
+    statementTimeoutMs: config.STATEMENT_TIMEOUT_MS,
+    acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
+    longStatementYieldMs: config.LONG_STATEMENT_YIELD_MS,
+    onLongStatementsUnavailable: (reason) =>
+      logger.info(
+        { reason },
+        'long statements run at full priority: this process cannot lower the priority of PostgreSQL backends (LONG_STATEMENT_YIELD_MS)',
+      ),
+  };
 }

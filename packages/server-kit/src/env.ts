@@ -31,6 +31,12 @@ export const commonEnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Longest any database statement may run (schema changes get longer). */
   STATEMENT_TIMEOUT_MS: milliseconds(15_000),
+  /**
+   * A statement running longer than this yields the CPU to quick ones until it ends, where
+   * PostgreSQL runs on this machine and the service may lower its backends' priority (the db
+   * package's long-statements.ts). 0: never.
+   */
+  LONG_STATEMENT_YIELD_MS: z.coerce.number().int().min(0).default(250),
   /** Longest a request waits for a free database connection before a 503. */
   DB_ACQUIRE_TIMEOUT_MS: milliseconds(5_000),
   /**

@@ -1,5 +1,5 @@
 import { createDb } from '@recordbase/db';
-import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
+import { checkPostgres, checkRedis, serviceDbOptions } from '@recordbase/server-kit/dependencies';
 import { dependencyChecks } from '@recordbase/server-kit/health';
 import { closeServer, createHttpServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
@@ -22,8 +22,7 @@ async function main(): Promise<void> {
   const db = createDb(config.DATABASE_URL, {
     applicationName: 'import-worker',
     maxConnections: 5,
-    statementTimeoutMs: config.STATEMENT_TIMEOUT_MS,
-    acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
+    ...serviceDbOptions(config, logger),
   });
   // Prisma loads its query compiler (some 50-100 MB) at the first model query: loaded now, a
   // worker that cannot load it fails at start, and the first import pays nothing for it.

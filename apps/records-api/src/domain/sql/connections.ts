@@ -1,4 +1,4 @@
-import { boundMessages } from '@recordbase/db';
+import { boundMessages, type LongStatements } from '@recordbase/db';
 import pg from 'pg';
 import { parse as parseConnectionString } from 'pg-connection-string';
 import type { SqlCredentials } from './roles';
@@ -24,6 +24,8 @@ export interface SqlConnectionOptions {
   maxLifetimeMs?: number;
   /** The longest protocol message a connection takes (message-bound.ts): one row, or one error. */
   maxMessageBytes: number;
+  /** Makes a query that runs long yield the CPU to quick ones (the service's, shared with its pool). */
+  longStatements?: LongStatements | undefined;
 }
 
 export interface SqlConnection {
@@ -149,6 +151,7 @@ export function createSqlConnections(options: SqlConnectionOptions): SqlConnecti
       serve();
       return;
     }
+    options.longStatements?.watch(client);
     const connection = { client, databaseId: credentials.databaseId, openedAt: Date.now() };
     client.on('end', () => {
       ended.add(connection);
