@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { describeWithNginx, type GatewayStack, startGatewayStack } from './gateway-stack';
 
 /**
@@ -140,6 +141,40 @@ describeWithNginx('through the gateway', () => {
     // nginx answered: the request never reached upload-service.
     const line = (await gw.accessLog(requestId)).find((entry) => entry.request_id === requestId);
     expect(line).toMatchObject({ status: 413, upstream: '' });
+  });
+
+  it('ends the connection of an upload refused before its body was read, and says so in its answer', async () => {
+    // A raw client, to send the body slowly: upload-service refuses a key it does not know before
+    // reading a byte of the body, while nginx is still reading it from the client.
+    const { port, hostname } = new URL(gw.url);
+    const socket = connect(Number(port), hostname);
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+    });
+    const closed = new Promise<void>((done) => socket.on('close', () => done()));
+    socket.on('error', () => {});
+    const bodyBytes = 2 * MB;
+    socket.write(
+      `POST /fileupload HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer unknown_${randomBytes(12).toString('hex')}\r\n` +
+        `Content-Type: multipart/form-data; boundary=b\r\nContent-Length: ${bodyBytes}\r\n\r\n`,
+    );
+    const chunk = Buffer.alloc(16 * 1024, 'a');
+    for (
+      let sent = 0;
+      sent < bodyBytes && !socket.destroyed && !received.includes('\r\n\r\n');
+      sent += chunk.length
+    ) {
+      socket.write(chunk);
+      await new Promise((done) => setTimeout(done, 2));
+    }
+    await closed;
+    const head = received.split('\r\n\r\n')[0]!;
+    expect(head).toMatch(/^HTTP\/1\.1 401 /);
+    // Without it, the answer said keep-alive and the gateway closed the connection under the
+    // client's next request, which was lost.
+    expect(head).toMatch(/\r\nConnection: close\r\n/i);
   });
 
   it("refuses a JSON body past the gateway's limit in the JSON error body", async () => {
