@@ -11,12 +11,14 @@ import { createEventPublisher } from '../events/publisher';
 import { createImportWorkerApp } from './app';
 import { loadImportWorkerConfig } from './config';
 import { createImportMetrics } from './metrics';
+import { lowerOwnPriority } from './priority';
 import { startImportWorker } from './worker';
 
 /** The import worker's process: `npm start` runs one; operators run as many as imports need. */
 async function main(): Promise<void> {
   const config = loadImportWorkerConfig();
   const logger = createLogger('import-worker', config.LOG_LEVEL);
+  lowerOwnPriority(config.IMPORT_WORKER_NICENESS);
   await checkPostgres(config.DATABASE_URL);
   await checkRedis(config.REDIS_URL);
   const db = createDb(config.DATABASE_URL, {
