@@ -36,7 +36,7 @@ export const commonEnvSchema = z.object({
    * PostgreSQL runs on this machine and the service may lower its backends' priority (the db
    * package's long-statements.ts). 0: never.
    */
-  LONG_STATEMENT_YIELD_MS: z.coerce.number().int().min(0).default(250),
+  LONG_STATEMENT_YIELD_MS: z.coerce.number().int().min(0).default(100),
   /** Longest a request waits for a free database connection before a 503. */
   DB_ACQUIRE_TIMEOUT_MS: milliseconds(5_000),
   /**
