@@ -59,17 +59,18 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
     connectionTimeoutMillis: options.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
     ...(options.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
   });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
-  // pg-pool listens for errors only on idle clients: a checked-out client whose connection dies
-  // (PostgreSQL restarted, the backend terminated) would emit an unhandled 'error' and crash the
-  // process. Its queries still fail (answered 503), and the pool discards it on release.
   const longStatements = options.longStatementYieldMs
     ? createLongStatements({
         afterMs: options.longStatementYieldMs,
         onUnavailable: options.onLongStatementsUnavailable,
       })
     : undefined;
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  // pg-pool listens for errors only on idle clients: a checked-out client whose connection dies
+  // (PostgreSQL restarted, the backend terminated) would emit an unhandled 'error' and crash the
+  // process. Its queries still fail (answered 503), and the pool discards it on release.
+  // Every connection of the pool is watched, Prisma's included (it uses this pool).
   pool.on('connect', (client) => {
     client.on('error', () => {});
     longStatements?.watch(client);
