@@ -1,5 +1,4 @@
-import { getPriority } from 'node:os';
-import { YIELDED_NICENESS } from '@recordbase/db';
+import { backendPriority, YIELDED_PRIORITY } from '@recordbase/db/testing';
 import { createBase, type Harness, startHarness } from './harness';
 
 /**
@@ -43,6 +42,6 @@ it("a read-only SQL query that runs long yields its backend's CPU until it ends"
     .then((response) => response);
   const pid = await backendRunning(query);
   await sleep(400);
-  expect(getPriority(pid)).toBe(YIELDED_NICENESS);
+  expect(backendPriority(pid)).toBe(YIELDED_PRIORITY);
   expect((await answer).status).toBe(200);
 });

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import type pg from 'pg';
 
@@ -10,6 +10,12 @@ import type pg from 'pg';
  * statement otherwise takes a whole core from everyone else's quick requests for as long as it
  * runs, whatever its key's budget: the scheduler, not a queue of ours, is what can share a core
  * while a statement runs. A demoted statement still gets every cycle nobody else wants.
+ *
+ * Where Linux groups processes by session for scheduling (sched_autogroup_enabled, the default
+ * of desktop and many server kernels when no cgroup holds the process), a process's niceness only
+ * weighs against the processes of its own session, and every PostgreSQL backend leads a session
+ * of its own: there, only the niceness of the backend's group (/proc/<pid>/autogroup) moves it
+ * against everyone else, so both are set.
  *
  * Only backends on this machine can be moved, and only by a process allowed to (root, or
  * CAP_SYS_NICE to give the priority back): a backend is taken to be ours only when /proc shows a
@@ -52,8 +58,12 @@ interface Watched {
   since: number;
   /** The backend's niceness before it yielded, while it is yielding. */
   restoreTo?: number;
+  /** Its session group's niceness before it yielded, while the group is yielding. */
+  groupRestoreTo?: number;
   /** Whether the backend is this connection's own on this machine: looked up once, when first needed. */
   local?: boolean;
+  /** Whether the kernel schedules the backend as a group of its own: looked up once, with `local`. */
+  ownGroup?: boolean;
 }
 
 // A pg without it (its public getter is deprecated) leaves every statement at its priority; the
@@ -81,6 +91,48 @@ function isOwnLocalBackend(client: ClientInternals, pid: number): boolean {
 const errorCode = (error: unknown): string =>
   String((error as { info?: { code?: unknown } }).info?.code ?? (error as { code?: unknown }).code ?? error);
 
+/** The niceness of the scheduling group of `pid` ("/autogroup-123 nice 0"), or null without one. */
+function groupNiceness(pid: number): number | null {
+  try {
+    const match = / nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, 'latin1'));
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether the kernel schedules `pid` as a group of its own: autogroups are on and the process
+ * leads its session, so its group holds no other process (a backend forks none), and moving the
+ * group moves this backend alone.
+ */
+function leadsOwnGroup(pid: number): boolean {
+  try {
+    if (readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'latin1').trim() !== '1') return false;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    // After the command's closing parenthesis: state, parent, process group, session.
+    const session = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]);
+    return session === pid && groupNiceness(pid) !== null;
+  } catch {
+    return false;
+  }
+}
+
+type GroupWrite = 'done' | 'gone' | 'busy' | 'refused';
+
+function setGroupNiceness(pid: number, niceness: number): { outcome: GroupWrite; code?: string } {
+  try {
+    writeFileSync(`/proc/${pid}/autogroup`, String(niceness));
+    return { outcome: 'done' };
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ENOENT' || code === 'ESRCH') return { outcome: 'gone' };
+    // Without CAP_SYS_ADMIN the kernel takes one such change per 100 ms: tried again next sweep.
+    if (code === 'EAGAIN') return { outcome: 'busy' };
+    return { outcome: 'refused', code };
+  }
+}
+
 export function createLongStatements(options: LongStatementsOptions): LongStatements {
   const sweepMs = options.sweepMs ?? DEFAULT_SWEEP_MS;
   const watched = new Map<ClientInternals, Watched>();
@@ -93,34 +145,57 @@ export function createLongStatements(options: LongStatementsOptions): LongStatem
     options.onUnavailable?.(reason);
   };
 
+  /** Called at every sweep while the statement is long: what a sweep could not do, the next does. */
   const demote = (client: ClientInternals, state: Watched) => {
     const pid = client.processID;
     if (!available || pid === null) return;
-    state.local ??= isOwnLocalBackend(client, pid);
+    if (state.local === undefined) {
+      state.local = isOwnLocalBackend(client, pid);
+      state.ownGroup = state.local && leadsOwnGroup(pid);
+    }
     if (!state.local) return;
-    try {
-      const before = getPriority(pid);
-      setPriority(pid, YIELDED_NICENESS);
-      state.restoreTo = before;
-    } catch (error) {
-      // ESRCH: the backend ended between the two calls; anything else is a lack of permission.
-      if (errorCode(error) !== 'ESRCH') unavailable(`cannot lower a backend's priority: ${errorCode(error)}`);
+    if (state.restoreTo === undefined) {
+      try {
+        const before = getPriority(pid);
+        setPriority(pid, YIELDED_NICENESS);
+        state.restoreTo = before;
+      } catch (error) {
+        // ESRCH: the backend ended between the two calls; anything else is a lack of permission.
+        if (errorCode(error) !== 'ESRCH')
+          unavailable(`cannot lower a backend's priority: ${errorCode(error)}`);
+        return;
+      }
+    }
+    if (state.ownGroup && state.groupRestoreTo === undefined) {
+      const before = groupNiceness(pid);
+      if (before === null) return;
+      const { outcome, code } = setGroupNiceness(pid, YIELDED_NICENESS);
+      if (outcome === 'done') state.groupRestoreTo = before;
+      else if (outcome === 'refused') unavailable(`cannot lower a backend's group priority: ${code}`);
     }
   };
 
+  /** Called at every sweep while the statement is not long: a no-op unless the backend yielded. */
   const restore = (client: ClientInternals, state: Watched) => {
-    const restoreTo = state.restoreTo;
-    if (restoreTo === undefined) return;
-    state.restoreTo = undefined;
     const pid = client.processID;
-    if (pid === null) return;
-    try {
-      setPriority(pid, restoreTo);
-    } catch (error) {
-      // Raising a priority needs more permission than lowering it: without it, no backend is
-      // lowered again, and this one keeps its low priority until its connection ends.
-      if (errorCode(error) !== 'ESRCH')
-        unavailable(`cannot give a backend its priority back: ${errorCode(error)}`);
+    if (state.restoreTo !== undefined) {
+      const restoreTo = state.restoreTo;
+      state.restoreTo = undefined;
+      try {
+        if (pid !== null) setPriority(pid, restoreTo);
+      } catch (error) {
+        // Raising a priority needs more permission than lowering it: without it, no backend is
+        // lowered again, and this one keeps its low priority until its connection ends.
+        if (errorCode(error) !== 'ESRCH')
+          unavailable(`cannot give a backend its priority back: ${errorCode(error)}`);
+      }
+    }
+    if (state.groupRestoreTo !== undefined) {
+      const { outcome, code } =
+        pid === null ? { outcome: 'gone' as const } : setGroupNiceness(pid, state.groupRestoreTo);
+      // A busy kernel is asked again at the next sweep: a pooled backend must not stay behind.
+      if (outcome !== 'busy') state.groupRestoreTo = undefined;
+      if (outcome === 'refused') unavailable(`cannot give a backend's group its priority back: ${code}`);
     }
   };
 
@@ -129,16 +204,11 @@ export function createLongStatements(options: LongStatementsOptions): LongStatem
     for (const [client, state] of watched) {
       const statement = runningStatement(client);
       if (statement !== state.statement) {
-        restore(client, state);
         state.statement = statement;
         state.since = now;
-      } else if (
-        statement !== null &&
-        state.restoreTo === undefined &&
-        now - state.since >= options.afterMs
-      ) {
-        demote(client, state);
       }
+      if (statement !== null && now - state.since >= options.afterMs) demote(client, state);
+      else restore(client, state);
     }
   };
 

@@ -1,7 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { YIELDED_NICENESS } from './long-statements';
 import { MIGRATIONS_DIR, migrate } from './migrate';
 import { SQL_ROLE_COMMENT_PREFIX } from './physical/sql-roles';
 
@@ -99,3 +101,21 @@ async function dropStrayQueryRoles(admin: pg.Client): Promise<void> {
     await admin.query(`DROP ROLE IF EXISTS "${role.replace(/"/g, '""')}"`).catch(() => {});
   }
 }
+
+const AUTOGROUPS = readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'latin1').trim() === '1';
+
+/**
+ * A local process's CPU priority as the scheduler weighs it, for tests of long statements: its
+ * niceness and, where the kernel schedules each session as a group, its group's niceness
+ * ("19/19"; "19/-" on a kernel without groups).
+ */
+export function backendPriority(pid: number): string {
+  const group = AUTOGROUPS
+    ? (/ nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, 'latin1'))?.[1] ?? 'none')
+    : '-';
+  return `${getPriority(pid)}/${group}`;
+}
+
+/** backendPriority of a process at its usual priority, and of one whose long statement yielded. */
+export const NORMAL_PRIORITY = `0/${AUTOGROUPS ? '0' : '-'}`;
+export const YIELDED_PRIORITY = `${YIELDED_NICENESS}/${AUTOGROUPS ? YIELDED_NICENESS : '-'}`;

@@ -1,13 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { getPriority } from 'node:os';
 import pg from 'pg';
 import { createDb } from '../src/client';
-import { createLongStatements, type LongStatements, YIELDED_NICENESS } from '../src/long-statements';
-import { createTestDatabase, type TestDatabase } from '../src/testing';
+import { createLongStatements, type LongStatements } from '../src/long-statements';
+import {
+  backendPriority,
+  createTestDatabase,
+  NORMAL_PRIORITY,
+  type TestDatabase,
+  YIELDED_PRIORITY,
+} from '../src/testing';
 
 /**
  * Long statements yield the CPU: PostgreSQL runs on this machine and the tests run as root (as
- * `npm start` and CI do here), so the backends' real priorities are read while they work.
+ * `npm start` and CI do here), so the backends' real priorities are read while they work: the
+ * process's niceness and, where the kernel schedules each session as a group (as here), the
+ * niceness of the backend's group, the one that weighs against other processes.
  */
 
 let database: TestDatabase;
@@ -21,15 +28,15 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-/** The niceness of `pid`, sampled every 10 ms until `until` settles. */
-async function nicenessWhile(pid: number, until: Promise<unknown>): Promise<number[]> {
+/** The priority of `pid`, sampled every 10 ms until `until` settles. */
+async function nicenessWhile(pid: number, until: Promise<unknown>): Promise<string[]> {
   let settled = false;
   const done = until.finally(() => {
     settled = true;
   });
-  const seen: number[] = [];
+  const seen: string[] = [];
   while (!settled) {
-    seen.push(getPriority(pid));
+    seen.push(backendPriority(pid));
     await sleep(10);
   }
   await done;
@@ -63,15 +70,15 @@ describe('a watched connection', () => {
 
   it('runs a long statement at the lowest priority from afterMs on, and gives its backend its priority back', async () => {
     const seen = await nicenessWhile(client.processID, client.query('SELECT pg_sleep(0.8)'));
-    expect(seen[0]).toBe(0);
-    expect(seen.filter((niceness) => niceness === YIELDED_NICENESS).length).toBeGreaterThan(10);
+    expect(seen[0]).toBe(NORMAL_PRIORITY);
+    expect(seen.filter((priority) => priority === YIELDED_PRIORITY).length).toBeGreaterThan(10);
     // Not before afterMs (200 ms, sampled every 10 ms): the first ~15 samples are at 0.
-    expect(seen.slice(0, 15).every((niceness) => niceness === 0)).toBe(true);
+    expect(seen.slice(0, 15).every((priority) => priority === NORMAL_PRIORITY)).toBe(true);
     await sleep(60);
-    expect(getPriority(client.processID)).toBe(0);
+    expect(backendPriority(client.processID)).toBe(NORMAL_PRIORITY);
     // The next statement starts at full priority and is quick: it stays there.
     const quick = await nicenessWhile(client.processID, client.query('SELECT pg_sleep(0.1)'));
-    expect(quick.every((niceness) => niceness === 0)).toBe(true);
+    expect(quick.every((priority) => priority === NORMAL_PRIORITY)).toBe(true);
     expect(unavailable).toEqual([]);
   });
 
@@ -80,15 +87,15 @@ describe('a watched connection', () => {
       for (let i = 0; i < 12; i += 1) await client.query('SELECT pg_sleep(0.05)');
     })();
     const seen = await nicenessWhile(client.processID, many);
-    expect(seen.every((niceness) => niceness === 0)).toBe(true);
+    expect(seen.every((priority) => priority === NORMAL_PRIORITY)).toBe(true);
   });
 
   it('gives the priority back when closed during a long statement', async () => {
     const running = client.query('SELECT pg_sleep(0.6)');
     await sleep(350);
-    expect(getPriority(client.processID)).toBe(YIELDED_NICENESS);
+    expect(backendPriority(client.processID)).toBe(YIELDED_PRIORITY);
     longStatements.close();
-    expect(getPriority(client.processID)).toBe(0);
+    expect(backendPriority(client.processID)).toBe(NORMAL_PRIORITY);
     await running;
   });
 });
@@ -100,7 +107,8 @@ describe('a process id that is not the connection’s own backend on this machin
   });
 
   it('is never touched, as when PostgreSQL runs elsewhere and its ids mean other processes here', async () => {
-    stranger = spawn('sleep', ['30']);
+    // Detached, it leads a session and so a scheduling group of its own, as a backend does.
+    stranger = spawn('sleep', ['30'], { detached: true });
     const client = await connectedClient();
     const longStatements = createLongStatements({ afterMs: 100, sweepMs: 20 });
     // The client as a remote server would have it: its backend's id is a process of ours.
@@ -109,8 +117,8 @@ describe('a process id that is not the connection’s own backend on this machin
     longStatements.watch(client);
     try {
       const seen = await nicenessWhile(stranger.pid!, client.query('SELECT pg_sleep(0.5)'));
-      expect(seen.every((niceness) => niceness === 0)).toBe(true);
-      expect(getPriority(realPid)).toBe(0);
+      expect(seen.every((priority) => priority === NORMAL_PRIORITY)).toBe(true);
+      expect(backendPriority(realPid)).toBe(NORMAL_PRIORITY);
     } finally {
       longStatements.close();
       await client.end();
@@ -131,9 +139,9 @@ it("a pool's long statements yield when createDb is given longStatementYieldMs, 
       }),
     );
     for (const { pid, seen } of pids) {
-      expect(seen).toContain(YIELDED_NICENESS);
+      expect(seen).toContain(YIELDED_PRIORITY);
       await sleep(100);
-      expect(getPriority(pid)).toBe(0);
+      expect(backendPriority(pid)).toBe(NORMAL_PRIORITY);
     }
     // Prisma's statements run on the same pool, watched alike (its promise runs once awaited, and
     // its first query loads its compiler).
@@ -147,7 +155,7 @@ it("a pool's long statements yield when createDb is given longStatementYieldMs, 
     }
     expect(pid).toBeDefined();
     await sleep(300);
-    expect(getPriority(pid!)).toBe(YIELDED_NICENESS);
+    expect(backendPriority(pid!)).toBe(YIELDED_PRIORITY);
     await prismaSleep;
   } finally {
     await db.close();
