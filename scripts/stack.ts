@@ -154,6 +154,9 @@ async function main() {
         launchGateway({
           nginx,
           port: env.GATEWAY_PORT,
+          // Where the services listen: loopback unless HOST says otherwise, so a laptop running
+          // the stack exposes nothing to its network.
+          host: env.HOST,
           dataDir: dataFile('gateway'),
           recordsApi: recordsApiPorts.map((port) => `127.0.0.1:${port}`),
           uploadService: [`127.0.0.1:${env.UPLOAD_SERVICE_PORT}`],
