@@ -1,13 +1,12 @@
 // `npm run migrate`: applies the SQL migrations to DATABASE_URL (creating the database if needed).
-import { migrate } from '@recordbase/db/migrate';
+import { describeMigration, migrate } from '@recordbase/db/migrate';
 import { checkPostgres } from '@recordbase/server-kit/dependencies';
 import { commonEnvSchema, parseEnv } from '@recordbase/server-kit/env';
 
 async function main() {
   const { DATABASE_URL } = parseEnv(commonEnvSchema);
   await checkPostgres(DATABASE_URL);
-  await migrate(DATABASE_URL);
-  console.log('[recordbase] migrations applied');
+  console.log(`[recordbase] ${describeMigration(DATABASE_URL, await migrate(DATABASE_URL))}`);
 }
 
 main().catch((error: unknown) => {

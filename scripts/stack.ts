@@ -5,7 +5,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { newSecretKey, randomBase62 } from '@recordbase/db';
-import { migrate } from '@recordbase/db/migrate';
+import { describeMigration, migrate } from '@recordbase/db/migrate';
 import {
   freePort,
   launchService,
@@ -75,7 +75,7 @@ async function main() {
   dataDir = resolve(root, env.DATA_DIR);
   await checkPostgres(env.DATABASE_URL);
   await checkRedis(env.REDIS_URL);
-  await migrate(env.DATABASE_URL);
+  console.log(`[recordbase] ${describeMigration(env.DATABASE_URL, await migrate(env.DATABASE_URL))}`);
   const { key, announce } = rootApiKey(env.ROOT_API_KEY);
   // Encrypts webhook signing secrets at rest.
   const secretKey = keptSecret(env.WEBHOOK_SECRET_KEY, dataFile('webhook-secret-key'), newSecretKey);

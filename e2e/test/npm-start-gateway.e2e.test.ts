@@ -47,6 +47,11 @@ describeWithNginx("npm start's gateway", () => {
     const port = stack.ports.GATEWAY_PORT;
     await stack.until('the gateway answering', () => answers(`http://127.0.0.1:${port}/healthz`));
     expect(await tryConnect(networkAddress(), port)).toBe('ECONNREFUSED');
+    // It said which database it uses, and what it migrated (a test database comes migrated).
+    const { username, host, pathname } = new URL(stack.databaseUrl);
+    expect(stack.process.output()).toContain(
+      `[recordbase] database postgresql://${username}@${host}${pathname}: migrations up to date`,
+    );
   });
 
   it('listens on the address HOST names', async () => {

@@ -18,6 +18,8 @@ export interface NpmStart {
   >;
   rootKey: string;
   dataDir: string;
+  /** The database it was given (migrated already, as a test database is). */
+  databaseUrl: string;
   /** Waits for `what` until `probe` gives a value, failing with the stack's output after `ms`. */
   until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms?: number): Promise<T>;
   stop(): Promise<void>;
@@ -79,7 +81,7 @@ export async function startNpmStart(env: NodeJS.ProcessEnv = {}): Promise<NpmSta
     await stop();
     throw error;
   }
-  return { process: started, ports, rootKey, dataDir, until, stop };
+  return { process: started, ports, rootKey, dataDir, databaseUrl: database.url, until, stop };
 }
 
 /** Whether `url` answers 2xx; undefined while it does not, for `until`. */
