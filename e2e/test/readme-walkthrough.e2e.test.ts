@@ -7,13 +7,13 @@ import { REPO_ROOT } from '@recordbase/launcher';
 import { type NpmStart, startNpmStart } from './npm-start';
 
 /**
- * README's "Your first hour" is run as a newcomer would paste it: its shell blocks in order, in
+ * README's walkthrough, from "Your first hour" to "Configuration", is run as a newcomer would paste it: its shell blocks in order, in
  * one bash session, against `npm start`, from a directory holding `.data/root-api-key` as a fresh
  * checkout's does. The one change: `API` and `UPLOAD` name this stack's ports (set right after the
  * README sets them). Every curl is recorded; a curl whose answer the README shows (`# 201 {…}`)
  * must answer that status with every key the shown answer names, and every other curl must
  * succeed. A README edit that breaks a request, or shows an answer the service does not give,
- * fails here.
+ * fails here. README_WALKTHROUGH_SHOW=1 prints every answer, for writing the README's.
  */
 
 jest.setTimeout(240_000);
@@ -96,8 +96,8 @@ afterAll(async () => {
   if (workDir) rmSync(workDir, { recursive: true, force: true });
 });
 
-it('"Your first hour" runs as written, each request answering what the README shows', async () => {
-  const blocks = shellBlocks(section('Your first hour', 'Records in depth'));
+it('"Your first hour" and the sections after it run as written, each request answering what the README shows', async () => {
+  const blocks = shellBlocks(section('Your first hour', 'Configuration'));
   const [setup, ...rest] = blocks;
   expect(setup).toMatch(/^API=/m);
   const calls = join(workDir, 'calls');
@@ -126,6 +126,7 @@ it('"Your first hour" runs as written, each request answering what the README sh
     body: readFileSync(join(calls, `${n}.body`), 'utf8'),
   });
   const problems: string[] = [];
+  if (process.env.README_WALKTHROUGH_SHOW) for (let n = 1; n <= made; n += 1) console.log(n, recorded(n));
   if (failure)
     problems.push(`the walkthrough stopped: ${(failure as { stderr?: string }).stderr ?? failure}`);
   if (made !== curls) problems.push(`${curls} requests in the README, ${made} made`);
