@@ -17,6 +17,10 @@ import type pg from 'pg';
  * of its own: there, only the niceness of the backend's group (/proc/<pid>/autogroup) moves it
  * against everyone else, so both are set.
  *
+ * A statement inside a transaction is left alone unless its connection only reads: what the
+ * transaction has written stays locked until it commits (rows, a table's row count), and a
+ * demoted lock holder would make every writer waiting behind it wait at the lowest priority too.
+ *
  * Only backends on this machine can be moved, and only by a process allowed to (root, or
  * CAP_SYS_NICE to give the priority back): a backend is taken to be ours only when /proc shows a
  * PostgreSQL backend whose title names this connection's own port, so a remote server whose
@@ -34,9 +38,17 @@ export interface LongStatementsOptions {
   onUnavailable?: (reason: string) => void;
 }
 
+export interface WatchOptions {
+  /**
+   * The connection only reads (a read-only transaction), so its statements yield inside
+   * transactions too: they hold no lock a writer waits for.
+   */
+  readOnly?: boolean;
+}
+
 export interface LongStatements {
   /** Watches a connected client's statements until its connection ends. */
-  watch(client: pg.ClientBase): void;
+  watch(client: pg.ClientBase, options?: WatchOptions): void;
   /** Gives every demoted backend its priority back and stops watching. */
   close(): void;
 }
@@ -47,7 +59,10 @@ const DEFAULT_SWEEP_MS = 50;
 
 interface ClientInternals {
   processID: number | null;
-  connection?: { stream?: { localPort?: number; remoteAddress?: string } };
+  connection?: {
+    stream?: { localPort?: number; remoteAddress?: string };
+    on(event: 'readyForQuery', listener: (message: { status?: string }) => void): void;
+  };
   /** pg's own record of the statement it is running (a new object per statement), null between them. */
   _getActiveQuery?: () => unknown;
 }
@@ -56,6 +71,11 @@ interface Watched {
   /** The statement seen running at the last sweep, and since when. */
   statement: unknown;
   since: number;
+  readOnly: boolean;
+  /** The session's transaction state the server last reported ('I' outside a transaction). */
+  sessionStatus: string;
+  /** Whether the running statement began inside a transaction. */
+  inTransaction: boolean;
   /** The backend's niceness before it yielded, while it is yielding. */
   restoreTo?: number;
   /** Its session group's niceness before it yielded, while the group is yielding. */
@@ -206,8 +226,12 @@ export function createLongStatements(options: LongStatementsOptions): LongStatem
       if (statement !== state.statement) {
         state.statement = statement;
         state.since = now;
+        // No ReadyForQuery comes between a statement's start and its end: the last one tells
+        // the state the statement began in.
+        state.inTransaction = state.sessionStatus !== 'I';
       }
-      if (statement !== null && now - state.since >= options.afterMs) demote(client, state);
+      const long = statement !== null && now - state.since >= options.afterMs;
+      if (long && (state.readOnly || !state.inTransaction)) demote(client, state);
       else restore(client, state);
     }
   };
@@ -221,10 +245,20 @@ export function createLongStatements(options: LongStatementsOptions): LongStatem
   };
 
   return {
-    watch(client) {
+    watch(client, watchOptions = {}) {
       const internals = client as unknown as ClientInternals;
       if (watched.has(internals)) return;
-      watched.set(internals, { statement: null, since: performance.now() });
+      const state: Watched = {
+        statement: null,
+        since: performance.now(),
+        readOnly: watchOptions.readOnly === true,
+        sessionStatus: 'I',
+        inTransaction: false,
+      };
+      watched.set(internals, state);
+      internals.connection?.on('readyForQuery', (message) => {
+        state.sessionStatus = message.status ?? 'I';
+      });
       (client as unknown as pg.Client).once('end', () => unwatch(internals));
       if (!sweeper) {
         sweeper = setInterval(sweep, sweepMs);

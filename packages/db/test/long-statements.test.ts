@@ -90,6 +90,29 @@ describe('a watched connection', () => {
     expect(seen.every((priority) => priority === NORMAL_PRIORITY)).toBe(true);
   });
 
+  it('leaves a long statement of a transaction at its priority: writers may wait on its locks', async () => {
+    await client.query('BEGIN');
+    const seen = await nicenessWhile(client.processID, client.query('SELECT pg_sleep(0.5)'));
+    await client.query('COMMIT');
+    expect(seen.every((priority) => priority === NORMAL_PRIORITY)).toBe(true);
+    // Out of the transaction again, the same statement yields.
+    const after = await nicenessWhile(client.processID, client.query('SELECT pg_sleep(0.5)'));
+    expect(after).toContain(YIELDED_PRIORITY);
+  });
+
+  it('yields inside a transaction on a connection watched as read-only', async () => {
+    const reader = await connectedClient();
+    longStatements.watch(reader, { readOnly: true });
+    try {
+      await reader.query('BEGIN TRANSACTION READ ONLY');
+      const seen = await nicenessWhile(reader.processID, reader.query('SELECT pg_sleep(0.5)'));
+      await reader.query('ROLLBACK');
+      expect(seen).toContain(YIELDED_PRIORITY);
+    } finally {
+      await reader.end();
+    }
+  });
+
   it('gives the priority back when closed during a long statement', async () => {
     const running = client.query('SELECT pg_sleep(0.6)');
     await sleep(350);

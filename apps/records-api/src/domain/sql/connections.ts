@@ -151,7 +151,8 @@ export function createSqlConnections(options: SqlConnectionOptions): SqlConnecti
       serve();
       return;
     }
-    options.longStatements?.watch(client);
+    // Every query runs in a read-only transaction (query.ts): its statements may yield inside it.
+    options.longStatements?.watch(client, { readOnly: true });
     const connection = { client, databaseId: credentials.databaseId, openedAt: Date.now() };
     client.on('end', () => {
       ended.add(connection);
