@@ -33,6 +33,42 @@ describe('authentication', () => {
     expect(response.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String) } });
   });
 
+  it.each([
+    ['no Authorization header', undefined, 'Missing Authorization header'],
+    ['the Basic scheme', 'Basic dXNlcjpwYXNz', 'The Authorization header uses the Basic scheme'],
+    ['Bearer without a key', 'Bearer', 'The Authorization header has no API key after "Bearer"'],
+    [
+      'a key without "Bearer "',
+      'rb_secretKeyNotSentRight000000000000000000',
+      'The Authorization header lacks the "Bearer " before the API key',
+    ],
+    [
+      'an unknown scheme',
+      'Secret-rb_secretKeyNotSentRight0 x',
+      'The Authorization header uses a scheme other than Bearer',
+    ],
+  ])('says the header form expected for %s, never echoing it (issue 26)', async (_case, header, start) => {
+    const request = h.api.get('/api/v1/bases');
+    if (header !== undefined) request.set('Authorization', header);
+    const response = await request.expect(401);
+    expect(response.body).toEqual({
+      error: { code: 'UNAUTHORIZED', message: `${start}; send "Authorization: Bearer <API key>"` },
+    });
+    expect(response.text).not.toContain('secretKey');
+    expect(response.text).not.toContain('dXNlcjpwYXNz');
+  });
+
+  it('says a key of the right form is unknown or revoked (issue 26)', async () => {
+    const response = await h.api
+      .get('/api/v1/bases')
+      .set('Authorization', 'Bearer rb_notARealKey0000000000000000000000000000')
+      .expect(401);
+    expect(response.body.error).toEqual({
+      code: 'UNAUTHORIZED',
+      message: 'Invalid API key: it is unknown or was revoked',
+    });
+  });
+
   it('accepts the root key', async () => {
     const response = await h.api.get('/api/v1/bases').set('Authorization', root).expect(200);
     expect(response.body.bases.map((b: { id: string }) => b.id).sort()).toEqual([baseA, baseB].sort());

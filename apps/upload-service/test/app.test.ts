@@ -83,6 +83,25 @@ describe('upload and file routes', () => {
     expect(response.body).toEqual(errorBody('UNAUTHORIZED'));
   });
 
+  it.each(routes)(
+    '%s %s says the header form expected of a key sent without "Bearer " (issue 26)',
+    async (method, path) => {
+      const response = await h.api[method](path)
+        .set('Authorization', 'rb_secretKeyNotSentRight000000000000000000')
+        .expect(401);
+      expect(response.body.error).toEqual({
+        code: 'UNAUTHORIZED',
+        message:
+          'The Authorization header lacks the "Bearer " before the API key; send "Authorization: Bearer <API key>"',
+      });
+      expect(response.text).not.toContain('secretKey');
+      const missing = await h.api[method](path).expect(401);
+      expect(missing.body.error.message).toBe(
+        'Missing Authorization header; send "Authorization: Bearer <API key>"',
+      );
+    },
+  );
+
   it.each(routes)('%s %s answers 401 with an unknown key', async (method, path) => {
     const response = await h.api[method](path)
       .set('Authorization', 'Bearer rb_notARealKey0000000000000000000000000000')

@@ -18,10 +18,47 @@ export interface Principal {
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-export function bearerToken(header: string | undefined): string | null {
-  if (!header) return null;
+/** The one form a request names its key in: every 401 about the header's form says it. */
+const AUTHORIZATION_FORM = 'Authorization: Bearer <API key>';
+
+/** Schemes named back to the caller in our own spelling: the header's own bytes are never echoed. */
+const KNOWN_SCHEMES: ReadonlyMap<string, string> = new Map(
+  ['Basic', 'Digest', 'Token', 'Negotiate', 'NTLM', 'DPoP'].map((scheme) => [scheme.toLowerCase(), scheme]),
+);
+
+/**
+ * The key of an `Authorization: Bearer <key>` header, or why the header is not of that form. The
+ * reason never quotes the header, whose words may be the key itself.
+ */
+export function readBearer(header: string | undefined): { token: string } | { problem: string } {
+  const expected = `send "${AUTHORIZATION_FORM}"`;
+  if (header === undefined || header.trim() === '') {
+    return { problem: `Missing Authorization header; ${expected}` };
+  }
   const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
-  return match?.[1] ?? null;
+  if (match?.[1]) return { token: match[1] };
+  const words = header.trim().split(/\s+/);
+  const scheme = words[0]!;
+  if (scheme.toLowerCase() === 'bearer') {
+    if (words.length === 1) {
+      return { problem: `The Authorization header has no API key after "Bearer"; ${expected}` };
+    }
+    return words.length === 2
+      ? { problem: `The Authorization header must be "Bearer", one space, then the API key; ${expected}` }
+      : { problem: `The Authorization header holds more than one word after "Bearer"; ${expected}` };
+  }
+  if (words.length === 1) {
+    return { problem: `The Authorization header lacks the "Bearer " before the API key; ${expected}` };
+  }
+  const known = KNOWN_SCHEMES.get(scheme.toLowerCase());
+  return {
+    problem: `The Authorization header uses ${known ? `the ${known} scheme` : 'a scheme other than Bearer'}; ${expected}`,
+  };
+}
+
+export function bearerToken(header: string | undefined): string | null {
+  const read = readBearer(header);
+  return 'token' in read ? read.token : null;
 }
 
 function sha256(text: string): Buffer {
@@ -66,6 +103,9 @@ export function createServiceAuthenticator(deps: {
   };
 }
 
+/** A header of the right form whose key is no key: unknown, revoked, or mistyped. */
+const INVALID_KEY = 'Invalid API key: it is unknown or was revoked';
+
 /**
  * Resolves a bearer key to a principal. Keys are looked up by their SHA-256; the plain key is
  * never stored. With `keys` (a cache dropped by every revocation's NOTIFY, see notified-cache.ts)
@@ -86,15 +126,17 @@ export function createAuthenticator(deps: {
       select: { id: true, scopes: true, allDatabases: true, databaseIds: true, lastUsedAt: true },
     });
   return async (authorization) => {
-    const token = bearerToken(authorization);
-    if (!token || token.length > 256) throw unauthorized();
+    const read = readBearer(authorization);
+    if ('problem' in read) throw unauthorized(read.problem);
+    const { token } = read;
+    if (token.length > 256) throw unauthorized(INVALID_KEY);
     if (rootDigest && timingSafeEqual(sha256(token), rootDigest)) {
       return { keyId: null, scopes: new Set(allScopes), databaseIds: null };
     }
-    if (!isWellFormedApiKey(token)) throw unauthorized();
+    if (!isWellFormedApiKey(token)) throw unauthorized(INVALID_KEY);
     const hash = hashApiKey(token);
     const key = deps.keys ? (await deps.keys.get(hash, () => lookup(hash))).value : await lookup(hash);
-    if (!key) throw unauthorized();
+    if (!key) throw unauthorized(INVALID_KEY);
     if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
       // Kept keys remember it too, so the bookkeeping stays once a minute per process.
       key.lastUsedAt = new Date();

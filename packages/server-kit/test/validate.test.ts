@@ -49,6 +49,7 @@ describe('bearerToken', () => {
     ['Basic abc', null],
     ['Bearer', null],
     ['Bearer a b', null],
+    ['Bearer\tabc', null],
     [undefined, null],
   ])('reads %p as %p', (header, expected) => {
     expect(bearerToken(header)).toBe(expected);
