@@ -242,6 +242,53 @@ describe('fields', () => {
     expect(changed.body.template.options).toEqual([{ name: 'Open', color: 'green' }, { name: 'Closed' }]);
   });
 
+  it.each(['single_select', 'multiple_select'])(
+    'keeps the colours of %s options sent again by name only; a colour sent wins (issue 26)',
+    async (type) => {
+      const base = await newBase([
+        {
+          name: 'T',
+          fields: [
+            { name: 'Name', type: 'single_line_text' },
+            {
+              name: 'Stage',
+              type,
+              template: {
+                options: [
+                  { name: 'Lead', color: 'blue' },
+                  { name: 'Won', color: 'green' },
+                  { name: 'Lost', color: 'red' },
+                ],
+              },
+            },
+          ],
+        },
+      ]);
+      const url = `/api/v1/bases/${base.id}/tables/T/fields/Stage`;
+      const resent = await h.api
+        .patch(url)
+        .set('Authorization', auth)
+        .send({ template: { options: [{ name: 'Won' }, { name: 'Lead' }, { name: 'New' }] } })
+        .expect(200);
+      expect(resent.body.template.options).toEqual([
+        { name: 'Won', color: 'green' },
+        { name: 'Lead', color: 'blue' },
+        { name: 'New' },
+      ]);
+      const recoloured = await h.api
+        .patch(url)
+        .set('Authorization', auth)
+        .send({ template: { options: [{ name: 'Won', color: 'purple' }, { name: 'Lead' }] } })
+        .expect(200);
+      expect(recoloured.body.template.options).toEqual([
+        { name: 'Won', color: 'purple' },
+        { name: 'Lead', color: 'blue' },
+      ]);
+      const read = await h.api.get(url).set('Authorization', auth).expect(200);
+      expect(read.body.template).toEqual(recoloured.body.template);
+    },
+  );
+
   it('clears values of a removed select option', async () => {
     const base = await newBase([
       {

@@ -181,6 +181,10 @@ export async function updateField(
       patch.template ?? (to === from ? field.template : carriedTemplate(to, field.template)),
       'body',
     ) as FieldTemplate;
+    const { updatedTemplate } = fieldTypeModule(to);
+    if (patch.template !== undefined && updatedTemplate) {
+      template = updatedTemplate(template, field.template) as FieldTemplate;
+    }
     if (from === 'linked_record' && to === 'linked_record') {
       const before = (field.template as FieldTemplate<'linked_record'>).tableId;
       const asked = (template as FieldTemplate<'linked_record'>).tableId;

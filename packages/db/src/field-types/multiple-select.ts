@@ -3,7 +3,7 @@ import type { FilterOperator } from '@recordbase/contracts/records';
 import { toJsonOrNull } from './column-sql';
 import { needString, needStringList } from './operands';
 import { asArray, notSupported } from './oracle';
-import { optionNames, unknownOption } from './select-options';
+import { keepOptionColours, optionNames, unknownOption } from './select-options';
 import { listFromText } from './text-cells';
 import type { ConditionContext, FieldTypeModule } from './types';
 
@@ -88,6 +88,7 @@ export const multipleSelect: FieldTypeModule<'multiple_select'> = {
     text: `UPDATE ${table} SET ${column} = ARRAY(SELECT v FROM unnest(${column}) AS v WHERE v = ANY($1::text[])) WHERE NOT ${column} <@ $1::text[]`,
     values: [(template as FieldTemplate<'multiple_select'>).options.map((o) => o.name)],
   }),
+  updatedTemplate: keepOptionColours,
   oracle: {
     matches: (value, operator, operand) => matchMultipleSelect(asArray<string>(value), operator, operand),
     sortKey: (value) => asArray<string>(value),

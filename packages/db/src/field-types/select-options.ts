@@ -35,3 +35,28 @@ export function unknownOption(given: string, template: { options?: readonly { na
   const choices = names.length === 0 ? 'the field has no options yet' : `the options are ${listed}${more}`;
   return `unknown option ${JSON.stringify(given)}${didYouMean(given, names)}; ${choices}`;
 }
+
+/**
+ * A select's options as an update sends them, each sent by name alone keeping the colour its
+ * namesake has in the current template: re-sending the options by name (to reorder, add or remove
+ * some) loses no colours. A colour sent wins; options have no ids, so the name is what matches.
+ */
+export function keepOptionColours(sent: unknown, current: unknown): unknown {
+  const options = (sent as { options?: unknown } | null)?.options;
+  const before = (current as { options?: unknown } | null)?.options;
+  if (!Array.isArray(options) || !Array.isArray(before)) return sent;
+  const colours = new Map<string, string>();
+  for (const option of before as { name?: unknown; color?: unknown }[]) {
+    if (typeof option?.name === 'string' && typeof option.color === 'string') {
+      colours.set(option.name, option.color);
+    }
+  }
+  if (colours.size === 0) return sent;
+  return {
+    ...(sent as object),
+    options: (options as { name: string; color?: string }[]).map((option) => {
+      const color = option.color === undefined ? colours.get(option.name) : undefined;
+      return color === undefined ? option : { ...option, color };
+    }),
+  };
+}

@@ -4,7 +4,7 @@ import { failed, hashedKey, toJsonOrNull } from './column-sql';
 import { needString, needStringList } from './operands';
 import { equalityOperators, isNotNull, isNull, listOperators } from './operators';
 import { asStringOrNull, lower, notSupported } from './oracle';
-import { optionNames, unknownOption } from './select-options';
+import { keepOptionColours, optionNames, unknownOption } from './select-options';
 import { containsOperators, textColumnReadings } from './text-like';
 import type { FieldTypeModule } from './types';
 
@@ -75,6 +75,7 @@ export const singleSelect: FieldTypeModule<'single_select'> = {
     text: `UPDATE ${table} SET ${column} = NULL WHERE ${column} <> ALL($1::text[])`,
     values: [(template as FieldTemplate<'single_select'>).options.map((o) => o.name)],
   }),
+  updatedTemplate: keepOptionColours,
   oracle: {
     matches: (value, operator, operand) => matchSingleSelect(asStringOrNull(value), operator, operand),
     sortKey: asStringOrNull,

@@ -53,6 +53,12 @@ export interface FieldTypeModule<T extends FieldType = FieldType> {
   storedValuesSql?(table: string, column: string, limit: number): string;
   /** The statement that brings stored values within a changed template, when the template limits them. */
   fitToTemplate?(table: string, column: string, template: unknown): Statement;
+  /**
+   * A template sent in a field's update (already valid), completed from the field's current
+   * template with what the sender left out and the field keeps (a select's option colours);
+   * absent: the sent template as it is.
+   */
+  updatedTemplate?(sent: unknown, current: unknown): unknown;
   /** The same semantics in memory, stated plainly: the oracle the SQL is tested against. */
   oracle: OracleSpec;
 }
