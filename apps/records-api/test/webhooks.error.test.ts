@@ -328,7 +328,24 @@ describe('a webhook URL that deliveries would refuse (issue 14)', () => {
       .expect(400);
     expect(response.body.error.message).toMatch(/^body\.url: refused/);
     expect(response.body.error.message).toContain(reason);
-    expect(response.body.error.message).toContain('webhooks are delivered to public addresses only');
+    expect(response.body.error.message).toContain(
+      'deliveries go only to public addresses unless the WEBHOOK_ALLOWED_CIDRS setting lists it',
+    );
+  });
+
+  it('names WEBHOOK_ALLOWED_CIDRS, the setting that would allow it, and no address but the one sent (issue 26)', async () => {
+    // 127.0.0.1 is allowed in these tests; the rest of the loopback range is not.
+    const response = await h.api
+      .post(`/api/v1/bases/${baseId}/webhooks`)
+      .set('Authorization', auth)
+      .send({ ...valid, url: 'http://127.0.0.2:8080/hook' })
+      .expect(400);
+    expect(response.body.error).toEqual({
+      code: 'BAD_REQUEST',
+      message:
+        'body.url: refused to connect to a loopback address; deliveries go only to public addresses ' +
+        'unless the WEBHOOK_ALLOWED_CIDRS setting lists it',
+    });
   });
 
   it('is refused when a webhook is changed to it, and an allowed range or an unresolved host is taken', async () => {

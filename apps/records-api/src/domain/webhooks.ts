@@ -208,7 +208,9 @@ async function openEventsRetargeted(
 async function requireDeliverableUrl(url: string, allowedCidrs: readonly Cidr[]): Promise<void> {
   const refusal = await refusedWebhookUrl(url, allowedCidrs);
   if (refusal !== null)
-    throw badRequest(`body.url: ${refusal}; webhooks are delivered to public addresses only`);
+    throw badRequest(
+      `body.url: ${refusal}; deliveries go only to public addresses unless the WEBHOOK_ALLOWED_CIDRS setting lists it`,
+    );
 }
 
 export async function createWebhook(
