@@ -9,7 +9,7 @@ import { authMiddleware, createServiceAuthenticator, principalOf } from '@record
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { commonEnvSchema, defaultQueuePrefix, trustProxySetting } from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
-import { errorMiddleware, requestIds, unknownRoute } from '@recordbase/server-kit/http';
+import { errorMiddleware, requestIds, routeNotFound } from '@recordbase/server-kit/http';
 import {
   createInFlightLimiter,
   DEFAULT_REQUESTS_IN_FLIGHT_PER_KEY,
@@ -37,7 +37,7 @@ import type { EventPublisher } from './events/publisher';
 import { importRoutes } from './http/imports.routes';
 import { referenceRoutes } from './http/openapi/routes';
 import { QUEUES_DASHBOARD_PATH, queuesDashboard } from './http/queues-dashboard';
-import { recordRoutes } from './http/records.routes';
+import { recordListingHint, recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
 import { sqlRoutes } from './http/sql.routes';
 import { webhookRoutes } from './http/webhooks.routes';
@@ -185,14 +185,15 @@ export function createApp(deps: RecordsApiDeps): Express {
       }),
     }),
   );
-  app.use('/api/v1', api);
+  const apiMount = '/api/v1';
+  app.use(apiMount, api);
 
   app.use(
     QUEUES_DASHBOARD_PATH,
     queuesDashboard({ authenticate, throttle: authThrottle, inspector: queueInspector }),
   );
 
-  app.use(unknownRoute);
+  app.use(routeNotFound([recordListingHint(apiMount)]));
   app.use(errorMiddleware(logger));
   return app;
 }

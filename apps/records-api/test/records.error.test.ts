@@ -222,7 +222,7 @@ describe('record access', () => {
       .set('Authorization', auth)
       .send({})
       .expect(404);
-    expect(table.body.error.message).toMatch(/Table Nope not found/);
+    expect(table.body.error.message).toBe('Table "Nope" not found');
   });
 });
 
@@ -281,5 +281,105 @@ describe('errors that help (issue 14)', () => {
     expect(problems[2]).toMatch(/^body\.records\[4\]\.Stars: /);
     expect(problems[20]).toBe('and 7 more bad records');
     expect(await recordCount()).toBe(before);
+  });
+});
+
+describe('errors that teach (issue 26)', () => {
+  it('names a misspelt table of the path and suggests the nearest of its base, none of another', async () => {
+    const deals = await createBase(h, {
+      name: 'Sales',
+      tables: [
+        { name: 'Deals', fields: [{ name: 'Name', type: 'single_line_text' }] },
+        { name: 'Companies', fields: [{ name: 'Name', type: 'single_line_text' }] },
+      ],
+    });
+    // Another base's table as near to the misspelling: never suggested.
+    await createBase(h, {
+      name: 'Other',
+      tables: [{ name: 'Dealy', fields: [{ name: 'Name', type: 'single_line_text' }] }],
+    });
+    const list = await h.api
+      .post(`/api/v1/bases/${deals.body.id}/tables/Dealz/records/list`)
+      .set('Authorization', auth)
+      .send({})
+      .expect(404);
+    expect(list.body.error).toEqual({
+      code: 'NOT_FOUND',
+      message: 'Table "Dealz" not found (did you mean "Deals"?)',
+    });
+    const schema = await h.api
+      .get(`/api/v1/bases/${deals.body.id}/tables/companys`)
+      .set('Authorization', auth)
+      .expect(404);
+    expect(schema.body.error).toEqual({
+      code: 'NOT_FOUND',
+      message: 'Table "companys" not found (did you mean "Companies"?)',
+    });
+  });
+
+  it('reports every bad value of one record, writing nothing', async () => {
+    const before = await recordCount();
+    const bad = { Email: 'not an email', Count: 'ten', Stars: 9 };
+    const expected =
+      'body.record.Email: must be an email address; body.record.Count: must be a number; ' +
+      'body.record.Stars: must be between 0 and 3';
+    const created = await post('', { record: bad }).expect(400);
+    expect(created.body.error).toEqual({ code: 'BAD_REQUEST', message: expected });
+    const existing = (await post('/list', { limit: 1 }).expect(200)).body.records[0].id;
+    const updated = await h.api
+      .patch(url(`/${existing}`))
+      .set('Authorization', auth)
+      .send({ record: { Name: 'changed', ...bad } })
+      .expect(400);
+    expect(updated.body.error).toEqual({ code: 'BAD_REQUEST', message: expected });
+    const bulk = await post('/bulk', { records: [{ Name: 'fine' }, bad] }).expect(400);
+    expect(bulk.body.error.message).toBe(expected.replaceAll('body.record.', 'body.records[1].'));
+    const upsert = await post('/bulk', { records: [bad], matchOn: [fieldIds.Name] }).expect(400);
+    expect(upsert.body.error.message).toBe(expected.replaceAll('body.record.', 'body.records[0].'));
+    expect(await recordCount()).toBe(before);
+    const unchanged = await h.api
+      .get(url(`/${existing}`))
+      .set('Authorization', auth)
+      .expect(200);
+    expect(unchanged.body.fields.Name).not.toBe('changed');
+  });
+
+  it('lists twenty problems of a record, then how many more', async () => {
+    const before = await recordCount();
+    const record = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`Extra${i}`, 1]));
+    const response = await post('', { record }).expect(400);
+    const problems = (response.body.error.message as string).split('; ');
+    expect(problems).toHaveLength(21);
+    expect(problems[0]).toBe('body.record: unknown field "Extra0"');
+    expect(problems[19]).toBe('body.record: unknown field "Extra19"');
+    expect(problems[20]).toBe('and 5 more in body.record');
+    const batch = await post('/bulk', { records: [record, { Count: 'ten' }] }).expect(400);
+    expect((batch.body.error.message as string).split('; ').slice(19)).toEqual([
+      'body.records[0]: unknown field "Extra19"',
+      'and 5 more in body.records[0]',
+      'and 1 more bad records',
+    ]);
+    expect(await recordCount()).toBe(before);
+  });
+
+  it('points a GET of the records to POST …/records/list, naming the methods the path takes', async () => {
+    const path = `/api/v1/bases/${baseId}/tables/Items/records`;
+    const listing = await h.api.get(path).set('Authorization', auth).expect(404);
+    expect(listing.body.error).toEqual({
+      code: 'NOT_FOUND',
+      message:
+        `No route for GET ${path}; this path takes POST; to list records, use POST ${path}/list ` +
+        'with a JSON body for filters, sorts and pages ({} lists the first page)',
+    });
+    expect(listing.headers.allow).toBe('POST');
+    const put = await h.api
+      .put(`/api/v1/bases/${baseId}/tables/Items`)
+      .set('Authorization', auth)
+      .expect(404);
+    expect(put.body.error.message).toBe(
+      `No route for PUT /api/v1/bases/${baseId}/tables/Items; this path takes GET, PATCH, DELETE`,
+    );
+    const nowhere = await h.api.get('/api/v1/no/such/route').set('Authorization', auth).expect(404);
+    expect(nowhere.body.error.message).toBe('No route for GET /api/v1/no/such/route');
   });
 });

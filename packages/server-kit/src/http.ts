@@ -158,9 +158,77 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   };
 }
 
-export const unknownRoute: RequestHandler = (req, res) => {
-  sendError(res, notFound(`No route for ${req.method} ${req.path}`));
-};
+/** What unknownRoute reads of Express's router: a layer's path match, its route or its router. */
+interface RouterLayer {
+  match?: (path: string) => unknown;
+  route?: { methods?: Record<string, boolean> };
+  handle?: { stack?: readonly RouterLayer[] };
+}
+
+/** Routers mounted within routers, at most this deep: more would be a cycle. */
+const MAX_ROUTER_DEPTH = 8;
+
+/**
+ * The methods the app's routes take on `path`, matched as its router matches paths: empty when
+ * no route takes it. Express's router knows them but falls through to the 404 without saying so,
+ * so its layers are read here (router 2's `Layer.match` has no side effects); a layer that cannot
+ * be read is passed over, and the answer then names fewer methods, never a wrong one.
+ */
+function methodsServing(app: unknown, path: string): string[] {
+  const methods = new Set<string>();
+  const walk = (stack: readonly RouterLayer[], rest: string, depth: number) => {
+    for (const layer of stack) {
+      let matched: unknown;
+      try {
+        matched = layer.match?.(rest);
+      } catch {
+        continue; // A parameter that does not decode: that layer would refuse the path too.
+      }
+      if (typeof matched !== 'object' || matched === null) continue;
+      if (layer.route) {
+        for (const [method, handled] of Object.entries(layer.route.methods ?? {})) {
+          if (handled && method !== '_all') methods.add(method.toUpperCase());
+        }
+        continue;
+      }
+      const consumed = (matched as { path?: unknown }).path;
+      if (!layer.handle?.stack || typeof consumed !== 'string' || depth >= MAX_ROUTER_DEPTH) continue;
+      const inner = rest.slice(consumed.length);
+      walk(layer.handle.stack, inner.startsWith('/') ? inner : `/${inner}`, depth + 1);
+    }
+  };
+  const stack = (app as { router?: { stack?: readonly RouterLayer[] } } | undefined)?.router?.stack;
+  if (stack) walk(stack, path, 0);
+  return [...methods];
+}
+
+/**
+ * Advice for a request no route took, from the app that knows what such a request meant (for
+ * example that records are listed by POST …/records/list); undefined when it has none.
+ */
+export type RouteHint = (request: { method: string; path: string }) => string | undefined;
+
+/**
+ * The 404 of a request no route took. When the path is served with other methods, the answer
+ * names them (and sets Allow), and the app's hints may add what the caller likely wanted.
+ */
+export function routeNotFound(hints: readonly RouteHint[] = []): RequestHandler {
+  return (req, res) => {
+    const served = methodsServing(req.app, req.path);
+    const methods = served.filter((method) => method !== req.method);
+    if (methods.length > 0) res.setHeader('Allow', served.join(', '));
+    const request = { method: req.method, path: req.path };
+    const hint = hints.map((advise) => advise(request)).find((advice) => advice !== undefined);
+    const parts = [
+      `No route for ${req.method} ${req.path}`,
+      ...(methods.length > 0 ? [`this path takes ${methods.join(', ')}`] : []),
+      ...(hint ? [hint] : []),
+    ];
+    sendError(res, notFound(parts.join('; ')));
+  };
+}
+
+export const unknownRoute: RequestHandler = routeNotFound();
 
 /** A JSON answer already serialised (for example by PostgreSQL), sent without re-encoding. */
 export class RawJson {

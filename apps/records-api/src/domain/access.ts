@@ -1,7 +1,8 @@
 import { TABLE_ID_PATTERN } from '@recordbase/contracts/common';
 import type { Tx } from '@recordbase/db';
+import { didYouMean } from '@recordbase/db/field-types';
 import { accessibleDatabaseId, databaseNotFound, type Principal } from '@recordbase/server-kit/auth';
-import { notFound } from '@recordbase/server-kit/errors';
+import { type AppError, notFound } from '@recordbase/server-kit/errors';
 
 type Client = Pick<Tx, 'database' | 'table' | 'field'>;
 
@@ -35,8 +36,26 @@ export async function findTableByRef(client: Client, databaseId: string, tableRe
     (await client.table.findUnique({
       where: { databaseId_nameKey: { databaseId, nameKey: nameKey(tableRef) } },
     }));
-  if (!table) throw notFound(`Table ${tableRef} not found`);
+  if (!table) {
+    const names = await client.table.findMany({
+      where: { databaseId },
+      select: { name: true },
+      orderBy: { createdAt: 'asc' },
+    });
+    throw tableNotFound(
+      tableRef,
+      names.map((row) => row.name),
+    );
+  }
   return table;
+}
+
+/**
+ * The 404 for a table reference that names no table of the database: `tableNames` are that
+ * database's only (the key may see them all), and the nearest of them is suggested.
+ */
+export function tableNotFound(tableRef: string, tableNames: readonly string[]): AppError {
+  return notFound(`Table ${JSON.stringify(tableRef)} not found${didYouMean(tableRef, tableNames)}`);
 }
 
 /** Names compare case-insensitively and ignoring surrounding spaces. */

@@ -13,7 +13,7 @@ import {
 import { cancellablePool, type KeyShares, requestShare } from '@recordbase/db';
 import type { Principal } from '@recordbase/server-kit/auth';
 import { signFileToken } from '@recordbase/server-kit/file-tokens';
-import { endpoint, RawJson, Reply } from '@recordbase/server-kit/http';
+import { endpoint, RawJson, Reply, type RouteHint } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { type Request, Router } from 'express';
 import type pg from 'pg';
@@ -40,6 +40,19 @@ const write = { scope: 'records:write' } as const;
  * and operand characters; a write carries up to 100 records of long texts.
  */
 const LIST_BODY_LIMIT = '1mb';
+
+/**
+ * A GET on a table's records lists nothing: listing is POST …/records/list, whose filters, sorts
+ * and pages travel in a JSON body. `mount` is where the records routes are mounted (app.ts).
+ */
+export function recordListingHint(mount: string): RouteHint {
+  const prefix = mount.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const collection = new RegExp(`^${prefix}/bases/[^/]+/tables/[^/]+/records/?$`);
+  return ({ method, path }) =>
+    (method === 'GET' || method === 'HEAD') && collection.test(path)
+      ? `to list records, use POST ${path.replace(/\/$/, '')}/list with a JSON body for filters, sorts and pages ({} lists the first page)`
+      : undefined;
+}
 
 /** Records: listing, bulk create and upsert, single records, bulk delete. */
 export interface RecordRoutesOptions {

@@ -1,9 +1,8 @@
 import { TABLE_ID_PATTERN } from '@recordbase/contracts/common';
 import type { FieldTemplate, FieldType } from '@recordbase/contracts/fields';
 import { databaseNotFound } from '@recordbase/server-kit/auth';
-import { notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
-import { nameKey } from '../access';
+import { nameKey, tableNotFound } from '../access';
 import { buildTableMeta, type TableMeta } from './table-meta';
 
 interface TableRow {
@@ -38,8 +37,14 @@ export async function loadTableMeta(
   );
   const row = result.rows[0];
   if (!row) {
-    const database = await pool.query('SELECT 1 FROM databases WHERE id = $1', [id]);
-    throw database.rowCount === 0 ? databaseNotFound(id) : notFound(`Table ${tableRef} not found`);
+    // The database's own table names, for the nearest one to be suggested.
+    const database = await pool.query<{ names: string[] }>(
+      `SELECT coalesce((SELECT array_agg(t.name ORDER BY t.created_at) FROM tables t WHERE t.database_id = d.id), '{}') AS names
+         FROM databases d WHERE d.id = $1`,
+      [id],
+    );
+    const names = database.rows[0]?.names;
+    throw names === undefined ? databaseNotFound(id) : tableNotFound(tableRef, names);
   }
   const fields = row.fields ?? [];
   return buildTableMeta({

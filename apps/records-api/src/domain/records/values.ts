@@ -4,9 +4,9 @@ import {
   recordValueWriteSchemaByType,
 } from '@recordbase/contracts/records';
 import { fieldTypeModule } from '@recordbase/db/field-types';
-import { AppError, badRequest } from '@recordbase/server-kit/errors';
+import { type AppError, badRequest } from '@recordbase/server-kit/errors';
 import { describeIssues } from '@recordbase/server-kit/validate';
-import { type FieldMeta, requireField, type TableMeta } from './table-meta';
+import { type FieldMeta, findField, type TableMeta, unknownField } from './table-meta';
 
 /**
  * Turns a record body (keys are field names or ids) into values ready for the typed columns,
@@ -31,11 +31,16 @@ const refuseValue = (message: string): never => {
   throw new RefusedValue(message);
 };
 
-/** `where` and `key` name the value in messages (joined only when there is one to write). */
+/** Why a field cannot hold a value, worded with the value's place. */
+class ValueProblem {
+  constructor(readonly message: string) {}
+}
+
+/** The value ready to store, or its problem (`where` and `key` name the value in the message). */
 function fieldValue(field: FieldMeta, raw: unknown, where: string, key: string): unknown {
   const parsed = recordValueWriteSchemaByType[field.type].safeParse(raw);
   if (!parsed.success) {
-    throw badRequest(describeIssues('body', parsed.error.issues).replace(/^body/, `${where}.${key}`));
+    return new ValueProblem(describeIssues('body', parsed.error.issues).replace(/^body/, `${where}.${key}`));
   }
   try {
     return fieldTypeModule(field.type).coerce(parsed.data, {
@@ -44,55 +49,111 @@ function fieldValue(field: FieldMeta, raw: unknown, where: string, key: string):
       fail: refuseValue,
     });
   } catch (error) {
-    if (error instanceof RefusedValue) throw badRequest(`${where}.${key}: ${error.message}`);
+    if (error instanceof RefusedValue) return new ValueProblem(`${where}.${key}: ${error.message}`);
     throw error;
   }
 }
 
-export function prepareRecord(table: TableMeta, input: RecordValuesInput, where: string): PreparedRecord {
-  const prepared: PreparedRecord = { columns: new Map(), links: new Map(), attachments: new Map() };
-  const keyByField = new Map<string, string>();
-  for (const [key, raw] of Object.entries(input)) {
-    const field = requireField(table, key, where);
-    const earlier = keyByField.get(field.id);
-    if (earlier !== undefined) {
-      throw badRequest(
-        `${where}: field ${JSON.stringify(field.name)} is given twice (as ${JSON.stringify(earlier)} and ${JSON.stringify(key)})`,
-      );
-    }
-    keyByField.set(field.id, key);
-    const value = fieldValue(field, raw, where, key);
-    (prepared[fieldTypeModule(field.type).prepared] as Map<string, unknown>).set(field.id, value);
-  }
-  return prepared;
-}
-
-/** How many bad records one 400 of a batch lists. */
+/** How many problems one 400 lists. */
 export const MAX_RECORD_PROBLEMS = 20;
 
 /**
- * Every record of a batch prepared, or one 400 that lists each bad record's problem (the first
- * twenty, then how many more): a client fixes its batch in one round trip, not one per record.
+ * The problems of a write, each naming its place: the first twenty listed, the rest counted, so
+ * that a client fixes a record, or a batch, in one round trip rather than one per value. Only a
+ * listed problem's words are made (a suggestion costs a pass over the table's names).
+ */
+class Problems {
+  private readonly listed: string[] = [];
+  /** Problems not listed of the one record whose listing the limit cut short. */
+  private cutShort = { where: '', count: 0 };
+  /** Bad records reached once the listing was full, none of whose problems is listed. */
+  private unlistedRecords = 0;
+
+  get full(): boolean {
+    return this.listed.length >= MAX_RECORD_PROBLEMS;
+  }
+
+  /** A problem of the record `where`, begun while there was room in the listing. */
+  add(where: string, describe: () => string): void {
+    if (!this.full) {
+      this.listed.push(describe());
+      return;
+    }
+    this.cutShort = { where, count: this.cutShort.count + 1 };
+  }
+
+  /** A bad record reached once the listing was full. */
+  addUnlistedRecord(): void {
+    this.unlistedRecords += 1;
+  }
+
+  /** The 400 that lists them, when there are any. */
+  refusal(): AppError | null {
+    if (this.listed.length === 0) return null;
+    const { where, count } = this.cutShort;
+    const tail = [
+      ...(count > 0 ? [`and ${count} more in ${where}`] : []),
+      ...(this.unlistedRecords > 0 ? [`and ${this.unlistedRecords} more bad records`] : []),
+    ];
+    return badRequest([...this.listed, ...tail].join('; '));
+  }
+}
+
+/**
+ * One record's values prepared, or null once `problems` has every problem of the record: each
+ * unknown key, field given twice and value its field cannot hold, not only the first. A record
+ * reached when the listing is already full is only counted, at its first problem.
+ */
+function prepareRecord(
+  table: TableMeta,
+  input: RecordValuesInput,
+  where: string,
+  problems: Problems,
+): PreparedRecord | null {
+  const prepared: PreparedRecord = { columns: new Map(), links: new Map(), attachments: new Map() };
+  const listing = !problems.full;
+  let bad = false;
+  const keyByField = new Map<string, string>();
+  for (const [key, raw] of Object.entries(input)) {
+    const field = findField(table, key);
+    const earlier = field && keyByField.get(field.id);
+    let problem: (() => string) | undefined;
+    if (!field) {
+      problem = () => `${where}: ${unknownField(table, key)}`;
+    } else if (earlier !== undefined) {
+      problem = () =>
+        `${where}: field ${JSON.stringify(field.name)} is given twice (as ${JSON.stringify(earlier)} and ${JSON.stringify(key)})`;
+    } else {
+      keyByField.set(field.id, key);
+      const value = fieldValue(field, raw, where, key);
+      if (!(value instanceof ValueProblem)) {
+        (prepared[fieldTypeModule(field.type).prepared] as Map<string, unknown>).set(field.id, value);
+        continue;
+      }
+      problem = () => value.message;
+    }
+    bad = true;
+    if (!listing) break;
+    problems.add(where, problem);
+  }
+  if (!bad) return prepared;
+  if (!listing) problems.addUnlistedRecord();
+  return null;
+}
+
+/**
+ * Every record of a write prepared, or one 400, before anything is written, that lists the
+ * problems of every bad record, all of each record's (the first twenty in all, then how many
+ * more).
  */
 export function prepareRecords(
   table: TableMeta,
   inputs: readonly RecordValuesInput[],
   where: (index: number) => string,
 ): PreparedRecord[] {
-  const problems: string[] = [];
-  let unlisted = 0;
-  const prepared = inputs.map((input, index) => {
-    try {
-      return prepareRecord(table, input, where(index));
-    } catch (error) {
-      if (!(error instanceof AppError) || error.status !== 400) throw error;
-      if (problems.length < MAX_RECORD_PROBLEMS) problems.push(error.message);
-      else unlisted += 1;
-      return null;
-    }
-  });
-  if (problems.length > 0) {
-    throw badRequest([...problems, ...(unlisted > 0 ? [`and ${unlisted} more bad records`] : [])].join('; '));
-  }
+  const problems = new Problems();
+  const prepared = inputs.map((input, index) => prepareRecord(table, input, where(index), problems));
+  const refusal = problems.refusal();
+  if (refusal) throw refusal;
   return prepared as PreparedRecord[];
 }

@@ -18,13 +18,21 @@ export const operations: readonly Operation[] = [
 
 const errorExamples: Record<ErrorStatus, [ErrorCode, string, string]> = {
   400: ['BAD_REQUEST', 'The request is invalid', 'body.limit: must be between 1 and 2000'],
-  401: ['UNAUTHORIZED', 'No key, or a key that is not valid', 'Invalid or missing API key'],
+  401: [
+    'UNAUTHORIZED',
+    'No key, or a key that is not valid',
+    'Missing Authorization header; send "Authorization: Bearer <API key>"',
+  ],
   403: [
     'FORBIDDEN',
     'The key lacks the scope or the root key is needed',
     'This API key lacks the records:write scope',
   ],
-  404: ['NOT_FOUND', 'Nothing there, or nothing the key can reach', 'Table Deals not found'],
+  404: [
+    'NOT_FOUND',
+    'Nothing there, or nothing the key can reach',
+    'Table "Dealz" not found (did you mean "Deals"?)',
+  ],
   413: ['PAYLOAD_TOO_LARGE', 'The body is larger than the route allows', 'Request body is too large'],
   415: [
     'UNSUPPORTED_MEDIA_TYPE',
