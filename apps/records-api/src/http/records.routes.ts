@@ -46,10 +46,21 @@ const LIST_BODY_LIMIT = '1mb';
  * and pages travel in a JSON body. `mount` is where the records routes are mounted (app.ts).
  */
 export function recordListingHint(mount: string): RouteHint {
-  const prefix = mount.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const collection = new RegExp(`^${prefix}/bases/[^/]+/tables/[^/]+/records/?$`);
+  // Compared by segments, not by a pattern: bases/{id}/tables/{table}/records under the mount.
+  const isRecordsCollection = (path: string) => {
+    if (!path.startsWith(`${mount}/`)) return false;
+    const segments = path.slice(mount.length + 1).split('/');
+    if (segments.at(-1) === '') segments.pop();
+    return (
+      segments.length === 5 &&
+      segments[0] === 'bases' &&
+      segments[2] === 'tables' &&
+      segments[4] === 'records' &&
+      segments.every((segment) => segment !== '')
+    );
+  };
   return ({ method, path }) =>
-    (method === 'GET' || method === 'HEAD') && collection.test(path)
+    (method === 'GET' || method === 'HEAD') && isRecordsCollection(path)
       ? `to list records, use POST ${path.replace(/\/$/, '')}/list with a JSON body for filters, sorts and pages ({} lists the first page)`
       : undefined;
 }
