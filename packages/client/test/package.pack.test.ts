@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,6 +7,7 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { Webhook } from 'standardwebhooks';
 import { type ScriptedServer, startScriptedServer } from './scripted-server';
+import { newWebhookSecret, tableCreatedEvent } from './webhook-event';
 
 /**
  * The package as a user gets it: the built dist/ packed with `pnpm pack`, the tarball installed
@@ -188,24 +188,10 @@ describe.each([
       { status: 404, body: { error: { code: 'NOT_FOUND', message: 'Record not found' } } },
       { status: 200, body: { id: 42 } },
     );
-    const secret = `whsec_${randomBytes(24).toString('base64')}`;
-    const eventId = `evt_${randomUUID()}`;
-    const body = JSON.stringify({
-      id: eventId,
-      type: 'table.created',
-      timestamp: new Date().toISOString(),
-      data: {
-        table: {
-          id: 'tblAbCdEfGhIjKlMn',
-          name: 'Deals',
-          primaryFieldId: 'fldAbCdEfGhIjKlMn',
-          fields: [{ id: 'fldAbCdEfGhIjKlMn', name: 'Name', type: 'single_line_text', template: {} }],
-          createdAt: '2026-01-01T00:00:00.000Z',
-          updatedAt: '2026-01-01T00:00:00.000Z',
-        },
-      },
-      metadata: { webhookId: 7, baseId: randomUUID(), attempt: 1, source: 'public_api' },
-    });
+    const secret = newWebhookSecret();
+    const event = tableCreatedEvent('Deals');
+    const eventId = event.id;
+    const body = JSON.stringify(event);
     const sentAt = new Date();
     const headers = {
       'webhook-id': eventId,

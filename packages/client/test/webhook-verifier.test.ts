@@ -2,29 +2,15 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { sign, signatureHeaders } from '../../../apps/webhook-dispatcher/src/signing';
 import { verifyWebhook, WebhookVerificationError, WebhookVerifier } from '../src/webhook-verifier';
+import { newWebhookSecret, tableCreatedEvent } from './webhook-event';
 
 /**
  * The verifier against the two signers that matter: the dispatcher's own (what deliveries carry)
  * and the standardwebhooks library (what the README promises any receiver can use).
  */
 
-const secret = `whsec_${randomBytes(24).toString('base64')}`;
-const event = {
-  id: `evt_${randomUUID()}`,
-  type: 'table.created',
-  timestamp: new Date().toISOString(),
-  data: {
-    table: {
-      id: 'tblAbCdEfGhIjKlMn',
-      name: 'Deals — Q3',
-      primaryFieldId: 'fldAbCdEfGhIjKlMn',
-      fields: [{ id: 'fldAbCdEfGhIjKlMn', name: 'Name', type: 'single_line_text', template: {} }],
-      createdAt: '2026-01-01T00:00:00.000Z',
-      updatedAt: '2026-01-01T00:00:00.000Z',
-    },
-  },
-  metadata: { webhookId: 7, baseId: randomUUID(), attempt: 1, source: 'public_api' },
-};
+const secret = newWebhookSecret();
+const event = tableCreatedEvent('Deals — Q3');
 const body = JSON.stringify(event);
 
 const reasonOf = (promise: Promise<unknown>) =>
@@ -51,7 +37,7 @@ describe('verifying a delivery signed by the dispatcher', () => {
     await expect(reasonOf(verifier.verify(body.replace('Q3', 'Q4'), headers))).resolves.toBe(
       'INVALID_SIGNATURE',
     );
-    const other = new WebhookVerifier(`whsec_${randomBytes(24).toString('base64')}`);
+    const other = new WebhookVerifier(newWebhookSecret());
     await expect(reasonOf(other.verify(body, headers))).resolves.toBe('INVALID_SIGNATURE');
     await expect(
       reasonOf(verifier.verify(body, { ...headers, 'webhook-id': `evt_${randomUUID()}` })),

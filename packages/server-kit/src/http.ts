@@ -158,7 +158,7 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   };
 }
 
-/** What unknownRoute reads of Express's router: a layer's path match, its route or its router. */
+/** What routeNotFound reads of Express's router: a layer's path match, its route or its router. */
 interface RouterLayer {
   match?: (path: string) => unknown;
   route?: { methods?: Record<string, boolean> };
