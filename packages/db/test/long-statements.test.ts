@@ -83,11 +83,21 @@ describe('a watched connection', () => {
   });
 
   it('counts each statement on its own: quick statements back to back never yield', async () => {
-    const many = (async () => {
-      for (let i = 0; i < 12; i += 1) await client.query('SELECT pg_sleep(0.05)');
-    })();
-    const seen = await nicenessWhile(client.processID, many);
-    expect(seen.every((priority) => priority === NORMAL_PRIORITY)).toBe(true);
+    // Its own watch, far above each statement's 50 ms (a loaded machine delays the client's view
+    // of a statement's end) and below their 1.5 s together, which a shared count would pass.
+    const patient = await connectedClient();
+    const watcher = createLongStatements({ afterMs: 500, sweepMs: 20 });
+    watcher.watch(patient);
+    try {
+      const many = (async () => {
+        for (let i = 0; i < 30; i += 1) await patient.query('SELECT pg_sleep(0.05)');
+      })();
+      const seen = await nicenessWhile(patient.processID, many);
+      expect(seen.every((priority) => priority === NORMAL_PRIORITY)).toBe(true);
+    } finally {
+      watcher.close();
+      await patient.end();
+    }
   });
 
   it('leaves a long statement of a transaction at its priority: writers may wait on its locks', async () => {
