@@ -94,10 +94,11 @@ export async function startGatewayStack(options: GatewayStackOptions = {}): Prom
         await replica.stop();
       },
       async accessLog(...requestIds) {
+        // Only whole lines: the last one may be half written while it is read.
         const read = () =>
           readFileSync(running.accessLog, 'utf8')
             .split('\n')
-            .filter(Boolean)
+            .slice(0, -1)
             .map((line) => JSON.parse(line) as Record<string, unknown>);
         for (let attempt = 0; attempt < 50; attempt += 1) {
           const lines = read();

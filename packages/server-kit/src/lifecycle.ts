@@ -46,6 +46,15 @@ export interface HttpTimeouts {
 }
 
 /**
+ * How long an idle keep-alive connection stays open. The gateway closes its idle connections to a
+ * service after 4 s; the service must never close one first, or a request the gateway sends on it
+ * at that moment meets a reset and, being a POST with its body streamed, is answered 503. Node's
+ * 5 s left a margin of one second, which a gateway starved of CPU overran; this is the gateway's
+ * own keep-alive toward its clients, so a direct client is treated as one through the gateway.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/**
  * A service's HTTP server, bounding how long a client may take over its headers and its whole
  * request. Node checks those deadlines on a timer; it runs often enough (a quarter of the
  * headers deadline, at most every 30 s, Node's default) that a client is cut off close to them.
@@ -63,6 +72,7 @@ export function createHttpServer(handler: RequestListener, timeouts: HttpTimeout
     {
       headersTimeout,
       requestTimeout,
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
       connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(headersTimeout / 4))),
     },
     handler,
