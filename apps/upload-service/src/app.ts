@@ -20,6 +20,7 @@ import type { Redis } from 'ioredis';
 import type { UploadServiceConfig } from './config';
 import { crossOrigin } from './cross-origin';
 import { downloadRoute } from './files/download-route';
+import { createUploadLookups, type UploadLookups } from './files/upload-lookups';
 import { uploadRouter } from './uploads/upload-routes';
 
 export interface UploadServiceDeps {
@@ -28,6 +29,8 @@ export interface UploadServiceDeps {
   logger: Logger;
   /** Where uploaded files go (`createStorage`), already prepared by the caller. */
   storage: ObjectStorage;
+  /** What uploads are checked against before their bodies; made (and closed) here when absent. */
+  lookups?: UploadLookups;
   config: Pick<UploadServiceConfig, 'ROOT_API_KEY' | 'FILE_TOKEN_SECRET'> &
     Partial<
       Pick<
@@ -128,9 +131,16 @@ export function createApp(deps: UploadServiceDeps): Express {
   ]);
   const limited = inSequence(rateLimited, admitted);
   app.use(protectedPaths, (req, res, next) => (viaSignedLink(req) ? next() : limited(req, res, next)));
+  let lookups = deps.lookups;
+  if (!lookups) {
+    const made = createUploadLookups({ prisma: db.prisma, pool: db.pool, logger });
+    db.beforeClose(() => made.close());
+    lookups = made;
+  }
   app.use(
     uploadRouter({
       prisma: db.prisma,
+      lookups,
       storage,
       publicUrl: config.PUBLIC_URL,
       storageQuota: config.STORAGE_QUOTA_BYTES_PER_DATABASE,

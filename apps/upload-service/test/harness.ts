@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { createApp, type UploadServiceDeps } from '../src/app';
+import { createUploadLookups, type UploadLookups } from '../src/files/upload-lookups';
 
 export interface Harness {
   api: TestAgent;
@@ -25,7 +26,13 @@ export interface Harness {
   storageDir: string;
   storage: LocalDiskStorage;
   /** Another app on the same database and Redis, with configuration overrides and maybe another storage. */
-  appWith(config: Partial<UploadServiceDeps['config']>, storage?: ObjectStorage): Express;
+  appWith(
+    config: Partial<UploadServiceDeps['config']>,
+    storage?: ObjectStorage,
+    lookups?: UploadLookups,
+  ): Express;
+  /** Lookups of the harness's database that keep what they read from now on (they listen). */
+  listeningLookups(): Promise<UploadLookups>;
   close(): Promise<void>;
 }
 
@@ -44,12 +51,17 @@ export async function startHarness(): Promise<Harness> {
   const rootKey = `root_${randomBytes(24).toString('hex')}`;
   const logger = createLogger('upload-service-test', 'silent');
   const fileTokenSecret = randomBytes(32).toString('base64url');
-  const appWith = (config: Partial<UploadServiceDeps['config']>, otherStorage: ObjectStorage = storage) =>
+  const appWith = (
+    config: Partial<UploadServiceDeps['config']>,
+    otherStorage: ObjectStorage = storage,
+    lookups?: UploadLookups,
+  ) =>
     createApp({
       db,
       redis,
       logger,
       storage: otherStorage,
+      lookups,
       config: {
         ROOT_API_KEY: rootKey,
         FILE_TOKEN_SECRET: fileTokenSecret,
@@ -70,6 +82,15 @@ export async function startHarness(): Promise<Harness> {
     storageDir,
     storage,
     appWith,
+    async listeningLookups() {
+      const lookups = createUploadLookups({ prisma: db.prisma, pool: db.pool, logger });
+      db.beforeClose(() => lookups.close());
+      for (const giveUpAt = Date.now() + 10_000; !lookups.listening(); ) {
+        if (Date.now() > giveUpAt) throw new Error('the upload lookups never listened');
+        await new Promise((done) => setTimeout(done, 20));
+      }
+      return lookups;
+    },
     async close() {
       redis.disconnect();
       await db.close();

@@ -4,6 +4,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { XLSX_MIME_TYPE } from '@recordbase/contracts/uploads';
+import { newFieldId } from '@recordbase/db';
 import { signFileToken } from '@recordbase/server-kit/file-tokens';
 import supertest from 'supertest';
 import { insertBase, insertKey, type TestBase } from './fixtures';
@@ -168,6 +169,47 @@ describe('POST /fileupload', () => {
       );
       expect(response.body.error.message).toContain(mentions);
     }
+  });
+
+  it('keeps nothing for a field changed or gone while its file was sent, and says what the headers name now', async () => {
+    // Lookups that keep what they read, so the upload is checked against a field that has changed:
+    // the schema change's notification is still on its way.
+    const app = h.appWith({}, undefined, await h.listeningLookups());
+    const sendTo = (target: TestBase) => () =>
+      supertest(app)
+        .post('/fileupload')
+        .set('Authorization', root)
+        .set({ 'base-public-id': target.databaseId, 'table-id': 'Docs', 'field-id': 'Files' })
+        .attach('filepond', png, { filename: 'a.png', contentType: 'image/png' });
+
+    const retypedBase = await insertBase(h.db);
+    await sendTo(retypedBase)().expect(201);
+    await h.db.pool.query(`UPDATE fields SET type = 'single_line_text' WHERE id = $1`, [
+      retypedBase.filesFieldId,
+    ]);
+    const retyped = await expectRefusedLeavingNothing(sendTo(retypedBase), 400);
+    expect(retyped.body.error.message).toBe(
+      'field-id: field "Files" is a single_line_text field, not an attachments field',
+    );
+
+    const target = await insertBase(h.db);
+    const send = sendTo(target);
+    await send().expect(201);
+    // Deleted and made anew under its name: the client is told to send the file again, which works.
+    await h.db.pool.query('DELETE FROM fields WHERE id = $1', [target.filesFieldId]);
+    await h.db.pool.query(
+      `INSERT INTO fields (id, table_id, name, name_key, type, position)
+       VALUES ($1, $2, 'Files', 'files', 'attachments', 2)`,
+      [newFieldId(), target.tableId],
+    );
+    const remade = await expectRefusedLeavingNothing(send, 400);
+    expect(remade.body.error.message).toBe(
+      'field-id: the field was changed while the file was sent; send the file again',
+    );
+    await send().expect(201);
+    await h.db.pool.query('DELETE FROM databases WHERE id = $1', [target.databaseId]);
+    const deleted = await expectRefusedLeavingNothing(send, 404);
+    expect(deleted.body.error.message).toBe(`Database ${target.databaseId} not found`);
   });
 
   it.each([

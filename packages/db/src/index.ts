@@ -16,5 +16,6 @@ export * from './key-shares';
 export * from './long-statements';
 export { boundMessages, DEFAULT_MAX_MESSAGE_BYTES, MessageTooLarge } from './message-bound';
 export * from './outbox';
+export * from './schema-changes';
 export * from './secrets';
 export * from './transaction';

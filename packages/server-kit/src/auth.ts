@@ -91,7 +91,7 @@ export function createServiceAuthenticator(deps: {
 }): { authenticate: Authenticate; forgetKeys: () => void } {
   const keys = createNotifiedCache<KnownApiKey | null>({
     pool: deps.db.pool,
-    channel: API_KEYS_CHANNEL,
+    channels: [API_KEYS_CHANNEL],
     logger: deps.logger,
     maxEntries: MAX_KEPT_API_KEYS,
     keep: (key) => key !== null,

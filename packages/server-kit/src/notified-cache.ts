@@ -3,7 +3,7 @@ import { createListener, type Listener } from './listener';
 import type { Logger } from './logger';
 
 /**
- * Values kept per process and trusted only while the process LISTENs on a channel that every
+ * Values kept per process and trusted only while the process LISTENs on channels that every
  * change NOTIFYs from its own transaction (so on commit only): a notification drops everything,
  * a (re)connect drops everything (what was missed meanwhile is unknown), and while the listening
  * connection is down nothing is served from memory. The process making a change also calls
@@ -21,6 +21,8 @@ export interface NotifiedCache<V> {
   drop(key: string): void;
   /** Drops everything (a change committed). */
   clear(): void;
+  /** Whether entries are kept now: the LISTEN connection is up. */
+  listening(): boolean;
   close(): Promise<void>;
 }
 
@@ -33,7 +35,8 @@ export const MAX_ENTRY_AGE_MS = 60_000;
 export function createNotifiedCache<V>(options: {
   /** Gives the connection settings; the LISTEN connection is a pool of one of its own. */
   pool: pg.Pool;
-  channel: string;
+  /** Every channel a change of what is kept NOTIFYs on; one connection listens to them all. */
+  channels: string[];
   logger: Logger;
   /** Entries kept, oldest forgotten first. */
   maxEntries: number;
@@ -57,7 +60,7 @@ export function createNotifiedCache<V>(options: {
   listenPool.on('error', () => {});
   const listener: Listener = createListener({
     pool: listenPool,
-    channels: [options.channel],
+    channels: options.channels,
     onNotification: clear,
     onConnected: clear,
     logger: options.logger,
@@ -87,6 +90,7 @@ export function createNotifiedCache<V>(options: {
       entries.delete(key);
     },
     clear,
+    listening: () => listener.connected(),
     async close() {
       clear();
       await listener.close();

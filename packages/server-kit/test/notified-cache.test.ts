@@ -107,7 +107,7 @@ describe('API keys kept in memory', () => {
     settings = proxiedPool();
     cache = createNotifiedCache<KnownApiKey | null>({
       pool: settings,
-      channel: API_KEYS_CHANNEL,
+      channels: [API_KEYS_CHANNEL],
       logger,
       maxEntries: 100,
       keep: (key) => key !== null,

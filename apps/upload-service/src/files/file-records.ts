@@ -3,7 +3,7 @@ import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
 import { FIELD_ID_PATTERN, TABLE_ID_PATTERN } from '@recordbase/contracts/common';
 import type { PrismaClient, Tx } from '@recordbase/db';
 import { canAccessDatabase, type Principal } from '@recordbase/server-kit/auth';
-import { AppError, badRequest } from '@recordbase/server-kit/errors';
+import { AppError } from '@recordbase/server-kit/errors';
 import type { UploadKind } from '../uploads/storage-keys';
 
 /** The rows of uploaded_files: what each stored file is, whose, and for which field. */
@@ -17,15 +17,22 @@ export interface AttachmentTarget {
 const nameKey = (name: string) => name.trim().toLowerCase();
 
 /**
- * The attachments field the `table-id` and `field-id` headers name (by id or by name, as everywhere
- * in the API), or a 400 saying which header names nothing suitable.
+ * What the attachment headers name: the attachments field (by id or by name, as everywhere in the
+ * API) of an existing database, or why there is none, worded for the header at fault.
  */
+export type TargetLookup =
+  | { kind: 'found'; target: AttachmentTarget }
+  | { kind: 'no database' }
+  | { kind: 'refused'; message: string };
+
 export async function findAttachmentTarget(
   prisma: PrismaClient,
   databaseId: string,
   tableRef: string,
   fieldRef: string,
-): Promise<AttachmentTarget> {
+): Promise<TargetLookup> {
+  const database = await prisma.database.findUnique({ where: { id: databaseId }, select: { id: true } });
+  if (!database) return { kind: 'no database' };
   const table = await prisma.table.findFirst({
     where: {
       databaseId,
@@ -33,7 +40,9 @@ export async function findAttachmentTarget(
     },
     select: { id: true },
   });
-  if (!table) throw badRequest(`table-id: no table ${JSON.stringify(tableRef)} in this database`);
+  if (!table) {
+    return { kind: 'refused', message: `table-id: no table ${JSON.stringify(tableRef)} in this database` };
+  }
   const field = await prisma.field.findFirst({
     where: {
       tableId: table.id,
@@ -41,13 +50,19 @@ export async function findAttachmentTarget(
     },
     select: { id: true, type: true },
   });
-  if (!field) throw badRequest(`field-id: no field ${JSON.stringify(fieldRef)} in table ${tableRef}`);
-  if (field.type !== 'attachments') {
-    throw badRequest(
-      `field-id: field ${JSON.stringify(fieldRef)} is a ${field.type} field, not an attachments field`,
-    );
+  if (!field) {
+    return {
+      kind: 'refused',
+      message: `field-id: no field ${JSON.stringify(fieldRef)} in table ${tableRef}`,
+    };
   }
-  return { databaseId, tableId: table.id, fieldId: field.id };
+  if (field.type !== 'attachments') {
+    return {
+      kind: 'refused',
+      message: `field-id: field ${JSON.stringify(fieldRef)} is a ${field.type} field, not an attachments field`,
+    };
+  }
+  return { kind: 'found', target: { databaseId, tableId: table.id, fieldId: field.id } };
 }
 
 export interface StoredFile {
@@ -102,22 +117,46 @@ export async function recordStoredFile(
   });
 }
 
+/**
+ * A file's attachments field was deleted, retyped or moved (its table or database deleted) after
+ * the upload was checked against what this process knew: no row was written.
+ */
+export class AttachmentTargetGone extends Error {
+  constructor() {
+    super('the attachments field the upload named is gone');
+  }
+}
+
+/**
+ * Inserts the file's row; an attachment's only while its field is still an attachments field of
+ * that table and database, checked in the same statement, so a schema change that the checks
+ * before the body did not see yet (its notification still on its way) cannot leave a row behind.
+ */
 async function insertStoredFile(prisma: PrismaClient | Tx, file: StoredFile): Promise<void> {
-  await prisma.uploadedFile.create({
-    data: {
-      id: randomUUID(),
-      key: file.key,
-      kind: file.kind,
-      databaseId: file.target?.databaseId ?? null,
-      tableId: file.target?.tableId ?? null,
-      fieldId: file.target?.fieldId ?? null,
-      fileName: file.fileName,
-      size: BigInt(file.size),
-      mimeType: file.mimeType,
-      sha256: file.sha256,
-      apiKeyId: file.apiKeyId,
-    },
-  });
+  const target = file.target;
+  const row = [
+    randomUUID(),
+    file.key,
+    file.kind,
+    target?.databaseId ?? null,
+    target?.tableId ?? null,
+    target?.fieldId ?? null,
+    file.fileName,
+    file.size,
+    file.mimeType,
+    file.sha256,
+    file.apiKeyId,
+  ];
+  const inserted = await prisma.$executeRawUnsafe(
+    `INSERT INTO uploaded_files
+            (id, key, kind, database_id, table_id, field_id, file_name, size, mime_type, sha256, api_key_id)
+     SELECT $1::uuid, $2, $3, $4::uuid, $5, $6, $7, $8::bigint, $9, $10, $11::uuid
+      WHERE $6::text IS NULL
+         OR EXISTS (SELECT 1 FROM fields f JOIN tables t ON t.id = f.table_id
+                     WHERE f.id = $6 AND f.type = 'attachments' AND t.id = $5 AND t.database_id = $4::uuid)`,
+    ...row,
+  );
+  if (inserted === 0) throw new AttachmentTargetGone();
 }
 
 export async function findStoredFile(prisma: PrismaClient, key: string) {

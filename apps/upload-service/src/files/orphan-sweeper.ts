@@ -3,6 +3,7 @@ import { qualifiedTable, quoteIdent } from '@recordbase/db/physical';
 import type { Logger } from '@recordbase/server-kit/logger';
 import type { ObjectStorage } from '@recordbase/storage';
 import type pg from 'pg';
+import { notifyFilesFreed } from './upload-lookups';
 
 /**
  * Deletes uploaded files nothing refers to once their grace period is over: an attachment no
@@ -119,6 +120,8 @@ export async function sweepOrphanBatch(
       await client.query('DELETE FROM uploaded_files WHERE id = ANY($1::uuid[])', [
         gone.map((file) => file.id),
       ]);
+      // Databases' stored bytes went down: every upload-service reads them again (on commit).
+      if (gone.length > 0) await client.query(notifyFilesFreed);
       return { keys: gone.map((file) => file.key), examined: candidates.rowCount ?? 0 };
     },
     // Looking for references scans attachments columns: more than a request's time.

@@ -6,18 +6,14 @@ import {
   uploadRoutes,
 } from '@recordbase/contracts/uploads';
 import type { PrismaClient } from '@recordbase/db';
-import {
-  accessibleDatabaseId,
-  databaseNotFound,
-  principalOf,
-  requireScope,
-} from '@recordbase/server-kit/auth';
+import { accessibleDatabaseId, principalOf, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest } from '@recordbase/server-kit/errors';
 import { noQueryParameters, parseRequestPart } from '@recordbase/server-kit/validate';
 import type { ObjectStorage } from '@recordbase/storage';
 import { type Request, type RequestHandler, Router } from 'express';
 import multer, { MulterError } from 'multer';
-import { findAttachmentTarget, quotaExceeded, recordStoredFile, storedBytesOf } from '../files/file-records';
+import { AttachmentTargetGone, quotaExceeded, recordStoredFile } from '../files/file-records';
+import type { UploadLookups } from '../files/upload-lookups';
 import { judgeAttachment, judgeCsv, judgeXlsx } from './content';
 import {
   PayloadTooLargeWhileStreaming,
@@ -36,6 +32,8 @@ import {
 
 export interface UploadDeps {
   prisma: PrismaClient;
+  /** The attachment targets and stored bytes an upload is checked against before its body. */
+  lookups: UploadLookups;
   storage: ObjectStorage;
   /** The public address of this service, for the url answered; from the request when unset. */
   publicUrl: string | undefined;
@@ -64,7 +62,7 @@ async function attachmentPlan(req: Request, deps: UploadDeps): Promise<UploadPla
   const absent = names.filter((name) => header(req, name) === undefined);
   if (absent.length > 0)
     throw badRequest(`Missing header${absent.length > 1 ? 's' : ''}: ${absent.join(', ')}`);
-  const databaseId = header(req, attachmentUploadHeaders.databaseId)!;
+  const databaseRef = header(req, attachmentUploadHeaders.databaseId)!;
   const tableRef = header(req, attachmentUploadHeaders.tableId)!;
   const fieldRef = header(req, attachmentUploadHeaders.fieldId)!;
   for (const [name, value] of [
@@ -73,29 +71,23 @@ async function attachmentPlan(req: Request, deps: UploadDeps): Promise<UploadPla
   ] as const) {
     if (value.length > 255) throw badRequest(`${name}: must be at most 255 characters`);
   }
-  const principal = principalOf(req.res!);
-  const database = await deps.prisma.database.findUnique({
-    where: { id: accessibleDatabaseId(principal, databaseId) },
-    select: { id: true },
-  });
-  if (!database) throw databaseNotFound(databaseId);
-  // Before the table and field are looked up: a full database's uploads, sent again and again by
-  // a client that ignores the 413, each cost one query more, not three.
-  const quotaRoom = await roomUnderQuota(req, deps, database.id);
-  const target = await findAttachmentTarget(deps.prisma, database.id, tableRef, fieldRef);
-  return { kind: 'attachment', databaseId: target.databaseId, target, judge: judgeAttachment, quotaRoom };
+  const databaseId = accessibleDatabaseId(principalOf(req.res!), databaseRef);
+  const target = await deps.lookups.attachmentTarget(databaseId, tableRef, fieldRef, databaseRef);
+  const quotaRoom = await roomUnderQuota(req, deps, databaseId);
+  return { kind: 'attachment', databaseId, target, judge: judgeAttachment, quotaRoom };
 }
 
 /**
- * What is left of the database's quota now, or a 413 when the declared upload cannot fit; the
- * count that decides is made again, under a lock, once the file is stored (recordStoredFile),
- * since other uploads may finish first. Undefined without a quota.
+ * What is left of the database's quota at most, or a 413 when the declared upload cannot fit
+ * (exact: the figure counted is a lower bound, see upload-lookups.ts); the count that decides is
+ * made again, under a lock, once the file is stored (recordStoredFile), since other uploads may
+ * finish first. Undefined without a quota.
  */
 async function roomUnderQuota(req: Request, deps: UploadDeps, databaseId: string) {
   const quota = deps.storageQuota;
   if (quota === undefined) return undefined;
   const declared = Number(req.headers['content-length']);
-  const room = quota - (await storedBytesOf(deps.prisma, databaseId));
+  const room = quota - (await deps.lookups.storedBytesAtLeast(databaseId));
   if (room <= 0 || (Number.isFinite(declared) && declared > room + FRAMING_BYTES)) {
     throw quotaExceeded(quota);
   }
@@ -211,6 +203,22 @@ function publicBase(req: Request, deps: UploadDeps): string {
   return base;
 }
 
+/**
+ * The refusal for an upload whose field a schema change took away while its file was sent: what
+ * the headers name now (no database, no such field, not an attachments field), else a field of
+ * that name made anew meanwhile, which the client may send the file to again.
+ */
+async function targetGoneRefusal(req: Request, deps: UploadDeps): Promise<AppError> {
+  deps.lookups.forgetTargets();
+  try {
+    await attachmentPlan(req, deps);
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  return badRequest('field-id: the field was changed while the file was sent; send the file again');
+}
+
 function answer(deps: UploadDeps): RequestHandler {
   return async (req, res) => {
     const file = req.file as (Express.Multer.File & StoredUpload) | undefined;
@@ -234,7 +242,12 @@ function answer(deps: UploadDeps): RequestHandler {
       );
     } catch (error) {
       await deps.storage.delete(file.key).catch(() => {});
+      if (error instanceof AttachmentTargetGone) throw await targetGoneRefusal(req, deps);
       throw error;
+    } finally {
+      // Counted under the lock: the next upload there reads the figure that count saw.
+      if (plan.target && deps.storageQuota !== undefined)
+        deps.lookups.forgetStoredBytes(plan.target.databaseId);
     }
     const url = `${publicBase(req, deps)}${uploadRoutes.files}/${file.key}`;
     res

@@ -1,3 +1,4 @@
+import { SCHEMA_CHANNEL } from '@recordbase/db';
 import type { Logger } from '@recordbase/server-kit/logger';
 import {
   createNotifiedCache,
@@ -6,12 +7,6 @@ import {
 } from '@recordbase/server-kit/notified-cache';
 import type pg from 'pg';
 import type { TableMeta } from './table-meta';
-
-/**
- * Channel on which every schema change NOTIFYs, in its own transaction (so on commit only); the
- * payload is empty: a change drops every cached table of every listening process.
- */
-export const SCHEMA_CHANNEL = 'recordbase_schema';
 
 /** Distinct tables remembered per process, oldest forgotten first. */
 const MAX_CACHED_TABLES = 10_000;
@@ -27,7 +22,7 @@ export type TableCache = NotifiedCache<TableMeta>;
 export function createTableCache(options: { pool: pg.Pool; logger: Logger }): TableCache {
   return createNotifiedCache<TableMeta>({
     pool: options.pool,
-    channel: SCHEMA_CHANNEL,
+    channels: [SCHEMA_CHANNEL],
     logger: options.logger,
     maxEntries: MAX_CACHED_TABLES,
   });
