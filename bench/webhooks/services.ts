@@ -99,6 +99,9 @@ export function serviceEnv(settings: ServiceSettings): NodeJS.ProcessEnv {
     RATE_LIMIT_PER_SECOND: '1000000',
     RATE_LIMIT_BURST: '1000000',
     REQUESTS_IN_FLIGHT_PER_KEY: '100000',
+    // The uploads benchmark's one key sends gigabytes.
+    UPLOAD_BYTES_PER_SECOND_PER_KEY: String(1024 ** 4),
+    UPLOAD_BYTES_BURST_PER_KEY: String(1024 ** 4),
     DB_CONNECTIONS_PER_KEY: '10000',
     DB_SECONDS_PER_MINUTE_PER_KEY: '1000000',
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',

@@ -21,6 +21,7 @@ import type { UploadServiceConfig } from './config';
 import { crossOrigin } from './cross-origin';
 import { downloadRoute } from './files/download-route';
 import { createUploadLookups, type UploadLookups } from './files/upload-lookups';
+import { createUploadBudget, DEFAULT_UPLOAD_BANDWIDTH } from './uploads/bandwidth';
 import { uploadRouter } from './uploads/upload-routes';
 
 export interface UploadServiceDeps {
@@ -43,6 +44,8 @@ export interface UploadServiceDeps {
         | 'RATE_LIMIT_PER_SECOND'
         | 'RATE_LIMIT_BURST'
         | 'STORAGE_QUOTA_BYTES_PER_DATABASE'
+        | 'UPLOAD_BYTES_PER_SECOND_PER_KEY'
+        | 'UPLOAD_BYTES_BURST_PER_KEY'
         | 'REQUESTS_IN_FLIGHT_PER_KEY'
       >
     >;
@@ -144,6 +147,14 @@ export function createApp(deps: UploadServiceDeps): Express {
       storage,
       publicUrl: config.PUBLIC_URL,
       storageQuota: config.STORAGE_QUOTA_BYTES_PER_DATABASE,
+      chargeUpload: createUploadBudget(
+        redis,
+        {
+          bytesPerSecond: config.UPLOAD_BYTES_PER_SECOND_PER_KEY ?? DEFAULT_UPLOAD_BANDWIDTH.bytesPerSecond,
+          burstBytes: config.UPLOAD_BYTES_BURST_PER_KEY ?? DEFAULT_UPLOAD_BANDWIDTH.burstBytes,
+        },
+        logger,
+      ),
     }),
   );
   app.get(

@@ -7,6 +7,7 @@ import {
 } from '@recordbase/server-kit/env';
 import { refineStorageEnv, storageEnvSchema } from '@recordbase/storage/env';
 import { z } from 'zod';
+import { DEFAULT_UPLOAD_BANDWIDTH, LARGEST_UPLOAD_BYTES } from './uploads/bandwidth';
 
 /**
  * CORS_ORIGINS: the browser origins whose pages may call the upload and file routes (a FilePond
@@ -64,6 +65,23 @@ export const uploadServiceEnvSchema = commonEnvSchema
      */
     RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
     RATE_LIMIT_BURST: z.coerce.number().int().positive().default(100),
+    /**
+     * The bytes one API key may upload: a sustained rate and a burst, over every replica (in Redis).
+     * The burst holds the largest upload, or an import file that size could never be sent.
+     */
+    UPLOAD_BYTES_PER_SECOND_PER_KEY: z.coerce
+      .number({ error: 'must be a number of bytes' })
+      .int({ error: 'must be a whole number of bytes' })
+      .positive({ error: 'must be a positive number of bytes' })
+      .default(DEFAULT_UPLOAD_BANDWIDTH.bytesPerSecond),
+    UPLOAD_BYTES_BURST_PER_KEY: z.coerce
+      .number({ error: 'must be a number of bytes' })
+      .int({ error: 'must be a whole number of bytes' })
+      .min(LARGEST_UPLOAD_BYTES, {
+        error: `must be at least ${LARGEST_UPLOAD_BYTES} bytes, the largest upload (an import file and its multipart framing)`,
+      })
+      .max(Number.MAX_SAFE_INTEGER)
+      .default(DEFAULT_UPLOAD_BANDWIDTH.burstBytes),
     /**
      * The most bytes one database's attachments may take in storage, or unset for no bound. Import
      * files belong to no database and are not counted.

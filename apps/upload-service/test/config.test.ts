@@ -57,6 +57,33 @@ describe('STORAGE_QUOTA_BYTES_PER_DATABASE', () => {
   });
 });
 
+describe('UPLOAD_BYTES_PER_SECOND_PER_KEY and UPLOAD_BYTES_BURST_PER_KEY', () => {
+  it('default to 8 MiB a second and 64 MiB at once, and take whole positive numbers of bytes', () => {
+    const defaults = loadConfig(required);
+    expect([defaults.UPLOAD_BYTES_PER_SECOND_PER_KEY, defaults.UPLOAD_BYTES_BURST_PER_KEY]).toEqual([
+      8 * 1024 * 1024,
+      64 * 1024 * 1024,
+    ]);
+    const set = loadConfig({
+      ...required,
+      UPLOAD_BYTES_PER_SECOND_PER_KEY: '1000',
+      UPLOAD_BYTES_BURST_PER_KEY: '60000000',
+    });
+    expect([set.UPLOAD_BYTES_PER_SECOND_PER_KEY, set.UPLOAD_BYTES_BURST_PER_KEY]).toEqual([1000, 60000000]);
+    for (const wrong of ['0', '-1', '1.5', '8MB']) {
+      expect(() => loadConfig({ ...required, UPLOAD_BYTES_PER_SECOND_PER_KEY: wrong })).toThrow(
+        /UPLOAD_BYTES_PER_SECOND_PER_KEY/,
+      );
+    }
+  });
+
+  it('refuses a burst too small for the largest upload, saying how large it must be', () => {
+    expect(() => loadConfig({ ...required, UPLOAD_BYTES_BURST_PER_KEY: '52494335' })).toThrow(
+      /UPLOAD_BYTES_BURST_PER_KEY.*must be at least 52494336 bytes, the largest upload/,
+    );
+  });
+});
+
 describe('storage configuration', () => {
   const s3 = {
     ...required,

@@ -65,10 +65,12 @@ export async function startHarness(): Promise<Harness> {
       config: {
         ROOT_API_KEY: rootKey,
         FILE_TOKEN_SECRET: fileTokenSecret,
-        // Tests upload in quick succession; those of the rate limit set their own.
+        // Tests upload in quick succession; those of the rate limits set their own.
         RATE_LIMIT_PER_SECOND: 10_000,
         RATE_LIMIT_BURST: 10_000,
         REQUESTS_IN_FLIGHT_PER_KEY: 10_000,
+        UPLOAD_BYTES_PER_SECOND_PER_KEY: 1024 ** 4,
+        UPLOAD_BYTES_BURST_PER_KEY: 1024 ** 4,
         ...config,
       },
     });

@@ -183,6 +183,79 @@ describe('the per-key rate limit', () => {
   });
 });
 
+describe("a key's upload bytes", () => {
+  // One byte a second: nothing refills while a test runs. (The service's configuration asks for a
+  // burst that holds the largest upload; these tests give the app a small one directly.)
+  const budget = (burstBytes: number) => ({
+    UPLOAD_BYTES_PER_SECOND_PER_KEY: 1,
+    UPLOAD_BYTES_BURST_PER_KEY: burstBytes,
+  });
+  const bytesMessage =
+    /^This API key has uploaded its share of bytes \(0 MiB a second, [\d.]+ MiB at once\); retry after \d+ s$/;
+
+  it('are charged as declared before the body: 429 with Retry-After past them, keeping nothing', async () => {
+    // Room for three uploads of 10,000 bytes with their multipart framing, not four.
+    const app = h.appWith(budget(3 * 10_500));
+    const key = await insertKey(h.db, ['files:write']);
+    const send = () =>
+      supertest(app)
+        .post('/fileupload')
+        .set('Authorization', key.authorization)
+        .set(attachmentHeaders(base))
+        .attach('filepond', Buffer.alloc(10_000, 0x61), { filename: 'notes.txt', contentType: 'text/plain' });
+    for (let index = 0; index < 3; index += 1) await send().expect(201);
+    const before = await leftovers();
+    const refused = await send().expect(429);
+    expect(refused.body.error).toEqual({
+      code: 'RATE_LIMITED',
+      message: expect.stringMatching(bytesMessage),
+    });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(1);
+    expect(await leftovers()).toEqual(before);
+    // Refused before reading the body: the answer comes though none of it was sent.
+    const declared = await rawUpload(
+      app,
+      { authorization: key.authorization, ...attachmentHeaders(base) },
+      {
+        declaredBytes: 10_000,
+      },
+    );
+    expect(declared.status).toBe(429);
+    expect(declared.headers['retry-after']).toBeDefined();
+    // Another key has bytes of its own.
+    const other = await insertKey(h.db, ['files:write']);
+    await uploadTo(app, other.authorization, base).expect(201);
+  });
+
+  it('charge a chunked upload the largest body, then what its file took once stored', async () => {
+    // Room for one attachment route's largest body at once, and 10,000 bytes more.
+    const largest = 20 * 1024 * 1024 + 64 * 1024;
+    const app = h.appWith(budget(largest + 10_000));
+    const key = await insertKey(h.db, ['files:write']);
+    const send = (bytes: number) =>
+      rawUpload(
+        app,
+        { authorization: key.authorization, ...attachmentHeaders(base) },
+        {
+          file: Buffer.alloc(bytes, 0x61),
+          name: 'notes.txt',
+          type: 'text/plain',
+        },
+      );
+    // Stored: charged its 6,000 bytes in the end, leaving room for another largest body.
+    expect((await send(6000)).status).toBe(201);
+    let again = await send(5000);
+    // (The settlement lands just after the answer.)
+    for (const giveUpAt = Date.now() + 2_000; again.status === 429 && Date.now() < giveUpAt; )
+      again = await send(5000);
+    expect(again.status).toBe(201);
+    // 11,000 bytes spent, past the 10,000 beside a largest body: the next one cannot be charged one.
+    const refused = await send(100);
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.body).error.message).toMatch(bytesMessage);
+  });
+});
+
 describe("a key's requests in flight", () => {
   it('past the bound, shared with records-api: 429 with Retry-After, and other keys are served', async () => {
     const app = h.appWith({ REQUESTS_IN_FLIGHT_PER_KEY: 2 });

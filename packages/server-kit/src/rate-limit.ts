@@ -5,7 +5,9 @@ import type { Logger } from './logger';
 
 /**
  * Per-key rate limit shared by every replica: a generic cell rate algorithm (a token bucket
- * expressed as one timestamp per key) evaluated atomically in Redis with Redis's own clock.
+ * expressed as one timestamp per key) evaluated atomically in Redis with Redis's own clock. A
+ * request costs `cost` tokens (1, or bytes for a bandwidth budget); a forced charge is taken even
+ * past the bucket, leaving a debt the next requests wait out (for what was measured afterwards).
  * Returns [allowed, remaining tokens or ms to wait, ms until the bucket is full again].
  */
 const GCRA_SCRIPT = `
@@ -13,15 +15,16 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then tat = now end
-local new_tat = tat + interval
+local new_tat = tat + interval * cost
 local allow_at = new_tat - burst * interval
-if now < allow_at then
+if now < allow_at and ARGV[4] ~= '1' then
   return {0, math.ceil(allow_at - now), math.ceil(tat - now)}
 end
 redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil(new_tat - now) + 1)
-return {1, math.floor((now - allow_at) / interval), math.ceil(new_tat - now)}
+return {1, math.max(0, math.floor((now - allow_at) / interval)), math.ceil(new_tat - now)}
 `;
 
 export interface RateLimitOptions {
@@ -39,17 +42,32 @@ export interface RateLimitDecision {
 }
 
 type RedisWithGcra = Redis & {
-  rbGcra(key: string, interval: number, burst: number): Promise<[number, number, number]>;
+  rbGcra(
+    key: string,
+    interval: number,
+    burst: number,
+    cost: number,
+    force: 0 | 1,
+  ): Promise<[number, number, number]>;
 };
+
+export interface RateLimitCharge {
+  /** Tokens taken (default 1). */
+  cost?: number;
+  /** Taken whatever the bucket holds (a charge for what was measured once done). */
+  force?: boolean;
+}
 
 export function createRateLimiter(redis: Redis, options: RateLimitOptions) {
   if (!('rbGcra' in redis)) redis.defineCommand('rbGcra', { numberOfKeys: 1, lua: GCRA_SCRIPT });
   const interval = 1000 / options.perSecond;
-  return async function check(subject: string): Promise<RateLimitDecision> {
+  return async function check(subject: string, charge: RateLimitCharge = {}): Promise<RateLimitDecision> {
     const [allowed, value, resetMs] = await (redis as RedisWithGcra).rbGcra(
       `ratelimit:${subject}`,
       interval,
       options.burst,
+      charge.cost ?? 1,
+      charge.force ? 1 : 0,
     );
     return allowed === 1
       ? { allowed: true, remaining: value, retryAfterMs: 0, resetMs }

@@ -37,4 +37,22 @@ describe('rate limiter', () => {
     await new Promise((done) => setTimeout(done, 80));
     expect((await check('refill')).allowed).toBe(true);
   });
+
+  it('takes a cost in tokens, refuses one the bucket cannot cover, and leaves a forced charge as a debt', async () => {
+    // A bandwidth budget: 1,000 bytes a second, 5,000 at once.
+    const check = createRateLimiter(redis, { perSecond: 1000, burst: 5000 });
+    expect(await check('bytes', { cost: 3000 })).toMatchObject({ allowed: true, remaining: 2000 });
+    const refused = await check('bytes', { cost: 3000 });
+    expect(refused).toMatchObject({ allowed: false, remaining: 0 });
+    // 1,000 bytes more are needed: a second's refill.
+    expect(refused.retryAfterMs).toBeGreaterThan(900);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(1000);
+    // What was measured afterwards is taken all the same, past the bucket.
+    expect(await check('bytes', { cost: 9000, force: true })).toMatchObject({ allowed: true, remaining: 0 });
+    // Even nothing waits until the debt is paid: 7,000 bytes past empty, 7 s.
+    const inDebt = await check('bytes', { cost: 0 });
+    expect(inDebt.allowed).toBe(false);
+    expect(inDebt.retryAfterMs).toBeGreaterThan(6900);
+    expect(inDebt.retryAfterMs).toBeLessThanOrEqual(7000);
+  });
 });

@@ -14,6 +14,7 @@ import { type Request, type RequestHandler, Router } from 'express';
 import multer, { MulterError } from 'multer';
 import { AttachmentTargetGone, quotaExceeded, recordStoredFile } from '../files/file-records';
 import type { UploadLookups } from '../files/upload-lookups';
+import { FRAMING_BYTES, type SettleUploadCharge } from './bandwidth';
 import { judgeAttachment, judgeCsv, judgeXlsx } from './content';
 import {
   PayloadTooLargeWhileStreaming,
@@ -39,11 +40,15 @@ export interface UploadDeps {
   publicUrl: string | undefined;
   /** The most bytes one database's files may take (STORAGE_QUOTA_BYTES_PER_DATABASE); unset: no bound. */
   storageQuota: number | undefined;
+  /** Charges an upload against its key's bytes (bandwidth.ts), or refuses it with a 429. */
+  chargeUpload: (
+    req: Request,
+    keyId: string | null,
+    largestBody: number,
+  ) => Promise<SettleUploadCharge | undefined>;
 }
 
 const MB = 1024 * 1024;
-/** Room for the multipart framing and FilePond's metadata part beside the file. */
-const FRAMING_BYTES = 64 * 1024;
 
 interface RouteSpec {
   path: string;
@@ -150,6 +155,12 @@ function beforeTheBody(spec: RouteSpec, deps: UploadDeps): RequestHandler {
     }
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > spec.maxBytes + FRAMING_BYTES) throw tooLarge(spec);
+    // Before anything is looked up for it: a key past its bytes costs nothing more.
+    res.locals.settleUploadCharge = await deps.chargeUpload(
+      req,
+      principalOf(res).keyId,
+      spec.maxBytes + FRAMING_BYTES,
+    );
     res.locals.upload = await spec.plan(req, deps);
     next();
   };
@@ -249,6 +260,7 @@ function answer(deps: UploadDeps): RequestHandler {
       if (plan.target && deps.storageQuota !== undefined)
         deps.lookups.forgetStoredBytes(plan.target.databaseId);
     }
+    (res.locals.settleUploadCharge as SettleUploadCharge | undefined)?.(file.size);
     const url = `${publicBase(req, deps)}${uploadRoutes.files}/${file.key}`;
     res
       .status(201)
