@@ -27,6 +27,15 @@ redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil(new_tat - now) + 1
 return {1, math.max(0, math.floor((now - allow_at) / interval)), math.ceil(new_tat - now)}
 `;
 
+/**
+ * 429 RATE_LIMITED with Retry-After: the wait in whole seconds, at least one, which `message`
+ * words.
+ */
+export function rateLimited(waitMs: number, message: (retryAfterSeconds: string) => string): AppError {
+  const retryAfter = String(Math.max(1, Math.ceil(waitMs / 1000)));
+  return new AppError('RATE_LIMITED', message(retryAfter), { 'Retry-After': retryAfter });
+}
+
 export interface RateLimitOptions {
   /** Sustained requests per second. */
   perSecond: number;
@@ -100,10 +109,10 @@ export function rateLimitMiddleware(
     res.setHeader('RateLimit-Remaining', String(decision.remaining));
     res.setHeader('RateLimit-Reset', String(Math.ceil(decision.resetMs / 1000)));
     if (!decision.allowed) {
-      const retryAfter = String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
-      throw new AppError('RATE_LIMITED', `Rate limit exceeded; retry after ${retryAfter} s`, {
-        'Retry-After': retryAfter,
-      });
+      throw rateLimited(
+        decision.retryAfterMs,
+        (retryAfter) => `Rate limit exceeded; retry after ${retryAfter} s`,
+      );
     }
     next();
   };

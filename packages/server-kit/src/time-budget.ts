@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { AppError } from './errors';
 import type { Logger } from './logger';
+import { rateLimited } from './rate-limit';
 
 /**
  * Each API key's budget of a kind of time, shared by every replica and service: database time
@@ -83,11 +83,10 @@ export function createTimeBudget(
         return;
       }
       if (waitMs > 0) {
-        const retryAfter = String(Math.max(1, Math.ceil(waitMs / 1000)));
-        throw new AppError(
-          'RATE_LIMITED',
-          `This API key has used its ${kind.words} (${options.secondsPerMinute} s a minute); retry after ${retryAfter} s`,
-          { 'Retry-After': retryAfter },
+        throw rateLimited(
+          waitMs,
+          (retryAfter) =>
+            `This API key has used its ${kind.words} (${options.secondsPerMinute} s a minute); retry after ${retryAfter} s`,
         );
       }
     },

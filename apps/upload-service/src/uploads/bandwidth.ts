@@ -1,8 +1,6 @@
 import { MAX_IMPORT_FILE_BYTES } from '@recordbase/contracts/uploads';
-import { AppError } from '@recordbase/server-kit/errors';
 import type { Logger } from '@recordbase/server-kit/logger';
-import { createRateLimiter } from '@recordbase/server-kit/rate-limit';
-import type { Request } from 'express';
+import { createRateLimiter, rateLimited } from '@recordbase/server-kit/rate-limit';
 import type { Redis } from 'ioredis';
 
 /** Room for the multipart framing and FilePond's metadata part beside the file. */
@@ -43,26 +41,17 @@ export function createUploadBudget(redis: Redis, bandwidth: UploadBandwidth, log
     perSecond: bandwidth.bytesPerSecond,
     burst: bandwidth.burstBytes,
   });
-  const refusal = (retryAfterMs: number) => {
-    const retryAfter = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
-    return new AppError(
-      'RATE_LIMITED',
-      `This API key has uploaded its share of bytes (${inMib(bandwidth.bytesPerSecond)} a second, ${inMib(bandwidth.burstBytes)} at once); retry after ${retryAfter} s`,
-      { 'Retry-After': retryAfter },
-    );
-  };
   /**
-   * Charges the upload `req` of the key, or throws 429 RATE_LIMITED with Retry-After; for an
-   * upload sent chunked, gives what settles its charge.
+   * Charges an upload of the key (its Content-Length, undefined when sent chunked), or throws 429
+   * RATE_LIMITED with Retry-After; for an upload sent chunked, gives what settles its charge.
    */
   return async function chargeUpload(
-    req: Request,
     keyId: string | null,
+    declaredBytes: number | undefined,
     largestBody: number,
   ): Promise<SettleUploadCharge | undefined> {
     const subject = `upload-bytes:${keyId ?? 'root'}`;
-    const declared = Number(req.headers['content-length']);
-    const cost = Number.isFinite(declared) ? declared : largestBody;
+    const cost = declaredBytes ?? largestBody;
     let decision: Awaited<ReturnType<typeof check>>;
     try {
       decision = await check(subject, { cost });
@@ -71,8 +60,14 @@ export function createUploadBudget(redis: Redis, bandwidth: UploadBandwidth, log
       logger.warn({ err: error }, 'upload budget unavailable; letting the upload through');
       return undefined;
     }
-    if (!decision.allowed) throw refusal(decision.retryAfterMs);
-    if (Number.isFinite(declared)) return undefined;
+    if (!decision.allowed) {
+      throw rateLimited(
+        decision.retryAfterMs,
+        (retryAfter) =>
+          `This API key has uploaded its share of bytes (${inMib(bandwidth.bytesPerSecond)} a second, ${inMib(bandwidth.burstBytes)} at once); retry after ${retryAfter} s`,
+      );
+    }
+    if (declaredBytes !== undefined) return undefined;
     return (storedBytes) => {
       check(subject, { cost: Math.min(0, storedBytes - cost), force: true }).catch(() => {});
     };

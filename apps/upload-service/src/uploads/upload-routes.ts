@@ -42,8 +42,8 @@ export interface UploadDeps {
   storageQuota: number | undefined;
   /** Charges an upload against its key's bytes (bandwidth.ts), or refuses it with a 429. */
   chargeUpload: (
-    req: Request,
     keyId: string | null,
+    declaredBytes: number | undefined,
     largestBody: number,
   ) => Promise<SettleUploadCharge | undefined>;
 }
@@ -157,8 +157,8 @@ function beforeTheBody(spec: RouteSpec, deps: UploadDeps): RequestHandler {
     if (Number.isFinite(declared) && declared > spec.maxBytes + FRAMING_BYTES) throw tooLarge(spec);
     // Before anything is looked up for it: a key past its bytes costs nothing more.
     res.locals.settleUploadCharge = await deps.chargeUpload(
-      req,
       principalOf(res).keyId,
+      Number.isFinite(declared) ? declared : undefined,
       spec.maxBytes + FRAMING_BYTES,
     );
     res.locals.upload = await spec.plan(req, deps);
