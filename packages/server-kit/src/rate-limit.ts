@@ -7,7 +7,8 @@ import type { Logger } from './logger';
  * Per-key rate limit shared by every replica: a generic cell rate algorithm (a token bucket
  * expressed as one timestamp per key) evaluated atomically in Redis with Redis's own clock. A
  * request costs `cost` tokens (1, or bytes for a bandwidth budget); a forced charge is taken even
- * past the bucket, leaving a debt the next requests wait out (for what was measured afterwards).
+ * past the bucket, leaving a debt the next requests wait out (for what was measured afterwards); a
+ * negative one gives tokens back, up to a full bucket.
  * Returns [allowed, remaining tokens or ms to wait, ms until the bucket is full again].
  */
 const GCRA_SCRIPT = `
@@ -19,6 +20,7 @@ local cost = tonumber(ARGV[3])
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then tat = now end
 local new_tat = tat + interval * cost
+if new_tat < now then new_tat = now end
 local allow_at = new_tat - burst * interval
 if now < allow_at and ARGV[4] ~= '1' then
   return {0, math.ceil(allow_at - now), math.ceil(tat - now)}

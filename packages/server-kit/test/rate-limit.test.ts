@@ -55,4 +55,17 @@ describe('rate limiter', () => {
     expect(inDebt.retryAfterMs).toBeGreaterThan(6900);
     expect(inDebt.retryAfterMs).toBeLessThanOrEqual(7000);
   });
+
+  it('takes a forced refund back to a full bucket at most, however long ago the charge was', async () => {
+    // A chunked upload charged its route's largest body, settled to its small file once stored.
+    const check = createRateLimiter(redis, { perSecond: 1000, burst: 5000 });
+    expect((await check('refund', { cost: 5000 })).allowed).toBe(true);
+    // The upload took longer than its 100 bytes take to refill: the refund leads past "now".
+    await new Promise((done) => setTimeout(done, 200));
+    expect(await check('refund', { cost: -4900, force: true })).toMatchObject({
+      allowed: true,
+      remaining: 5000,
+    });
+    expect(await check('refund', { cost: 5000 })).toMatchObject({ allowed: true, remaining: 0 });
+  });
 });
