@@ -22,11 +22,13 @@ import { importTimeEnvSchema } from './imports/config';
 export const DEFAULT_DB_CONNECTIONS_PER_KEY = 2;
 
 /**
- * Half a connection's time, on average: a key's slow statements take at most that of the
- * database's CPUs once it has spent the minute's budget, which a key paging or writing at
- * human or even script speed never does.
+ * A quarter of a connection's time, on average: a key's slow statements take at most that of the
+ * database's CPUs once it has spent the minute's budget, which a key paging or writing at human
+ * or even script speed never does (at its rate limit of 50 requests a second, a request may hold
+ * a connection 5 ms on average). On a machine of two cores, half a connection let one tenant's
+ * slow statements more than double every other tenant's p99 (bench/soak with a hostile tenant).
  */
-export const DEFAULT_DB_SECONDS_PER_MINUTE_PER_KEY = 30;
+export const DEFAULT_DB_SECONDS_PER_MINUTE_PER_KEY = 15;
 
 export const recordsApiEnvSchema = commonEnvSchema
   .extend(publicApiEnvSchema.shape)

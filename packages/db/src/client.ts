@@ -1,7 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client';
-import { createLongStatements, type LongStatements } from './long-statements';
+import { createLongStatements, LONG_STATEMENT_CPU_MS, type LongStatements } from './long-statements';
 // Every connection of every pg client in the process gets its messages bounded.
 import './message-bound';
 
@@ -39,8 +39,9 @@ export interface DbOptions {
    */
   synchronousCommit?: boolean;
   /**
-   * Statements running past this many milliseconds yield the CPU to short ones until they end
-   * (long-statements.ts). Absent or 0: they never do.
+   * Statements running past this many milliseconds, or spending LONG_STATEMENT_CPU_MS of CPU
+   * (whichever is less) yield the CPU to short ones until they end (long-statements.ts). Absent or
+   * 0: they never do.
    */
   longStatementYieldMs?: number;
   /** Told once, when this process cannot make long statements yield (see long-statements.ts). */
@@ -62,6 +63,7 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   const longStatements = options.longStatementYieldMs
     ? createLongStatements({
         afterMs: options.longStatementYieldMs,
+        afterCpuMs: Math.min(LONG_STATEMENT_CPU_MS, options.longStatementYieldMs),
         onUnavailable: options.onLongStatementsUnavailable,
       })
     : undefined;

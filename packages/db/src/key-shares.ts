@@ -8,18 +8,23 @@
  * of database time, when given, is asked before a request queues and again when a place it waited
  * for is its turn (requests queued at once would otherwise each start on the budget they all saw
  * whole, and one key would run past it by the length of its queue), and is told how long each
- * place was held.
+ * place was held. A key that has spent half its budget or more holds one place at a time: its
+ * work then runs at most one backend's turn of the CPU while it keeps running at its budget's
+ * edge, and a key working in short bursts keeps its parallel places.
  */
 
+/** The part of its budget a key has spent from which it holds one place at a time. */
+export const HEAVY_SPENDER_FRACTION = 0.5;
+
 export interface DbTimeSpender {
-  /** Throws when the key may not start more database work now. */
-  check(key: string): Promise<void>;
+  /** Throws when the key may not start more database work now; else the part of its budget spent (0 to 1). */
+  check(key: string): Promise<number>;
   spend(key: string, ms: number): void;
 }
 
 export class KeyShareBusy extends Error {
-  constructor(readonly perKey: number) {
-    super(`this API key's requests hold their share of database connections (${perKey} at once)`);
+  constructor(readonly places: number) {
+    super(`this API key's requests hold their share of database connections (${places} at once)`);
     this.name = 'KeyShareBusy';
   }
 }
@@ -36,6 +41,8 @@ interface Waiter {
 
 interface Share {
   held: number;
+  /** Places the key may hold: `perKey`, or one once its latest check found it a heavy spender. */
+  places: number;
   waiters: Waiter[];
 }
 
@@ -53,7 +60,9 @@ export function createKeyShares(options: {
       if (released) return;
       released = true;
       options.budget?.spend(key, performance.now() - since);
-      const next = share.waiters.shift();
+      // Past its places (it became a heavy spender while holding more), the place is not passed
+      // on: a waiter always has a holder ahead of it whose release will grant it.
+      const next = share.held <= share.places ? share.waiters.shift() : undefined;
       if (next) {
         next.grant();
         return;
@@ -66,16 +75,19 @@ export function createKeyShares(options: {
   /** A place, and whether the request had to wait for it. */
   type Taken = { release: () => void; waited: boolean };
 
-  const take = (key: string, signal?: AbortSignal): Promise<Taken> => {
+  const placesFor = (spent: number) => (spent >= HEAVY_SPENDER_FRACTION ? 1 : options.perKey);
+
+  const take = (key: string, places: number, signal?: AbortSignal): Promise<Taken> => {
     // Gone while its budget was asked: it takes no place.
     if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('the request was aborted'));
     let share = shares.get(key);
     if (!share) {
-      share = { held: 0, waiters: [] };
+      share = { held: 0, places, waiters: [] };
       shares.set(key, share);
     }
     const current = share;
-    if (current.held < options.perKey) {
+    current.places = places;
+    if (current.held < current.places) {
       current.held += 1;
       return Promise.resolve({ release: releaser(key, current), waited: false });
     }
@@ -97,7 +109,7 @@ export function createKeyShares(options: {
           reject(error);
         },
       };
-      const timer = setTimeout(() => waiter.fail(new KeyShareBusy(options.perKey)), options.waitMs);
+      const timer = setTimeout(() => waiter.fail(new KeyShareBusy(current.places)), options.waitMs);
       const aborted = () => waiter.fail(signal?.reason ?? new Error('the request was aborted'));
       signal?.addEventListener('abort', aborted, { once: true });
       current.waiters.push(waiter);
@@ -106,11 +118,13 @@ export function createKeyShares(options: {
 
   return {
     async acquire(key, signal) {
-      await options.budget?.check(key);
-      const { release, waited } = await take(key, signal);
+      const spent = (await options.budget?.check(key)) ?? 0;
+      const { release, waited } = await take(key, placesFor(spent), signal);
       if (waited && options.budget) {
         try {
-          await options.budget.check(key);
+          const share = shares.get(key);
+          const spentNow = await options.budget.check(key);
+          if (share) share.places = placesFor(spentNow);
         } catch (error) {
           // The place passes on at once to the next in line, which is asked in turn.
           release();

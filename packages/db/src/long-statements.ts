@@ -11,6 +11,11 @@ import type pg from 'pg';
  * runs, whatever its key's budget: the scheduler, not a queue of ours, is what can share a core
  * while a statement runs. A demoted statement still gets every cycle nobody else wants.
  *
+ * A statement that has spent `afterCpuMs` of CPU (read from /proc/<pid>/schedstat) since it was
+ * first seen running yields too, before `afterMs`: a CPU-bound listing of 100 ms would otherwise
+ * run at full priority from start to end. CPU, not the clock, so that a quick statement kept
+ * waiting for a core by an overload is not demoted for the wait.
+ *
  * Where Linux groups processes by session for scheduling (sched_autogroup_enabled, the default
  * of desktop and many server kernels when no cgroup holds the process), a process's niceness only
  * weighs against the processes of its own session, and every PostgreSQL backend leads a session
@@ -32,6 +37,11 @@ import type pg from 'pg';
 export interface LongStatementsOptions {
   /** How long a statement runs before its backend yields. */
   afterMs: number;
+  /**
+   * How much CPU a statement spends before its backend yields, whatever the clock says; off where
+   * the kernel does not report a process's CPU time in /proc/<pid>/schedstat.
+   */
+  afterCpuMs?: number;
   /** How often running statements are looked at: a statement yields within afterMs + this. */
   sweepMs?: number;
   /** Told once, when backends turn out not to be movable from this process. */
@@ -53,9 +63,16 @@ export interface LongStatements {
   close(): void;
 }
 
+/**
+ * The CPU a statement spends before it yields under createDb's `longStatementYieldMs`: a fifth of a
+ * core's 100 ms, more than a quick statement of a page or a write takes, less than a scan of a
+ * table of long texts.
+ */
+export const LONG_STATEMENT_CPU_MS = 20;
+
 /** The lowest CPU priority: the backend runs on cycles nobody else at a normal priority wants. */
 export const YIELDED_NICENESS = 19;
-const DEFAULT_SWEEP_MS = 50;
+const DEFAULT_SWEEP_MS = 10;
 
 interface ClientInternals {
   processID: number | null;
@@ -71,6 +88,10 @@ interface Watched {
   /** The statement seen running at the last sweep, and since when. */
   statement: unknown;
   since: number;
+  /** The backend's CPU time (ms) when the statement was first seen running, once read. */
+  cpuAtStartMs?: number;
+  /** The statement has spent `afterCpuMs`: it stays long until it ends. */
+  spentCpu: boolean;
   readOnly: boolean;
   /** The session's transaction state the server last reported ('I' outside a transaction). */
   sessionStatus: string;
@@ -95,6 +116,16 @@ const runningStatement = (client: ClientInternals): unknown =>
  * Whether `pid` is this client's own backend on this machine: PostgreSQL titles each backend
  * "postgres: user database host(port) state", naming the client's port (or [local] for a socket).
  */
+/** The CPU time `pid` has run, in ms (the first figure of schedstat, in ns), or null unreadable. */
+function cpuTimeMs(pid: number): number | null {
+  try {
+    const ns = Number(readFileSync(`/proc/${pid}/schedstat`, 'latin1').split(' ')[0]);
+    return Number.isFinite(ns) ? ns / 1e6 : null;
+  } catch {
+    return null;
+  }
+}
+
 function isOwnLocalBackend(client: ClientInternals, pid: number): boolean {
   let title: string;
   try {
@@ -165,15 +196,32 @@ export function createLongStatements(options: LongStatementsOptions): LongStatem
     options.onUnavailable?.(reason);
   };
 
-  /** Called at every sweep while the statement is long: what a sweep could not do, the next does. */
-  const demote = (client: ClientInternals, state: Watched) => {
-    const pid = client.processID;
-    if (!available || pid === null) return;
+  /** Whether the client's backend is its own on this machine: looked up once per connection. */
+  const isLocal = (client: ClientInternals, state: Watched, pid: number): boolean => {
     if (state.local === undefined) {
       state.local = isOwnLocalBackend(client, pid);
       state.ownGroup = state.local && leadsOwnGroup(pid);
     }
-    if (!state.local) return;
+    return state.local;
+  };
+
+  /** Whether the running statement has spent `afterCpuMs` of CPU since it was first seen. */
+  const spentItsCpu = (client: ClientInternals, state: Watched): boolean => {
+    const pid = client.processID;
+    if (state.spentCpu) return true;
+    if (options.afterCpuMs === undefined || !available || pid === null || !isLocal(client, state, pid))
+      return false;
+    const cpuMs = cpuTimeMs(pid);
+    if (cpuMs === null) return false;
+    state.cpuAtStartMs ??= cpuMs;
+    state.spentCpu = cpuMs - state.cpuAtStartMs >= options.afterCpuMs;
+    return state.spentCpu;
+  };
+
+  /** Called at every sweep while the statement is long: what a sweep could not do, the next does. */
+  const demote = (client: ClientInternals, state: Watched) => {
+    const pid = client.processID;
+    if (!available || pid === null || !isLocal(client, state, pid)) return;
     if (state.restoreTo === undefined) {
       try {
         const before = getPriority(pid);
@@ -226,12 +274,15 @@ export function createLongStatements(options: LongStatementsOptions): LongStatem
       if (statement !== state.statement) {
         state.statement = statement;
         state.since = now;
+        state.cpuAtStartMs = undefined;
+        state.spentCpu = false;
         // No ReadyForQuery comes between a statement's start and its end: the last one tells
         // the state the statement began in.
         state.inTransaction = state.sessionStatus !== 'I';
       }
-      const long = statement !== null && now - state.since >= options.afterMs;
-      if (long && (state.readOnly || !state.inTransaction)) demote(client, state);
+      const mayYield = statement !== null && (state.readOnly || !state.inTransaction);
+      if (mayYield && (now - state.since >= options.afterMs || spentItsCpu(client, state)))
+        demote(client, state);
       else restore(client, state);
     }
   };
@@ -254,6 +305,7 @@ export function createLongStatements(options: LongStatementsOptions): LongStatem
         readOnly: watchOptions.readOnly === true,
         sessionStatus: 'I',
         inTransaction: false,
+        spentCpu: false,
       };
       watched.set(internals, state);
       internals.connection?.on('readyForQuery', (message) => {

@@ -1,4 +1,4 @@
-import { createKeyShares, KeyShareBusy, requestShare } from '../src/key-shares';
+import { createKeyShares, HEAVY_SPENDER_FRACTION, KeyShareBusy, requestShare } from '../src/key-shares';
 
 const settle = <T>(promise: Promise<T>) =>
   promise.then(
@@ -74,6 +74,7 @@ describe('key shares', () => {
     const budget = {
       async check() {
         if (spent) throw new Error('budget spent');
+        return 0;
       },
       spend() {
         spent = true;
@@ -92,5 +93,61 @@ describe('key shares', () => {
     spent = false;
     const again = await Promise.race([shares.acquire('a'), tick().then(() => 'still waiting')]);
     expect(typeof again).toBe('function');
+  });
+
+  it('gives a key that has spent half its budget one place at a time, and its places back once it refills', async () => {
+    const spentOf = new Map<string, number>();
+    const budget = {
+      async check(key: string) {
+        return spentOf.get(key) ?? 0;
+      },
+      spend() {},
+    };
+    const shares = createKeyShares({ perKey: 2, waitMs: 10_000, budget });
+    const holding = async (key: string) => {
+      const places: Array<() => void> = [];
+      const waiting: Array<Promise<() => void>> = [];
+      for (let i = 0; i < 3; i += 1) {
+        const place = shares.acquire(key);
+        const got = await Promise.race([place, tick().then(() => null)]);
+        if (got) places.push(got);
+        else waiting.push(place);
+      }
+      return { places, waiting };
+    };
+
+    spentOf.set('heavy', HEAVY_SPENDER_FRACTION);
+    spentOf.set('light', HEAVY_SPENDER_FRACTION - 0.01);
+    const heavy = await holding('heavy');
+    expect([heavy.places.length, heavy.waiting.length]).toEqual([1, 2]);
+    const light = await holding('light');
+    expect([light.places.length, light.waiting.length]).toEqual([2, 1]);
+
+    // Still heavy: each release passes its one place on.
+    heavy.places[0]!();
+    heavy.places[0] = await heavy.waiting.shift()!;
+    // Refilled: the next request may hold a second place beside the first.
+    spentOf.set('heavy', 0);
+    const second = await Promise.race([shares.acquire('heavy'), tick().then(() => null)]);
+    expect(typeof second).toBe('function');
+
+    // A key that turns heavy while holding two gives one up before passing a place on.
+    spentOf.set('light', 1);
+    const queued = shares.acquire('light');
+    await tick();
+    let granted: (() => void) | undefined;
+    void light.waiting[0]!.then((release) => {
+      granted = release;
+    });
+    light.places[0]!();
+    await tick();
+    expect(granted).toBeUndefined();
+    light.places[1]!();
+    await tick();
+    expect(granted).toBeDefined();
+    // The rest, in order, one at a time.
+    granted!();
+    (await queued)();
+    for (const release of [...heavy.places, second!]) release();
   });
 });

@@ -146,6 +146,38 @@ describe('a watched connection', () => {
   });
 });
 
+describe('a statement that spends its CPU', () => {
+  let client: pg.Client & { processID: number };
+  let longStatements: LongStatements;
+
+  beforeEach(async () => {
+    client = await connectedClient();
+    // The clock's bound out of reach: only the CPU spent can make a statement yield here.
+    longStatements = createLongStatements({ afterMs: 60_000, afterCpuMs: 30, sweepMs: 10 });
+    longStatements.watch(client);
+  });
+  afterEach(async () => {
+    longStatements.close();
+    await client.end();
+  });
+
+  it('yields once it has spent afterCpuMs, long before afterMs, and its backend gets its priority back', async () => {
+    const samples = await samplesWhile(
+      client.processID,
+      client.query('SELECT count(*) FROM generate_series(1, 8000000)'),
+    );
+    const yielded = samples.filter((sample) => sample.priority === YIELDED_PRIORITY);
+    expect(yielded.length).toBeGreaterThan(5);
+    await sleep(40);
+    expect(backendPriority(client.processID)).toBe(NORMAL_PRIORITY);
+  });
+
+  it('keeps its priority while it waits rather than works, however long', async () => {
+    const seen = await nicenessWhile(client.processID, client.query('SELECT pg_sleep(0.5)'));
+    expect(seen.every((priority) => priority === NORMAL_PRIORITY)).toBe(true);
+  });
+});
+
 describe('a process id that is not the connection’s own backend on this machine', () => {
   let stranger: ChildProcess;
   afterEach(() => {

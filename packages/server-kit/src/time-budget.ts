@@ -12,13 +12,13 @@ import { rateLimited } from './rate-limit';
  * (when the budget is whole again), kept with Redis's own clock.
  */
 
+/** How long until the key's budget is whole again, in ms of Redis's clock (0 when it is). */
 const CHECK_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local full_at = tonumber(redis.call('GET', KEYS[1]) or now)
-local over = full_at - now - tonumber(ARGV[1])
-if over > 0 then return math.ceil(over) end
-return 0
+if full_at < now then return 0 end
+return math.ceil(full_at - now)
 `;
 
 const SPEND_SCRIPT = `
@@ -32,13 +32,16 @@ return 0
 `;
 
 type RedisWithDbTime = Redis & {
-  rbDbTimeCheck(key: string, windowMs: number): Promise<number>;
+  rbDbTimeCheck(key: string): Promise<number>;
   rbDbTimeSpend(key: string, advanceMs: number): Promise<number>;
 };
 
 export interface TimeBudget {
-  /** Refuses (429 RATE_LIMITED, Retry-After) a key whose budget is spent. */
-  check(keyId: string): Promise<void>;
+  /**
+   * Refuses (429 RATE_LIMITED, Retry-After) a key whose budget is spent; otherwise resolves to the
+   * part of it spent, 0 (none, or Redis did not answer) to 1.
+   */
+  check(keyId: string): Promise<number>;
   /** Takes `ms` of the budget's time from the key's budget. */
   spend(keyId: string, ms: number): void;
 }
@@ -73,15 +76,16 @@ export function createTimeBudget(
   };
   return {
     async check(keyId) {
-      let waitMs: number;
+      let untilWholeMs: number;
       try {
-        // Whole budget spent once the moment it is whole again is a window away.
-        waitMs = await commands.rbDbTimeCheck(keyOf(keyId), WINDOW_MS);
+        untilWholeMs = await commands.rbDbTimeCheck(keyOf(keyId));
       } catch (error) {
         // Coarser bounds still hold (a process's share of connections, a key's open imports).
         unavailable(error);
-        return;
+        return 0;
       }
+      // Whole budget spent once the moment it is whole again is a window away.
+      const waitMs = untilWholeMs - WINDOW_MS;
       if (waitMs > 0) {
         throw rateLimited(
           waitMs,
@@ -89,6 +93,7 @@ export function createTimeBudget(
             `This API key has used its ${kind.words} (${options.secondsPerMinute} s a minute); retry after ${retryAfter} s`,
         );
       }
+      return untilWholeMs / WINDOW_MS;
     },
     spend(keyId, ms) {
       if (ms <= 0) return;

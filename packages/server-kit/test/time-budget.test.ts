@@ -18,11 +18,11 @@ const settled = () => redis.ping();
 describe('time budgets', () => {
   it("spends a minute's budget at once, then refuses with the wait until it may start again", async () => {
     const budget = createTimeBudget(redis, { kind: 'database', secondsPerMinute: 6 });
-    await budget.check('a');
+    expect(await budget.check('a')).toBe(0);
     budget.spend('a', 5_000);
     await settled();
-    // 5 of 6 s spent: more may start, and overdraw.
-    await budget.check('a');
+    // 5 of 6 s spent: more may start, and overdraw; the check says how much is spent.
+    expect(await budget.check('a')).toBeCloseTo(5 / 6, 2);
     budget.spend('a', 3_000);
     await settled();
     // 8 s spent of 6, refilling at 6 s a minute: 20 s until the debt is paid.
@@ -49,7 +49,7 @@ describe('time budgets', () => {
       logger: { warn: (_: unknown, message: string) => warnings.push(message) } as never,
     });
     budget.spend('a', 60_000);
-    await budget.check('a');
+    expect(await budget.check('a')).toBe(0);
     expect(warnings).toContain('Redis did not answer: database time budgets not kept');
     away.disconnect();
   });

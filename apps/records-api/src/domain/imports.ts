@@ -23,7 +23,7 @@ export interface ImportsDeps {
   prisma: PrismaClient;
   queue: ImportQueue;
   /** The import worker's time each key may take (the root key's aside); unbounded when absent. */
-  importTime?: { check(keyId: string): Promise<void> };
+  importTime?: { check(keyId: string): Promise<unknown> };
 }
 
 const XLSX_MIME_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
