@@ -35,14 +35,14 @@ async function main(): Promise<void> {
       ? { s3Endpoint: config.S3_ENDPOINT, s3Bucket: config.S3_BUCKET }
       : { storageDir: config.STORAGE_DIR };
   logger.info({ port, storage: storage.name, ...storedIn }, 'upload-service listening');
-  const stopSweeps = scheduleOrphanSweeps(
+  const orphanSweeps = scheduleOrphanSweeps(
     db.pool,
     storage,
     { graceMs: config.ORPHAN_FILE_GRACE_HOURS * 3_600_000, intervalMs: SWEEP_INTERVAL_MS },
     logger,
   );
   installShutdown(logger, [
-    ['orphan sweeps', async () => stopSweeps()],
+    ['orphan sweeps', () => orphanSweeps.stop()],
     ['http server', () => closeServer(server)],
     ['redis', () => redis.quit()],
     ['database', () => db.close()],

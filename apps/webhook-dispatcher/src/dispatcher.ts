@@ -2,13 +2,13 @@ import { type Db, DELIVERIES_CHANNEL, parseSecretKey, scheduleOf } from '@record
 import { createListener, type Listener } from '@recordbase/server-kit/listener';
 import type { Logger } from '@recordbase/server-kit/logger';
 import type { Metrics } from '@recordbase/server-kit/metrics';
+import { createLoop, type Loop } from '@recordbase/server-kit/periodic';
 import type { Cidr, Resolver } from '@recordbase/server-kit/ssrf';
 import type { AttemptSettings } from './attempt';
 import type { WebhookDispatcherConfig } from './config';
 import { ReceiverConnections } from './connections';
 import { type DeliverDeps, deliverOnce } from './deliver';
 import { createEventDispatch, type EventDispatch } from './event-dispatch';
-import { createLoop, type Loop } from './loop';
 import { createDispatcherMetrics, type DispatcherMetrics } from './metrics';
 import { createQueues, type DispatchQueues } from './queues';
 import { ReceiverLimits } from './receiver-limits';

@@ -1,4 +1,5 @@
 import { jobQueues, parseJobPayload } from '@recordbase/contracts/jobs';
+import { createLoop } from '@recordbase/server-kit/periodic';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { type ImportContext, MAX_IMPORT_RUNS, releaseImport, runImport } from './job';
@@ -126,21 +127,13 @@ export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
     for (const { id } of rows) await requeue(id);
     await sweepStaging(ctx.db.pool);
   };
-  let sweeping = Promise.resolve();
-  const runSweep = () => {
-    sweeping = sweeping
-      .then(sweep)
-      .catch((error: unknown) => ctx.logger.warn({ err: error }, 'import sweep failed'));
-  };
-  runSweep();
-  const timer = setInterval(runSweep, options.sweepEveryMs ?? DEFAULT_SWEEP_MS);
-  timer.unref();
+  const sweeps = createLoop('import sweep', options.sweepEveryMs ?? DEFAULT_SWEEP_MS, sweep, ctx.logger);
+  sweeps.start();
 
   return {
     isRunning: () => worker.isRunning(),
     async close() {
-      clearInterval(timer);
-      await sweeping;
+      await sweeps.stop();
       // Not waiting for the import in progress: handed back, it is taken up again from the start
       // (by another worker once this one's lock on its job expires), and the run is not counted.
       await worker.close(true);

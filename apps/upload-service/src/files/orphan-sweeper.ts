@@ -1,6 +1,7 @@
 import { type Connections, withTransaction } from '@recordbase/db';
 import { qualifiedTable, quoteIdent } from '@recordbase/db/physical';
 import type { Logger } from '@recordbase/server-kit/logger';
+import { createLoop, type Loop } from '@recordbase/server-kit/periodic';
 import type { ObjectStorage } from '@recordbase/storage';
 import type pg from 'pg';
 import { notifyFilesFreed } from './upload-lookups';
@@ -145,30 +146,22 @@ export async function sweepOrphans(
   }
 }
 
-/** Runs the sweep now and then every `intervalMs`; the returned function stops it. */
+/** Runs the sweep now and then `intervalMs` after each; `stop` ends it once a sweep in progress has. */
 export function scheduleOrphanSweeps(
   db: Connections,
   storage: ObjectStorage,
   options: SweepOptions & { intervalMs: number },
   logger: Logger,
-): () => void {
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  const run = async () => {
-    try {
+): Loop {
+  const loop = createLoop(
+    'sweeping unreferenced uploads',
+    options.intervalMs,
+    async () => {
       const deleted = await sweepOrphans(db, storage, options);
       if (deleted.length > 0) logger.info({ count: deleted.length }, 'deleted unreferenced uploads');
-    } catch (error) {
-      logger.warn({ err: error }, 'sweeping unreferenced uploads failed; retrying later');
-    }
-    if (!stopped) {
-      timer = setTimeout(run, options.intervalMs);
-      timer.unref();
-    }
-  };
-  void run();
-  return () => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
-  };
+    },
+    logger,
+  );
+  loop.start();
+  return loop;
 }

@@ -1,8 +1,11 @@
-import type { Logger } from '@recordbase/server-kit/logger';
+import type { Logger } from './logger';
 
 /**
- * A task run every `intervalMs` and whenever woken, never twice at once: a wake during a run
- * schedules one more run right after it. Errors are logged and the loop goes on.
+ * A periodic task of a service (the dispatcher's sweeps, upload-service's orphan sweep, the import
+ * worker's sweep of stale runs): run at start, then `intervalMs` after each run ends and whenever
+ * woken, never twice at once (a wake during a run schedules one more right after it). A failed
+ * run is logged (at most every 10 s per loop) and the loop goes on. The timer never keeps the
+ * process alive; `stop` waits for a run in progress.
  */
 export interface Loop {
   start(): void;
