@@ -112,10 +112,6 @@ interface Watched {
 const runningStatement = (client: ClientInternals): unknown =>
   typeof client._getActiveQuery === 'function' ? (client._getActiveQuery() ?? null) : null;
 
-/**
- * Whether `pid` is this client's own backend on this machine: PostgreSQL titles each backend
- * "postgres: user database host(port) state", naming the client's port (or [local] for a socket).
- */
 /** The CPU time `pid` has run, in ms (the first figure of schedstat, in ns), or null unreadable. */
 function cpuTimeMs(pid: number): number | null {
   try {
@@ -126,6 +122,10 @@ function cpuTimeMs(pid: number): number | null {
   }
 }
 
+/**
+ * Whether `pid` is this client's own backend on this machine: PostgreSQL titles each backend
+ * "postgres: user database host(port) state", naming the client's port (or [local] for a socket).
+ */
 function isOwnLocalBackend(client: ClientInternals, pid: number): boolean {
   let title: string;
   try {
