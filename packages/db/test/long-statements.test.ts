@@ -58,6 +58,28 @@ async function connectedClient(): Promise<pg.Client & { processID: number }> {
   return client as pg.Client & { processID: number };
 }
 
+let lockKeys = 0;
+
+/**
+ * A lock another session holds: `statement` waits for it, running (for the watch) until
+ * `release()`, so a test decides when it ends however slow a loaded machine makes the clock.
+ */
+async function heldLock(): Promise<{ statement: string; release: () => Promise<void> }> {
+  const holder = await connectedClient();
+  lockKeys += 1;
+  const key = 7_000 + lockKeys;
+  await holder.query('SELECT pg_advisory_lock($1)', [key]);
+  return { statement: `SELECT pg_advisory_xact_lock(${key})`, release: () => holder.end() };
+}
+
+/** Polls `check` every 10 ms until it holds or `withinMs` has passed; whether it held. */
+async function eventually(check: () => boolean | Promise<boolean>, withinMs = 10_000): Promise<boolean> {
+  for (const giveUpAt = Date.now() + withinMs; Date.now() < giveUpAt; await sleep(10)) {
+    if (await check()) return true;
+  }
+  return check();
+}
+
 describe('a watched connection', () => {
   let client: pg.Client & { processID: number };
   let longStatements: LongStatements;
@@ -87,10 +109,10 @@ describe('a watched connection', () => {
     const early = samples.filter((sample) => sample.atMs < 150);
     expect(early.length).toBeGreaterThan(0);
     expect(early.filter((sample) => sample.priority !== NORMAL_PRIORITY)).toEqual([]);
-    await sleep(60);
-    expect(backendPriority(client.processID)).toBe(NORMAL_PRIORITY);
-    // The next statement starts at full priority and is quick: it stays there.
-    const quick = await nicenessWhile(client.processID, client.query('SELECT pg_sleep(0.1)'));
+    expect(await eventually(() => backendPriority(client.processID) === NORMAL_PRIORITY)).toBe(true);
+    // The next statement starts at full priority and is quick (a tenth of afterMs, so that a
+    // loaded machine's late view of its end stays short of afterMs): it stays there.
+    const quick = await nicenessWhile(client.processID, client.query('SELECT pg_sleep(0.02)'));
     expect(quick.every((priority) => priority === NORMAL_PRIORITY)).toBe(true);
     expect(unavailable).toEqual([]);
   });
@@ -137,11 +159,12 @@ describe('a watched connection', () => {
   });
 
   it('gives the priority back when closed during a long statement', async () => {
-    const running = client.query('SELECT pg_sleep(0.6)');
-    await sleep(350);
-    expect(backendPriority(client.processID)).toBe(YIELDED_PRIORITY);
+    const lock = await heldLock();
+    const running = client.query(lock.statement);
+    expect(await eventually(() => backendPriority(client.processID) === YIELDED_PRIORITY)).toBe(true);
     longStatements.close();
     expect(backendPriority(client.processID)).toBe(NORMAL_PRIORITY);
+    await lock.release();
     await running;
   });
 });
@@ -168,8 +191,7 @@ describe('a statement that spends its CPU', () => {
     );
     const yielded = samples.filter((sample) => sample.priority === YIELDED_PRIORITY);
     expect(yielded.length).toBeGreaterThan(5);
-    await sleep(40);
-    expect(backendPriority(client.processID)).toBe(NORMAL_PRIORITY);
+    expect(await eventually(() => backendPriority(client.processID) === NORMAL_PRIORITY)).toBe(true);
   });
 
   it('keeps its priority while it waits rather than works, however long', async () => {
@@ -218,23 +240,26 @@ it("a pool's long statements yield when createDb is given longStatementYieldMs, 
     );
     for (const { pid, seen } of pids) {
       expect(seen).toContain(YIELDED_PRIORITY);
-      await sleep(100);
-      expect(backendPriority(pid)).toBe(NORMAL_PRIORITY);
+      expect(await eventually(() => backendPriority(pid) === NORMAL_PRIORITY)).toBe(true);
     }
-    // Prisma's statements run on the same pool, watched alike (its promise runs once awaited, and
-    // its first query loads its compiler).
-    const prismaSleep = db.prisma.$executeRawUnsafe('SELECT pg_sleep(2)').then(() => undefined);
+    // Prisma's statements run on the same pool, watched alike. Its statement waits for a lock until
+    // the test has seen it yield: its promise runs once awaited, and its first query loads its
+    // compiler, which takes seconds on a loaded machine.
+    const lock = await heldLock();
+    const prismaWait = db.prisma.$executeRawUnsafe(lock.statement).then(() => undefined);
     let pid: number | undefined;
-    for (const giveUpAt = Date.now() + 1500; pid === undefined && Date.now() < giveUpAt; await sleep(20)) {
+    const running = await eventually(async () => {
       const { rows } = await db.pool.query<{ pid: number }>(
-        "SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(2)' AND state = 'active'",
+        "SELECT pid FROM pg_stat_activity WHERE query = $1 AND state = 'active'",
+        [lock.statement],
       );
       pid = rows[0]?.pid;
-    }
-    expect(pid).toBeDefined();
-    await sleep(300);
-    expect(backendPriority(pid!)).toBe(YIELDED_PRIORITY);
-    await prismaSleep;
+      return pid !== undefined;
+    });
+    expect(running).toBe(true);
+    expect(await eventually(() => backendPriority(pid!) === YIELDED_PRIORITY)).toBe(true);
+    await lock.release();
+    await prismaWait;
   } finally {
     await db.close();
   }
