@@ -3,8 +3,9 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { REPO_ROOT } from '@recordbase/launcher';
 
 /**
- * Dependencies point one way (ARCHITECTURE.md): apps → server-kit → db → contracts, the client on
- * contracts alone, storage and the launcher on nothing of ours, and no app on another app. Every
+ * Dependencies point one way (ARCHITECTURE.md): apps → server-kit → db → contracts, the queues on
+ * contracts and server-kit, the client on contracts alone, storage and the launcher on nothing of
+ * ours, and no app on another app. Every
  * import in the source of every app and package is read and checked against that table: an arrow
  * the wrong way (a package importing an app, db importing server-kit), or a relative path out of
  * its own unit into another's source, fails here before it becomes a cycle.
@@ -18,9 +19,10 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   launcher: [],
   client: ['contracts'],
   'server-kit': ['contracts', 'db'],
-  'records-api': ['contracts', 'db', 'server-kit', 'storage'],
-  'upload-service': ['contracts', 'db', 'server-kit', 'storage'],
-  'webhook-dispatcher': ['contracts', 'db', 'server-kit', 'storage'],
+  queues: ['contracts', 'server-kit'],
+  'records-api': ['contracts', 'db', 'queues', 'server-kit', 'storage'],
+  'upload-service': ['contracts', 'db', 'queues', 'server-kit', 'storage'],
+  'webhook-dispatcher': ['contracts', 'db', 'queues', 'server-kit', 'storage'],
 };
 
 const UNIT_DIRS = ['apps', 'packages'].flatMap((parent) =>

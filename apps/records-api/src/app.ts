@@ -5,6 +5,8 @@ import {
   type KeyShares,
   parseSecretKey,
 } from '@recordbase/db';
+import type { EventPublisher, ImportQueue } from '@recordbase/queues';
+import { createQueueInspector } from '@recordbase/queues';
 import { authMiddleware, createServiceAuthenticator, principalOf } from '@recordbase/server-kit/auth';
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { commonEnvSchema, defaultQueuePrefix, trustProxySetting } from '@recordbase/server-kit/env';
@@ -33,7 +35,6 @@ import { createTableCache } from './domain/records/table-cache';
 import { createSqlConnections } from './domain/sql/connections';
 import { SQL_DEFAULTS, type SqlQueryContext, sqlMaxMessageBytes } from './domain/sql/query';
 import { createSqlRoles } from './domain/sql/roles';
-import type { EventPublisher } from './events/publisher';
 import { importRoutes } from './http/imports.routes';
 import { referenceRoutes } from './http/openapi/routes';
 import { QUEUES_DASHBOARD_PATH, queuesDashboard } from './http/queues-dashboard';
@@ -42,8 +43,6 @@ import { schemaRoutes } from './http/schema.routes';
 import { sqlRoutes } from './http/sql.routes';
 import { webhookRoutes } from './http/webhooks.routes';
 import { DEFAULT_IMPORT_SECONDS_PER_MINUTE_PER_KEY } from './imports/config';
-import type { ImportQueue } from './imports/queue';
-import { createQueueInspector } from './queues/inspector';
 
 export interface RecordsApiDeps {
   db: Db;

@@ -1,12 +1,11 @@
 import { createDb } from '@recordbase/db';
+import { createEventPublisher, createImportQueue } from '@recordbase/queues';
 import { checkPostgres, checkRedis, serviceDbOptions } from '@recordbase/server-kit/dependencies';
 import { closeServer, createHttpServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { Redis } from 'ioredis';
 import { createApp } from './app';
 import { loadConfig } from './config';
-import { createEventPublisher } from './events/publisher';
-import { createImportQueue } from './imports/queue';
 
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createDb, type Db } from '@recordbase/db';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
+import { createEventPublisher, createImportQueue } from '@recordbase/queues';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { deleteKeysUnder } from '@recordbase/server-kit/redis-keys';
 import { parseCidrList } from '@recordbase/server-kit/ssrf';
@@ -8,8 +9,6 @@ import { Redis } from 'ioredis';
 import supertest from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
 import { createApp } from '../src/app';
-import { createEventPublisher } from '../src/events/publisher';
-import { createImportQueue } from '../src/imports/queue';
 
 export interface Harness {
   api: TestAgent;

@@ -1,7 +1,7 @@
+import { createEventPublisher, type EventPublisher } from '@recordbase/queues';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
 import supertest from 'supertest';
-import { createEventPublisher, type EventPublisher } from '../src/events/publisher';
 import { createImportWorkerApp } from '../src/imports/app';
 import { createImportMetrics } from '../src/imports/metrics';
 import { type ImportWorker, startImportWorker } from '../src/imports/worker';

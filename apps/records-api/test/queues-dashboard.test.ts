@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { apiKeyScopes } from '@recordbase/contracts/api-keys';
 import { jobQueues } from '@recordbase/contracts/jobs';
+import { createQueueInspector } from '@recordbase/queues';
 import { createMetrics, registerQueueMetrics } from '@recordbase/server-kit/metrics';
 import { deleteKeysUnder } from '@recordbase/server-kit/redis-keys';
-import { createQueueInspector } from '../src/queues/inspector';
 import { type Harness, startHarness } from './harness';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -1,19 +1,20 @@
-import { jobQueues, parseJobPayload } from '@recordbase/contracts/jobs';
 import type { ScheduledDelivery } from '@recordbase/db';
+import {
+  addDeliveryJobs,
+  addEventJobs,
+  openQueue,
+  openWorker,
+  producerConnection,
+  workerConnection,
+} from '@recordbase/queues';
 import type { Logger } from '@recordbase/server-kit/logger';
-import { type Job, Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Worker } from 'bullmq';
 
 /**
- * The dispatcher's side of BullMQ. BullMQ is the transport, PostgreSQL the truth: every job here
- * can be recreated from the database (the sweep dispatches undispatched events and re-enqueues
- * due deliveries), so losing Redis loses time, not events. Events are published by records-api
- * (apps/records-api/src/events/publisher.ts) with the same job options as `enqueueEvents`.
- *
- * Connections follow BullMQ's advice: workers on a connection with `maxRetriesPerRequest: null`
- * (they block and must wait out a reconnect), producers with `enableOfflineQueue: false` so an
- * enqueue fails at once while Redis is away (the rows wait in PostgreSQL for the sweep instead of
- * holding a transaction open). Finished jobs are kept in bounded numbers.
+ * The dispatcher's side of BullMQ (@recordbase/queues owns the queues, their connections and
+ * jobs): its producers of events (a sweep's re-publish) and deliveries, and its two workers. Every
+ * job here can be recreated from the database (the sweep dispatches undispatched events and
+ * re-enqueues due deliveries), so losing Redis loses time, not events.
  */
 
 export type DeliveryToEnqueue = ScheduledDelivery;
@@ -34,9 +35,6 @@ export interface QueueSettings {
   /** An enqueue that takes longer fails (and is retried from PostgreSQL). */
   enqueueTimeoutMs?: number;
 }
-
-const KEEP_COMPLETED = { count: 1000 };
-const KEEP_FAILED = { count: 5000 };
 
 export interface DispatchQueues {
   /** Hands events to the event workers; the event id is the job id, so a second publish is a no-op. */
@@ -79,28 +77,13 @@ export function createQueues(settings: QueueSettings): DispatchQueues {
     logger.warn({ err: error, connection }, 'redis connection error');
   };
 
-  const producerConnection = new Redis(settings.redisUrl, {
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    connectionName: 'webhook-dispatcher:producer',
-  });
-  producerConnection.on('error', warn('producer'));
-  const workerConnection = new Redis(settings.redisUrl, {
-    maxRetriesPerRequest: null,
-    connectionName: 'webhook-dispatcher:worker',
-  });
-  workerConnection.on('error', warn('worker'));
+  const producer = producerConnection(settings.redisUrl, 'webhook-dispatcher:producer');
+  producer.on('error', warn('producer'));
+  const consumer = workerConnection(settings.redisUrl, 'webhook-dispatcher:worker');
+  consumer.on('error', warn('worker'));
 
-  const eventsQueue = new Queue(jobQueues.events.queueName, {
-    connection: producerConnection,
-    prefix,
-    defaultJobOptions: { removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
-  });
-  const deliveriesQueue = new Queue(jobQueues.webhookDeliveries.queueName, {
-    connection: producerConnection,
-    prefix,
-    defaultJobOptions: { removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
-  });
+  const eventsQueue = openQueue('events', producer, prefix);
+  const deliveriesQueue = openQueue('webhookDeliveries', producer, prefix);
   for (const queue of [eventsQueue, deliveriesQueue]) queue.on('error', warn('queue'));
 
   const workers: Worker[] = [];
@@ -109,18 +92,7 @@ export function createQueues(settings: QueueSettings): DispatchQueues {
   return {
     async enqueueEvents(eventIds) {
       if (eventIds.length === 0) return;
-      const { jobName, retry } = jobQueues.events;
-      await withTimeout(
-        eventsQueue.addBulk(
-          eventIds.map((eventId) => ({
-            name: jobName,
-            data: parseJobPayload('events', { eventId }),
-            opts: { jobId: eventId, attempts: retry.attempts, backoff: retry.backoff },
-          })),
-        ),
-        enqueueTimeoutMs,
-        'enqueueing events',
-      );
+      await withTimeout(addEventJobs(eventsQueue, eventIds), enqueueTimeoutMs, 'enqueueing events');
     },
 
     async eventQueued(eventId) {
@@ -130,21 +102,8 @@ export function createQueues(settings: QueueSettings): DispatchQueues {
 
     async enqueueDeliveries(deliveries) {
       if (deliveries.length === 0) return;
-      const { jobName } = jobQueues.webhookDeliveries;
       await withTimeout(
-        deliveriesQueue.addBulk(
-          deliveries.map((delivery) => ({
-            name: jobName,
-            data: parseJobPayload('webhookDeliveries', { deliveryId: delivery.deliveryId }),
-            opts: {
-              delay: Math.max(0, Math.round(delivery.delayMs)),
-              deduplication: { id: `${delivery.deliveryId}:${delivery.attempts}:${delivery.dueAtMs}` },
-              // One job per HTTP attempt; the dispatcher schedules the next attempt itself. A job
-              // that cannot run at all (database away) fails and the sweep enqueues it again.
-              attempts: 1,
-            },
-          })),
-        ),
+        addDeliveryJobs(deliveriesQueue, deliveries),
         enqueueTimeoutMs,
         'enqueueing deliveries',
       );
@@ -152,20 +111,12 @@ export function createQueues(settings: QueueSettings): DispatchQueues {
 
     startWorkers(handlers) {
       if (workers.length > 0 || closed) return;
-      const common = {
-        connection: workerConnection,
+      const eventWorker = openWorker(
+        'events',
+        consumer,
         prefix,
-        removeOnComplete: KEEP_COMPLETED,
-        removeOnFail: KEEP_FAILED,
-      };
-      const eventWorker = new Worker(
-        jobQueues.events.queueName,
-        async (job: Job) => {
-          const { eventId } = parseJobPayload('events', job.data);
-          await handlers.dispatchEvent(eventId);
-        },
+        ({ eventId }) => handlers.dispatchEvent(eventId),
         {
-          ...common,
           concurrency: settings.eventConcurrency ?? 100,
           // A process killed mid-dispatch leaves its jobs active; with a short lock, another
           // process takes them up within ~15 s (the event is still undispatched in PostgreSQL).
@@ -173,13 +124,12 @@ export function createQueues(settings: QueueSettings): DispatchQueues {
           stalledInterval: 5_000,
         },
       );
-      const deliveryWorker = new Worker(
-        jobQueues.webhookDeliveries.queueName,
-        async (job: Job) => {
-          const { deliveryId } = parseJobPayload('webhookDeliveries', job.data);
-          await handlers.deliver(deliveryId);
-        },
-        { ...common, concurrency: settings.deliveryConcurrency },
+      const deliveryWorker = openWorker(
+        'webhookDeliveries',
+        consumer,
+        prefix,
+        ({ deliveryId }) => handlers.deliver(deliveryId),
+        { concurrency: settings.deliveryConcurrency },
       );
       for (const worker of [eventWorker, deliveryWorker]) {
         worker.on('error', warn('worker'));
@@ -195,7 +145,7 @@ export function createQueues(settings: QueueSettings): DispatchQueues {
     },
 
     async ping() {
-      await producerConnection.ping();
+      await producer.ping();
     },
 
     async close(options = {}) {
@@ -204,7 +154,7 @@ export function createQueues(settings: QueueSettings): DispatchQueues {
       // A graceful close needs Redis (jobs in flight are moved to completed there): without it,
       // or past the deadline, close forcibly. The database still holds the truth of any delivery
       // cut short, and the sweep picks it up.
-      const force = options.force === true || workerConnection.status !== 'ready';
+      const force = options.force === true || consumer.status !== 'ready';
       const closing = (async () => {
         await Promise.all(workers.map((worker) => worker.close(force)));
         await Promise.all([eventsQueue.close(), deliveriesQueue.close()]);
@@ -221,7 +171,7 @@ export function createQueues(settings: QueueSettings): DispatchQueues {
       ]);
       clearTimeout(timer);
       if (!finished) logger.warn('queues did not close in time; dropping their Redis connections');
-      for (const connection of [workerConnection, producerConnection]) {
+      for (const connection of [consumer, producer]) {
         if (!finished || force || connection.status !== 'ready') connection.disconnect();
         else await connection.quit().catch(() => connection.disconnect());
       }

@@ -2,7 +2,7 @@ import type { Field } from '@recordbase/contracts/fields';
 import type { Table } from '@recordbase/contracts/schema';
 import type { WebhookEventType } from '@recordbase/contracts/webhooks';
 import { appendOutboxEvent, appendOutboxEventInTx, type Tx } from '@recordbase/db';
-import type { EventPublisher } from '../events/publisher';
+import type { EventPublisher } from '@recordbase/queues';
 import type { RecordChanges } from './records/record-changes';
 
 /**

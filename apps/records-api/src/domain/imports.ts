@@ -6,9 +6,9 @@ import type {
   StartImportResponse,
 } from '@recordbase/contracts/imports';
 import { newRecordId, type PrismaClient } from '@recordbase/db';
+import type { ImportQueue } from '@recordbase/queues';
 import { isRoot, type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
-import type { ImportQueue } from '../imports/queue';
 import { findAccessibleDatabase, findTableByRef } from './access';
 
 /**

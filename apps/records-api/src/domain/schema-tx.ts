@@ -5,9 +5,9 @@ import {
   type PrismaClient,
   type Tx,
 } from '@recordbase/db';
+import type { EventPublisher } from '@recordbase/queues';
 import type { Principal } from '@recordbase/server-kit/auth';
 import { AppError, badRequest } from '@recordbase/server-kit/errors';
-import type { EventPublisher } from '../events/publisher';
 import { type DatabaseRef, findAccessibleDatabase } from './access';
 import { publishingEvents } from './events';
 import { indexBuilderName } from './records/background-indexes';

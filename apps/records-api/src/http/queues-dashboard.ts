@@ -1,11 +1,11 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
+import type { QueueInspector } from '@recordbase/queues';
 import { type Authenticate, authMiddleware, isRoot, principalOf } from '@recordbase/server-kit/auth';
 import type { AuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { AppError, forbidden } from '@recordbase/server-kit/errors';
 import { type RequestHandler, Router } from 'express';
-import type { QueueInspector } from '../queues/inspector';
 
 export const QUEUES_DASHBOARD_PATH = '/admin/queues';
 

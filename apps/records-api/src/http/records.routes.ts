@@ -11,6 +11,7 @@ import {
   writeQuerySchema,
 } from '@recordbase/contracts/records';
 import { cancellablePool, type KeyShares, requestShare } from '@recordbase/db';
+import type { EventPublisher } from '@recordbase/queues';
 import type { Principal } from '@recordbase/server-kit/auth';
 import { signFileToken } from '@recordbase/server-kit/file-tokens';
 import { endpoint, RawJson, Reply, type RouteHint } from '@recordbase/server-kit/http';
@@ -22,7 +23,6 @@ import type { FileLinks } from '../domain/records/presentation';
 import * as records from '../domain/records/records-service';
 import { uploadKeyMatcher } from '../domain/records/references';
 import type { TableCache } from '../domain/records/table-cache';
-import type { EventPublisher } from '../events/publisher';
 
 const tableParams = z.object({ databaseId: pathSegmentSchema, tableId: pathSegmentSchema });
 const recordParams = tableParams.extend({ recordId: z.string().min(1).max(255) });

@@ -9,6 +9,7 @@ import {
   updateTableRequestSchema,
 } from '@recordbase/contracts/schema';
 import type { PrismaClient } from '@recordbase/db';
+import type { EventPublisher } from '@recordbase/queues';
 import { endpoint } from '@recordbase/server-kit/http';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -23,7 +24,6 @@ import {
 import { createField, deleteField, getField, updateField } from '../domain/fields';
 import type { SchemaDb } from '../domain/schema-tx';
 import { createTable, deleteTable, getTable, listTables, updateTable } from '../domain/tables';
-import type { EventPublisher } from '../events/publisher';
 
 const baseParams = z.object({ databaseId: pathSegmentSchema });
 const tableParams = baseParams.extend({ tableId: pathSegmentSchema });

@@ -18,6 +18,7 @@ import {
   quoteLiteral,
   systemColumns,
 } from '@recordbase/db/physical';
+import type { EventPublisher } from '@recordbase/queues';
 import { serviceOn } from '@recordbase/server-kit/auth';
 import { AppError } from '@recordbase/server-kit/errors';
 import type { Logger } from '@recordbase/server-kit/logger';
@@ -28,7 +29,6 @@ import { importFormat } from '../domain/imports';
 import { databaseForChange, inSchemaTransaction, SCHEMA_CHANGE_TIMEOUT_MS } from '../domain/schema-tx';
 import { tableWithFields, toTableDto } from '../domain/serialize';
 import { createTablesInTx } from '../domain/tables';
-import type { EventPublisher } from '../events/publisher';
 import { matchColumns, newFieldNames, type TargetField, unique } from './columns';
 import { CellErrors } from './errors';
 import {

@@ -1,4 +1,5 @@
 import { createDb } from '@recordbase/db';
+import { createEventPublisher } from '@recordbase/queues';
 import { checkPostgres, checkRedis, serviceDbOptions } from '@recordbase/server-kit/dependencies';
 import { dependencyChecks } from '@recordbase/server-kit/health';
 import { closeServer, createHttpServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
@@ -7,7 +8,6 @@ import { createMetrics } from '@recordbase/server-kit/metrics';
 import { createTimeBudget } from '@recordbase/server-kit/time-budget';
 import { createStorage } from '@recordbase/storage';
 import { Redis } from 'ioredis';
-import { createEventPublisher } from '../events/publisher';
 import { createImportWorkerApp } from './app';
 import { loadImportWorkerConfig } from './config';
 import { createImportMetrics } from './metrics';

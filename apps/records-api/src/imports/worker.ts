@@ -1,7 +1,5 @@
-import { jobQueues, parseJobPayload } from '@recordbase/contracts/jobs';
+import { addImportJob, openQueue, openWorker, workerConnection } from '@recordbase/queues';
 import { createLoop } from '@recordbase/server-kit/periodic';
-import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import { type ImportContext, MAX_IMPORT_RUNS, releaseImport, runImport } from './job';
 import type { ImportMetrics } from './metrics';
 import { sweepStaging } from './staging';
@@ -65,18 +63,15 @@ async function spendImportTime(
 
 export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
   const { ctx } = options;
-  const { queueName, jobName } = jobQueues.imports;
-  const connection = new Redis(options.redisUrl, {
-    maxRetriesPerRequest: null,
-    connectionName: 'import-worker',
-  });
+  const connection = workerConnection(options.redisUrl, 'import-worker');
   connection.on('error', (error) => ctx.logger.warn({ err: error }, 'import worker: redis error'));
   /** The run in progress, handed back if the worker is closed before it ends. */
   let current: { importId: string; attempt: string } | null = null;
-  const worker = new Worker(
-    queueName,
-    async (job) => {
-      const { importId } = parseJobPayload('imports', job.data);
+  const worker = openWorker(
+    'imports',
+    connection,
+    options.prefix,
+    async ({ importId }) => {
       const started = performance.now();
       try {
         const outcome = await runImport(ctx, importId, {
@@ -95,8 +90,6 @@ export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
       }
     },
     {
-      connection,
-      prefix: options.prefix,
       concurrency: 1,
       lockDuration: options.lockDurationMs ?? 30_000,
       // A job whose worker died is run again rather than failed at the first stall; past
@@ -106,13 +99,13 @@ export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
     },
   );
   worker.on('error', (error) => ctx.logger.warn({ err: error }, 'import worker error'));
-  const queue = new Queue(queueName, { connection, prefix: options.prefix });
+  const queue = openQueue('imports', connection, options.prefix);
 
   const requeue = async (importId: string) => {
     const job = await queue.getJob(importId);
     if (job && !(await job.isCompleted()) && !(await job.isFailed())) return;
     await job?.remove();
-    await queue.add(jobName, parseJobPayload('imports', { importId }), { jobId: importId });
+    await addImportJob(queue, importId);
   };
 
   const sweep = async () => {

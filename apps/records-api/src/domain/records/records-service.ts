@@ -10,10 +10,10 @@ import type {
 } from '@recordbase/contracts/records';
 import { type Connections, newRecordId, withTransaction } from '@recordbase/db';
 import { fieldTypeModule } from '@recordbase/db/field-types';
+import type { EventPublisher } from '@recordbase/queues';
 import { accessibleDatabaseId, type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
-import type { EventPublisher } from '../../events/publisher';
 import { noteAppended, publishingEvents, recordEvent } from '../events';
 import { aggregateRecords } from './aggregate';
 import { expandedLinks } from './expand';

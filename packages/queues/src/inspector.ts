@@ -1,6 +1,6 @@
-import { jobQueues } from '@recordbase/contracts/jobs';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { openEveryQueue, producerConnection } from './queues';
 
 /**
  * Read access to every queue of the system (events, webhook-deliveries, imports) for the
@@ -16,17 +16,10 @@ export function createQueueInspector(settings: { redisUrl: string; prefix: strin
   let opened: { connection: Redis; queues: Queue[] } | null = null;
   const open = () => {
     // Fail at once while Redis is away: a scrape or a dashboard page should not hang on it.
-    const connection = new Redis(settings.redisUrl, {
-      maxRetriesPerRequest: 1,
-      enableOfflineQueue: false,
-      connectionName: 'records-api:queue-inspector',
-    });
+    const connection = producerConnection(settings.redisUrl, 'records-api:queue-inspector');
     connection.on('error', () => {});
-    const queues = Object.values(jobQueues).map((spec) => {
-      const queue = new Queue(spec.queueName, { connection, prefix: settings.prefix });
-      queue.on('error', () => {});
-      return queue;
-    });
+    const queues = openEveryQueue(connection, settings.prefix);
+    for (const queue of queues) queue.on('error', () => {});
     return { connection, queues };
   };
   return {

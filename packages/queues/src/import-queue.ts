@@ -1,7 +1,5 @@
-import { jobQueues, parseJobPayload } from '@recordbase/contracts/jobs';
 import type { Logger } from '@recordbase/server-kit/logger';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { addImportJob, openQueue, producerConnection } from './queues';
 
 /**
  * The queue import jobs wait in: records-api adds one per import it accepts, the worker takes
@@ -20,27 +18,14 @@ export function createImportQueue(settings: {
   prefix: string;
   logger: Logger;
 }): ImportQueue {
-  const connection = new Redis(settings.redisUrl, {
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    connectionName: 'records-api:imports',
-  });
+  const connection = producerConnection(settings.redisUrl, 'records-api:imports');
   connection.on('error', () => {});
-  const queue = new Queue(jobQueues.imports.queueName, {
-    connection,
-    prefix: settings.prefix,
-    defaultJobOptions: { removeOnComplete: { count: 1000 }, removeOnFail: { count: 1000 } },
-  });
+  const queue = openQueue('imports', connection, settings.prefix);
   queue.on('error', () => {});
-  const { jobName, retry } = jobQueues.imports;
   return {
     async enqueue(importId) {
       try {
-        await queue.add(jobName, parseJobPayload('imports', { importId }), {
-          jobId: importId,
-          attempts: retry.attempts,
-          backoff: retry.backoff,
-        });
+        await addImportJob(queue, importId);
       } catch (error) {
         settings.logger.warn(
           { err: error, importId },

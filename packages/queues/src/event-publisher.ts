@@ -1,8 +1,6 @@
-import { jobQueues, parseJobPayload } from '@recordbase/contracts/jobs';
 import { createBatcher } from '@recordbase/server-kit/batcher';
 import type { Logger } from '@recordbase/server-kit/logger';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import { addEventJobs, openQueue, producerConnection } from './queues';
 
 /**
  * Hands committed events to the webhook dispatcher's events queue, right after the transaction
@@ -16,10 +14,6 @@ export interface EventPublisher {
   publish(eventIds: readonly string[]): void;
   close(): Promise<void>;
 }
-
-/** What a queued event job looks like; the dispatcher's own re-publish uses the same. */
-const KEEP_COMPLETED = { count: 1000 };
-const KEEP_FAILED = { count: 5000 };
 
 export function createEventPublisher(settings: {
   redisUrl: string;
@@ -35,29 +29,14 @@ export function createEventPublisher(settings: {
     lastWarning = now;
     logger.warn({ err: error }, message);
   };
-  const connection = new Redis(settings.redisUrl, {
-    maxRetriesPerRequest: 1,
-    // Fail at once while Redis is away rather than queue; the sweep sends what was not published.
-    enableOfflineQueue: false,
-    connectionName: 'records-api:events',
-  });
+  // Fails at once while Redis is away rather than queue; the sweep sends what was not published.
+  const connection = producerConnection(settings.redisUrl, 'records-api:events');
   connection.on('error', (error) => warn(error, 'events queue: redis connection error'));
-  const queue = new Queue(jobQueues.events.queueName, {
-    connection,
-    prefix: settings.prefix,
-    defaultJobOptions: { removeOnComplete: KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
-  });
+  const queue = openQueue('events', connection, settings.prefix);
   queue.on('error', (error) => warn(error, 'events queue error'));
-  const { jobName, retry } = jobQueues.events;
   const add = createBatcher<string, void>(
     async (eventIds) => {
-      await queue.addBulk(
-        eventIds.map((eventId) => ({
-          name: jobName,
-          data: parseJobPayload('events', { eventId }),
-          opts: { jobId: eventId, attempts: retry.attempts, backoff: retry.backoff },
-        })),
-      );
+      await addEventJobs(queue, eventIds);
       return eventIds.map(() => undefined);
     },
     { maxBatch: 500, maxInFlight: 4 },
