@@ -1,10 +1,9 @@
-import type { DeliveryOutcome } from '@recordbase/db';
+import { type DeliveryOutcome, type OutboxEvent, readEventsForDispatch } from '@recordbase/db';
 import { createBatcher } from '@recordbase/server-kit/batcher';
 import type { Logger } from '@recordbase/server-kit/logger';
 import type pg from 'pg';
 import {
   type AttemptSettings,
-  type EventToSend,
   outcomeOfAttempt,
   postponedOutcome,
   sendAttempt,
@@ -22,27 +21,6 @@ import type { Subscription, SubscriptionCache } from './subscriptions';
  * event is still undispatched and the sweep sends it again (at least once, never lost).
  */
 
-interface LoadedEvent extends EventToSend {
-  tableId: string | null;
-  changedFieldIds: string[];
-  dispatched: boolean;
-  /** The subscriptions version of the snapshot the event was read in. */
-  version: bigint;
-}
-
-interface EventRow {
-  id: string;
-  type: string;
-  source: string;
-  database_id: string;
-  table_id: string | null;
-  changed_field_ids: string[];
-  created_at: Date;
-  data_json: string;
-  dispatched: boolean;
-  version: string;
-}
-
 export interface EventDispatchDeps {
   pool: Pick<pg.Pool, 'query'>;
   subscriptions: SubscriptionCache;
@@ -58,37 +36,15 @@ export interface EventDispatchDeps {
 export type EventDispatch = (eventId: string) => Promise<void>;
 
 export function createEventDispatch(deps: EventDispatchDeps): EventDispatch {
-  const load = createBatcher<string, LoadedEvent | null>(
+  const load = createBatcher<string, OutboxEvent | null>(
     async (ids) => {
-      const result = await deps.pool.query<EventRow>(
-        `SELECT e.id, e.type, e.source, e.database_id, e.table_id, e.changed_field_ids, e.created_at, e.data::text AS data_json,
-                e.dispatched_at IS NOT NULL AS dispatched, v.version::text AS version
-           FROM outbox_events e CROSS JOIN webhook_subscriptions_version v
-          WHERE e.id = ANY ($1::uuid[])`,
-        [ids],
-      );
-      const byId = new Map(result.rows.map((row) => [row.id, row]));
-      return ids.map((id) => {
-        const row = byId.get(id);
-        if (!row) return null;
-        return {
-          eventId: row.id,
-          type: row.type,
-          source: row.source,
-          databaseId: row.database_id,
-          tableId: row.table_id,
-          changedFieldIds: row.changed_field_ids,
-          createdAt: row.created_at,
-          dataJson: row.data_json,
-          dispatched: row.dispatched,
-          version: BigInt(row.version),
-        };
-      });
+      const byId = await readEventsForDispatch(deps.pool, ids);
+      return ids.map((id) => byId.get(id) ?? null);
     },
     { maxBatch: 500, maxInFlight: 2 },
   );
 
-  async function deliverFirst(event: LoadedEvent, subscription: Subscription): Promise<DeliveryOutcome> {
+  async function deliverFirst(event: OutboxEvent, subscription: Subscription): Promise<DeliveryOutcome> {
     const delivery = {
       eventId: event.eventId,
       webhookId: subscription.webhookId,
@@ -124,7 +80,7 @@ export function createEventDispatch(deps: EventDispatchDeps): EventDispatch {
     const event = await load(eventId);
     if (!event || event.dispatched) return;
     deps.metrics.eventLag.observe(Math.max(0, (Date.now() - event.createdAt.getTime()) / 1000));
-    await deps.subscriptions.ensure(event.version);
+    await deps.subscriptions.ensure(event.subscriptionsVersion);
     const matching = deps.subscriptions.match(event);
     const outcomes = await Promise.all(matching.map((subscription) => deliverFirst(event, subscription)));
     await deps.record({ outcomes, dispatchedEventIds: [event.eventId] });

@@ -1,4 +1,4 @@
-import { DELIVERY_STATUSES, isOpenDeliveryStatus, OPEN_STATUSES_SQL } from '@recordbase/db';
+import { DELIVERY_STATUSES, isOpenDeliveryStatus, pruneDispatchedEvents } from '@recordbase/db';
 import type pg from 'pg';
 
 /**
@@ -72,32 +72,25 @@ DELETE FROM webhook_deliveries
     LIMIT $2
       FOR UPDATE OF d SKIP LOCKED)`;
 
-// Found through outbox_events_dispatched_at_idx. An event is dispatched after it is created, so
-// asking both ages only keeps an event dispatched late (after an outage) for the span from then.
-const PRUNE_EVENTS_SQL = `
-DELETE FROM outbox_events
- WHERE id IN (
-   SELECT e.id FROM outbox_events e
-    WHERE e.dispatched_at < now() - $1 * interval '1 millisecond'
-      AND e.created_at < now() - $1 * interval '1 millisecond'
-      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                       WHERE d.event_id = e.id AND d.status IN ${OPEN_STATUSES_SQL})
-    ORDER BY e.dispatched_at
-    LIMIT $2
-      FOR UPDATE OF e SKIP LOCKED)`;
+/** Deletes at most `batchSize` rows older than `ageMs`; returns how many it deleted. */
+type DeleteBatch = (pool: pg.Pool, ageMs: number, batchSize: number) => Promise<number>;
 
-/** Runs one DELETE of at most `batchSize` rows until one deletes fewer, or `maxBatches` ran. */
+const deleteOlder =
+  (sql: string): DeleteBatch =>
+  async (pool, ageMs, batchSize) =>
+    (await pool.query(sql, [ageMs, batchSize])).rowCount ?? 0;
+
+/** Runs one batch of at most `batchSize` rows until one deletes fewer, or `maxBatches` ran. */
 async function deleteInBatches(
   pool: pg.Pool,
-  sql: string,
+  deleteBatch: DeleteBatch,
   ageMs: number,
   batchSize: number,
   maxBatches: number,
 ): Promise<number> {
   let total = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
-    const result = await pool.query(sql, [ageMs, batchSize]);
-    const deleted = result.rowCount ?? 0;
+    const deleted = await deleteBatch(pool, ageMs, batchSize);
     total += deleted;
     if (deleted < batchSize) break;
   }
@@ -111,10 +104,11 @@ export async function pruneOnce(pool: pg.Pool, settings: RetentionSettings): Pro
   if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
     throw new Error(`batchSize must be a positive integer, not ${batchSize}`);
   }
-  const prune = (sql: string, ageMs: number) => deleteInBatches(pool, sql, ageMs, batchSize, maxBatches);
+  const prune = (deleteBatch: DeleteBatch, ageMs: number) =>
+    deleteInBatches(pool, deleteBatch, ageMs, batchSize, maxBatches);
   // Attempts first: a delivery goes only once its attempts have.
-  const attempts = await prune(PRUNE_ATTEMPTS_SQL, settings.attemptRetentionMs);
-  const deliveries = await prune(PRUNE_DELIVERIES_SQL, settings.attemptRetentionMs);
-  const events = await prune(PRUNE_EVENTS_SQL, settings.eventRetentionMs);
+  const attempts = await prune(deleteOlder(PRUNE_ATTEMPTS_SQL), settings.attemptRetentionMs);
+  const deliveries = await prune(deleteOlder(PRUNE_DELIVERIES_SQL), settings.attemptRetentionMs);
+  const events = await prune(pruneDispatchedEvents, settings.eventRetentionMs);
   return { attempts, deliveries, events };
 }

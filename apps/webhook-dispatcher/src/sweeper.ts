@@ -1,4 +1,9 @@
-import { overdueDeliveries, type ScheduledDelivery } from '@recordbase/db';
+import {
+  countUndispatchedEvents,
+  overdueDeliveries,
+  type ScheduledDelivery,
+  undispatchedEventIds,
+} from '@recordbase/db';
 import type pg from 'pg';
 import type { DispatcherMetrics } from './metrics';
 
@@ -40,15 +45,9 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepResult> {
   const overdue = await overdueDeliveries(deps.pool, deps.graceMs, SWEEP_BATCH_SIZE);
   if (overdue.length > 0) await deps.enqueueDeliveries(overdue);
 
-  const stale = await deps.pool.query<{ id: string }>(
-    `SELECT id FROM outbox_events
-      WHERE dispatched_at IS NULL AND created_at < now() - $1 * interval '1 millisecond'
-      ORDER BY created_at
-      LIMIT ${SWEEP_EVENT_BATCH_SIZE}`,
-    [deps.graceMs],
-  );
+  const stale = await undispatchedEventIds(deps.pool, deps.graceMs, SWEEP_EVENT_BATCH_SIZE);
   const lost: string[] = [];
-  for (const { id } of stale.rows) {
+  for (const id of stale) {
     if (deps.dispatching(id)) continue;
     const queued = await deps.eventQueued(id).catch(() => false);
     if (!queued) lost.push(id);
@@ -57,11 +56,6 @@ export async function sweepOnce(deps: SweepDeps): Promise<SweepResult> {
     await Promise.all(lost.slice(start, start + SWEEP_EVENT_CONCURRENCY).map((id) => deps.dispatchEvent(id)));
   }
 
-  if (deps.metrics) {
-    const backlog = await deps.pool.query<{ count: string }>(
-      'SELECT count(*) AS count FROM outbox_events WHERE dispatched_at IS NULL',
-    );
-    deps.metrics.outboxBacklog.set(Number(backlog.rows[0]?.count ?? 0));
-  }
+  if (deps.metrics) deps.metrics.outboxBacklog.set(await countUndispatchedEvents(deps.pool));
   return { deliveries: overdue.length, events: lost.length };
 }

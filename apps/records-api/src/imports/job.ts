@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FieldType } from '@recordbase/contracts/fields';
 import type { TableInput } from '@recordbase/contracts/schema';
-import { type Db, databaseErrorOf, newRecordId, outboxInsertColumns, type Tx } from '@recordbase/db';
+import { appendSelectedEventsSql, type Db, databaseErrorOf, newRecordId, type Tx } from '@recordbase/db';
 import {
   ColumnInference,
   fieldTypeModule,
@@ -635,11 +635,12 @@ async function insertIntoNewTable(tx: Tx, run: Run, target: Target, columns: rea
 /** One record.created per batch of ids, appended in SQL: the ids never come through the worker. */
 async function appendRecordEvents(tx: Tx, run: Run, target: Target): Promise<void> {
   const events = await tx.$queryRawUnsafe<{ id: string }[]>(
-    `INSERT INTO outbox_events (${outboxInsertColumns.join(', ')})
-     SELECT gen_random_uuid(), $1::uuid, $2, 'record.created', 'import',
+    appendSelectedEventsSql(
+      `SELECT gen_random_uuid(), $1::uuid, $2, 'record.created', 'import',
             json_build_object('tableId', $2::text, 'recordIds', json_agg(id ORDER BY ord))
-       FROM ${stagingTable(run.attempt)} GROUP BY (ord - 1) / ${EVENT_BATCH} ORDER BY min(ord)
-     RETURNING id::text`,
+       FROM ${stagingTable(run.attempt)} GROUP BY (ord - 1) / ${EVENT_BATCH} ORDER BY min(ord)`,
+      'id::text',
+    ),
     target.databaseId,
     target.id,
   );

@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { DELIVERIES_CHANNEL } from '../outbox';
+import { DELIVERIES_CHANNEL } from '../outbox/append';
+import { joinEventSql, markDispatchedSql } from '../outbox/dispatch';
 import type { AttemptErrorKind, DeliveryStatus, WebhookHealth } from './state';
 import { OPEN_STATUSES_SQL } from './state';
 
@@ -168,7 +169,7 @@ attempts AS (
    WHERE f.attempted
 ),
 dispatched AS (
-  UPDATE outbox_events SET dispatched_at = now() WHERE id = ANY ($18::uuid[]) AND dispatched_at IS NULL
+  ${markDispatchedSql('$18')}
 )
 SELECT 'delivery' AS kind, w.ord, w.id::text AS delivery_id, f.final_status AS status, f.attempt,
        round(extract(epoch FROM w.next_attempt_at) * 1000)::bigint AS due_ms,
@@ -302,7 +303,7 @@ export async function claimDelivery(
      )
      SELECT c.*, e.type, e.source, e.database_id, e.table_id AS event_table_id, e.changed_field_ids,
             e.created_at, e.data::text AS data_json
-       FROM claimed c LEFT JOIN outbox_events e ON e.id = c.event_id`,
+       FROM claimed c ${joinEventSql('e', 'c.event_id')}`,
     [deliveryId, options.leaseMs, options.toleranceMs],
   );
   return result.rows[0];

@@ -1,5 +1,5 @@
 import type { FieldTemplate } from '@recordbase/contracts/fields';
-import { outboxInsertColumns } from '@recordbase/db';
+import { appendSelectedEventsSql } from '@recordbase/db';
 import {
   hasColumn,
   linkTableName,
@@ -207,18 +207,18 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
        FROM ${written} r JOIN target w ON w.rid = r.id ${record.join})`,
   );
   // The record.created event carries the records as answered, only when there are any.
-  const outbox = outboxInsertColumns;
   ctes.push(
     input.suppressEvents
       ? 'events AS (SELECT NULL::text AS id, NULL::text AS type WHERE false)'
-      : `events AS (INSERT INTO outbox_events (${outbox.join(', ')})
-       SELECT ${params.add(input.eventIds.created)}::uuid, ${params.add(table.databaseId)}::uuid, ${params.add(table.id)}::text,
+      : `events AS (${appendSelectedEventsSql(
+          `SELECT ${params.add(input.eventIds.created)}::uuid, ${params.add(table.databaseId)}::uuid, ${params.add(table.id)}::text,
               'record.created', 'public_api',
               (${params.add(`{"tableId":${JSON.stringify(table.id)},"recordIds":[`)}::text
                 || string_agg('"' || id || '"', ',' ORDER BY n) || '],"records":['
                 || string_agg(j, ',' ORDER BY n) || ']}')::json
-         FROM rendered WHERE NOT matched HAVING count(*) > 0
-       RETURNING id::text, type)`,
+         FROM rendered WHERE NOT matched HAVING count(*) > 0`,
+          'id::text, type',
+        )})`,
   );
   return {
     text: `WITH ${ctes.join(',\n')}

@@ -8,6 +8,9 @@ import type { WebhookEventType } from '@recordbase/contracts/webhooks';
  */
 export const DELIVERIES_CHANNEL = 'recordbase_deliveries';
 
+/** The outbox's table: named here only, and in the other statements of this folder. */
+export const OUTBOX_TABLE = 'outbox_events';
+
 export interface OutboxEventInput {
   databaseId: string;
   tableId: string | null;
@@ -20,7 +23,19 @@ export interface OutboxEventInput {
 }
 
 /** The columns an appended event sets, in the order of `outboxInsert`'s values. */
-export const outboxInsertColumns = ['id', 'database_id', 'table_id', 'type', 'source', 'data'] as const;
+const outboxInsertColumns = ['id', 'database_id', 'table_id', 'type', 'source', 'data'] as const;
+
+/**
+ * An INSERT appending the events `select` yields, for writers that build their events in SQL (a
+ * bulk write's statement, an import's final move): `select` yields the columns `id` (uuid),
+ * `database_id`, `table_id`, `type`, `source`, `data` (json), in that order. It can stand as the
+ * body of a CTE (`events AS (…)`), and returns `returning`.
+ */
+export function appendSelectedEventsSql(select: string, returning: string): string {
+  return `INSERT INTO ${OUTBOX_TABLE} (${outboxInsertColumns.join(', ')})
+       ${select}
+       RETURNING ${returning}`;
+}
 
 /**
  * The statement that appends an event to the outbox. Run it in the same transaction as the change
@@ -32,7 +47,7 @@ export function outboxInsert(event: OutboxEventInput): { text: string; values: u
   const id = randomUUID();
   return {
     id,
-    text: `INSERT INTO outbox_events (${outboxInsertColumns.join(', ')}, changed_field_ids)
+    text: `INSERT INTO ${OUTBOX_TABLE} (${outboxInsertColumns.join(', ')}, changed_field_ids)
            VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::json, $7::text[])`,
     values: [
       id,

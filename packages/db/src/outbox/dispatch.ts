@@ -1,0 +1,142 @@
+import type pg from 'pg';
+import { OPEN_STATUSES_SQL } from '../deliveries/state';
+import { OUTBOX_TABLE } from './append';
+
+/**
+ * The outbox's side of dispatching: reading events for the dispatcher, finding those whose
+ * publish was lost, marking them dispatched, and pruning them once nothing needs them. The
+ * statements measure ages on PostgreSQL's clock.
+ */
+
+type Queryable = Pick<pg.Pool, 'query'>;
+
+export interface OutboxEvent {
+  eventId: string;
+  type: string;
+  source: string;
+  databaseId: string;
+  tableId: string | null;
+  changedFieldIds: string[];
+  createdAt: Date;
+  /** The event's `data`, as PostgreSQL printed its JSON. */
+  dataJson: string;
+  dispatched: boolean;
+  /** The webhooks' subscriptions version in the snapshot the event was read in. */
+  subscriptionsVersion: bigint;
+}
+
+interface EventRow {
+  id: string;
+  type: string;
+  source: string;
+  database_id: string;
+  table_id: string | null;
+  changed_field_ids: string[];
+  created_at: Date;
+  data_json: string;
+  dispatched: boolean;
+  version: string;
+}
+
+/**
+ * The events of `ids` that exist, each with the subscriptions version read in the same snapshot
+ * (so that webhooks changed after it are known to be newer than what matched the event).
+ */
+export async function readEventsForDispatch(
+  client: Queryable,
+  ids: readonly string[],
+): Promise<Map<string, OutboxEvent>> {
+  const result = await client.query<EventRow>(
+    `SELECT e.id, e.type, e.source, e.database_id, e.table_id, e.changed_field_ids, e.created_at, e.data::text AS data_json,
+            e.dispatched_at IS NOT NULL AS dispatched, v.version::text AS version
+       FROM ${OUTBOX_TABLE} e CROSS JOIN webhook_subscriptions_version v
+      WHERE e.id = ANY ($1::uuid[])`,
+    [ids],
+  );
+  return new Map(
+    result.rows.map((row) => [
+      row.id,
+      {
+        eventId: row.id,
+        type: row.type,
+        source: row.source,
+        databaseId: row.database_id,
+        tableId: row.table_id,
+        changedFieldIds: row.changed_field_ids,
+        createdAt: row.created_at,
+        dataJson: row.data_json,
+        dispatched: row.dispatched,
+        subscriptionsVersion: BigInt(row.version),
+      },
+    ]),
+  );
+}
+
+/** Up to `limit` undispatched events created more than `olderThanMs` ago, oldest first. */
+export async function undispatchedEventIds(
+  client: Queryable,
+  olderThanMs: number,
+  limit: number,
+): Promise<string[]> {
+  const result = await client.query<{ id: string }>(
+    `SELECT id FROM ${OUTBOX_TABLE}
+      WHERE dispatched_at IS NULL AND created_at < now() - $1 * interval '1 millisecond'
+      ORDER BY created_at
+      LIMIT $2`,
+    [olderThanMs, limit],
+  );
+  return result.rows.map((row) => row.id);
+}
+
+/** How many events wait to be dispatched. */
+export async function countUndispatchedEvents(client: Queryable): Promise<number> {
+  const result = await client.query<{ count: string }>(
+    `SELECT count(*) AS count FROM ${OUTBOX_TABLE} WHERE dispatched_at IS NULL`,
+  );
+  return Number(result.rows[0]?.count ?? 0);
+}
+
+/**
+ * A data-modifying CTE body marking dispatched the events whose ids the uuid[] parameter
+ * `idsParam` (e.g. `$18`) holds, for a statement that records their deliveries in the same breath.
+ */
+export function markDispatchedSql(idsParam: string): string {
+  return `UPDATE ${OUTBOX_TABLE} SET dispatched_at = now() WHERE id = ANY (${idsParam}::uuid[]) AND dispatched_at IS NULL`;
+}
+
+/**
+ * The join a statement on deliveries reads its event through: `alias` names the event, and a
+ * delivery whose event was pruned finds nulls.
+ */
+export function joinEventSql(alias: string, eventIdColumn: string): string {
+  return `LEFT JOIN ${OUTBOX_TABLE} ${alias} ON ${alias}.id = ${eventIdColumn}`;
+}
+
+// Found through outbox_events_dispatched_at_idx. An event is dispatched after it is created, so
+// asking both ages only keeps an event dispatched late (after an outage) for the span from then.
+// An undispatched event is never deleted, however old: the sweep still has to send it; nor is one
+// with an open delivery, whose next attempt reads the event's body from this row.
+const PRUNE_EVENTS_SQL = `
+DELETE FROM ${OUTBOX_TABLE}
+ WHERE id IN (
+   SELECT e.id FROM ${OUTBOX_TABLE} e
+    WHERE e.dispatched_at < now() - $1 * interval '1 millisecond'
+      AND e.created_at < now() - $1 * interval '1 millisecond'
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                       WHERE d.event_id = e.id AND d.status IN ${OPEN_STATUSES_SQL})
+    ORDER BY e.dispatched_at
+    LIMIT $2
+      FOR UPDATE OF e SKIP LOCKED)`;
+
+/**
+ * Deletes at most `batchSize` events dispatched and created more than `olderThanMs` ago with no
+ * open delivery, skipping rows a writer holds; returns how many it deleted.
+ */
+export async function pruneDispatchedEvents(
+  client: Queryable,
+  olderThanMs: number,
+  batchSize: number,
+): Promise<number> {
+  const result = await client.query(PRUNE_EVENTS_SQL, [olderThanMs, batchSize]);
+  return result.rowCount ?? 0;
+}

@@ -1,0 +1,2 @@
+export * from './append';
+export * from './dispatch';
