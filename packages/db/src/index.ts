@@ -12,6 +12,7 @@ export {
 export * from './deliveries';
 export * from './errors';
 export * from './ids';
+export * from './import-runs';
 export * from './key-shares';
 export * from './long-statements';
 export { boundMessages, DEFAULT_MAX_MESSAGE_BYTES, MessageTooLarge } from './message-bound';

@@ -5,7 +5,7 @@ import type {
   StartImportRequest,
   StartImportResponse,
 } from '@recordbase/contracts/imports';
-import { newRecordId, type PrismaClient } from '@recordbase/db';
+import { cancelImportRun, newRecordId, type PrismaClient, queueImport } from '@recordbase/db';
 import type { ImportQueue } from '@recordbase/queues';
 import { isRoot, type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
@@ -62,38 +62,28 @@ export async function startImport(
   const table =
     body.tableId === undefined ? null : await findTableByRef(deps.prisma, database.id, body.tableId);
   const id = newRecordId();
-  const row = {
-    id,
-    databaseId: database.id,
-    s3Key: upload.key,
-    tableId: table?.id ?? null,
-    tableName: table ? null : (body.tableName ?? tableNameOf(upload.fileName)),
-    sheet: body.sheet ?? null,
-    firstRowIsHeader: body.firstRowIsHeader,
-    status: 'queued',
-    apiKeyId: principal.keyId,
-  };
   const keyId = principal.keyId;
-  if (keyId === null) {
-    // The operator's key is no tenant's: its imports are the installation's own work.
-    await deps.prisma.import.create({ data: row });
-  } else {
-    await deps.importTime?.check(keyId);
-    await deps.prisma.$transaction(async (tx) => {
-      // Two starts of one key at once count each other.
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`imports-of:${keyId}`}))`;
-      const open = await tx.import.count({
-        where: { apiKeyId: keyId, status: { in: ['queued', 'running'] } },
-      });
-      if (open >= MAX_OPEN_IMPORTS_PER_KEY) {
-        throw new AppError(
-          'RATE_LIMITED',
-          `This API key has ${open} imports queued or running, the most it may have at once; start this one when one of them has finished`,
-          { 'Retry-After': '5' },
-        );
-      }
-      await tx.import.create({ data: row });
-    });
+  if (keyId !== null) await deps.importTime?.check(keyId);
+  const queued = await queueImport(
+    deps.prisma,
+    {
+      id,
+      databaseId: database.id,
+      s3Key: upload.key,
+      tableId: table?.id ?? null,
+      tableName: table ? null : (body.tableName ?? tableNameOf(upload.fileName)),
+      sheet: body.sheet ?? null,
+      firstRowIsHeader: body.firstRowIsHeader,
+      apiKeyId: keyId,
+    },
+    MAX_OPEN_IMPORTS_PER_KEY,
+  );
+  if (!queued.queued) {
+    throw new AppError(
+      'RATE_LIMITED',
+      `This API key has ${queued.open} imports queued or running, the most it may have at once; start this one when one of them has finished`,
+      { 'Retry-After': '5' },
+    );
   }
   await deps.queue.enqueue(id);
   return { id, status: 'queued' };
@@ -169,15 +159,7 @@ export async function cancelImport(
   importId: string,
 ): Promise<ImportStatus> {
   const row = await findImport(deps.prisma, principal, databaseId, importId);
-  const cancelled = await deps.prisma.import.updateManyAndReturn({
-    where: { id: row.id, status: { in: ['queued', 'running'] } },
-    data: {
-      status: 'failed',
-      errors: [{ row: null, column: null, message: CANCELLED_MESSAGE }],
-      updatedAt: new Date(),
-    },
-  });
-  const [updated] = cancelled;
+  const updated = await cancelImportRun(deps.prisma, row.id, CANCELLED_MESSAGE);
   if (!updated)
     throw badRequest(
       `Import ${importId} has already ${row.status}; only a queued or running import can be cancelled`,

@@ -1,7 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import type { FieldType } from '@recordbase/contracts/fields';
 import type { TableInput } from '@recordbase/contracts/schema';
-import { appendSelectedEventsSql, type Db, databaseErrorOf, newRecordId, type Tx } from '@recordbase/db';
+import {
+  appendSelectedEventsSql,
+  claimImport,
+  type Db,
+  databaseErrorOf,
+  failImport,
+  type ImportRun,
+  newRecordId,
+  reportImportProgress,
+  succeedImport,
+  type Tx,
+} from '@recordbase/db';
 import {
   ColumnInference,
   fieldTypeModule,
@@ -61,17 +71,6 @@ export interface ImportContext {
   progressEveryRows?: number;
 }
 
-interface Run {
-  id: string;
-  attempt: string;
-  databaseId: string;
-  s3Key: string;
-  tableId: string | null;
-  tableName: string | null;
-  sheet: string | null;
-  firstRowIsHeader: boolean;
-}
-
 /** The import is no longer this run's: cancelled, or taken over by a newer run. */
 class NotOurs extends Error {}
 
@@ -108,7 +107,7 @@ export async function runImport(
   importId: string,
   hooks: RunHooks = {},
 ): Promise<ImportOutcome> {
-  const run = await claim(ctx.db, importId);
+  const run = await claimImport(ctx.db.pool, importId, MAX_IMPORT_RUNS, USED_UP_MESSAGE);
   if (run === 'used-up') return 'failed';
   if (!run) return 'not-ours';
   hooks.claimed?.(run.attempt);
@@ -136,47 +135,11 @@ export async function runImport(
   }
 }
 
-/**
- * Takes the import for this run: queued, or running under a run that died, and counts the run.
- * One that has had its runs fails instead ('used-up').
- */
-async function claim(db: Db, importId: string): Promise<Run | 'used-up' | null> {
-  const { rows } = await db.pool.query<Run>(
-    `UPDATE imports SET status = 'running', attempt = $2, attempts = attempts + 1, rows_imported = 0,
-            rows_total = NULL, errors = '[]', skipped_columns = '[]', updated_at = now()
-      WHERE id = $1 AND status IN ('queued', 'running') AND attempts < $3
-      RETURNING id, attempt, database_id AS "databaseId", s3_key AS "s3Key", table_id AS "tableId",
-                table_name AS "tableName", sheet, first_row_is_header AS "firstRowIsHeader"`,
-    [importId, randomUUID(), MAX_IMPORT_RUNS],
-  );
-  if (rows[0]) return rows[0];
-  const message = `the import stopped the worker ${MAX_IMPORT_RUNS} times (it ran out of memory or was killed); it is not tried again: split the file into smaller ones`;
-  const { rowCount } = await db.pool.query(
-    `UPDATE imports SET status = 'failed', attempt = NULL, rows_imported = 0, errors = $2::jsonb,
-            updated_at = now()
-      WHERE id = $1 AND status IN ('queued', 'running') AND attempts >= $3`,
-    [importId, JSON.stringify([{ row: null, column: null, message }]), MAX_IMPORT_RUNS],
-  );
-  return rowCount === 0 ? null : 'used-up';
-}
-
-/**
- * Hands a run's import back when its worker shuts down gracefully: queued again, and the run not
- * counted, as it was stopped rather than stopping the worker. The run, if it goes on until the
- * process ends, finds the import no longer its own and writes nothing.
- */
-export async function releaseImport(db: Db, importId: string, attempt: string): Promise<void> {
-  await db.pool.query(
-    `UPDATE imports SET status = 'queued', attempt = NULL, attempts = greatest(attempts - 1, 0),
-            rows_imported = 0, rows_total = NULL, updated_at = now()
-      WHERE id = $1 AND attempt = $2 AND status = 'running'`,
-    [importId, attempt],
-  );
-}
+const USED_UP_MESSAGE = `the import stopped the worker ${MAX_IMPORT_RUNS} times (it ran out of memory or was killed); it is not tried again: split the file into smaller ones`;
 
 async function openRows(
   ctx: ImportContext,
-  run: Run,
+  run: ImportRun,
   kind: 'csv' | 'xlsx',
 ): Promise<AsyncIterable<ImportRow>> {
   const source = await ctx.storage.get(run.s3Key).catch((error: unknown) => {
@@ -192,16 +155,11 @@ async function openRows(
 type OpenRows = () => Promise<AsyncIterable<ImportRow>>;
 
 /** Reports progress every so many rows, and learns there whether the import is still this run's. */
-function progressReporter(ctx: ImportContext, run: Run) {
+function progressReporter(ctx: ImportContext, run: ImportRun) {
   const every = ctx.progressEveryRows ?? PROGRESS_EVERY_ROWS;
   let last = 0;
   const report = async (rowsImported: number, rowsTotal: number | null) => {
-    const { rowCount } = await ctx.db.pool.query(
-      `UPDATE imports SET rows_imported = $3, rows_total = COALESCE($4, rows_total), updated_at = now()
-        WHERE id = $1 AND attempt = $2 AND status = 'running'`,
-      [run.id, run.attempt, rowsImported, rowsTotal],
-    );
-    if (rowCount === 0) throw new NotOurs();
+    if (!(await reportImportProgress(ctx.db.pool, run, rowsImported, rowsTotal))) throw new NotOurs();
   };
   return {
     report,
@@ -213,7 +171,12 @@ function progressReporter(ctx: ImportContext, run: Run) {
   };
 }
 
-async function intoNewTable(ctx: ImportContext, run: Run, open: OpenRows, errors: CellErrors): Promise<void> {
+async function intoNewTable(
+  ctx: ImportContext,
+  run: ImportRun,
+  open: OpenRows,
+  errors: CellErrors,
+): Promise<void> {
   const first = await readAndStage(ctx, run, open, errors);
   const { rowsTotal, width, header } = first;
   if (width === 0) throw new ImportFileError('the file has no columns', null);
@@ -343,7 +306,7 @@ interface FirstPass {
  */
 async function readAndStage(
   ctx: ImportContext,
-  run: Run,
+  run: ImportRun,
   open: OpenRows,
   errors: CellErrors,
 ): Promise<FirstPass> {
@@ -447,7 +410,7 @@ async function readAndStage(
 
 async function intoExistingTable(
   ctx: ImportContext,
-  run: Run,
+  run: ImportRun,
   open: OpenRows,
   errors: CellErrors,
 ): Promise<void> {
@@ -521,7 +484,7 @@ async function intoExistingTable(
  */
 async function copyRows(
   ctx: ImportContext,
-  run: Run,
+  run: ImportRun,
   open: OpenRows,
   columns: readonly PlannedColumn[],
   errors: CellErrors,
@@ -602,7 +565,12 @@ function stagedValues(columns: readonly PlannedColumn[]): string[] {
 }
 
 /** The staged rows into an existing table, in the file's order, and their events. */
-async function moveRows(tx: Tx, run: Run, target: Target, columns: readonly PlannedColumn[]): Promise<void> {
+async function moveRows(
+  tx: Tx,
+  run: ImportRun,
+  target: Target,
+  columns: readonly PlannedColumn[],
+): Promise<void> {
   const into = ['id', ...columns.map((column) => quoteIdent(column.fieldId as string))].join(', ');
   const from = ['id', ...stagedValues(columns)].join(', ');
   await tx.$executeRawUnsafe(
@@ -615,7 +583,7 @@ async function moveRows(tx: Tx, run: Run, target: Target, columns: readonly Plan
  * The staged rows into a table made by this import, its insertion order (`seq`) the file's: the
  * staging table's own numbering, so no sort is needed; the table's sequence then follows on.
  */
-async function insertIntoNewTable(tx: Tx, run: Run, target: Target, columns: readonly PlannedColumn[]) {
+async function insertIntoNewTable(tx: Tx, run: ImportRun, target: Target, columns: readonly PlannedColumn[]) {
   const table = qualifiedTable(target.schemaName, target.id);
   const into = [
     systemColumns.id,
@@ -633,7 +601,7 @@ async function insertIntoNewTable(tx: Tx, run: Run, target: Target, columns: rea
 }
 
 /** One record.created per batch of ids, appended in SQL: the ids never come through the worker. */
-async function appendRecordEvents(tx: Tx, run: Run, target: Target): Promise<void> {
+async function appendRecordEvents(tx: Tx, run: ImportRun, target: Target): Promise<void> {
   const events = await tx.$queryRawUnsafe<{ id: string }[]>(
     appendSelectedEventsSql(
       `SELECT gen_random_uuid(), $1::uuid, $2, 'record.created', 'import',
@@ -659,20 +627,15 @@ interface Outcome {
 }
 
 /** Marks the import succeeded in the transaction that writes its rows, if it is still this run's. */
-async function finish(tx: Tx, run: Run, outcome: Outcome): Promise<void> {
-  const updated = await tx.$executeRawUnsafe(
-    `UPDATE imports SET status = 'succeeded', table_id = $3, rows_imported = $4, rows_total = $5,
-            errors = $6::jsonb, skipped_columns = $7::jsonb, updated_at = now()
-      WHERE id = $1::uuid AND attempt = $2::uuid AND status = 'running'`,
-    run.id,
-    run.attempt,
-    outcome.tableId,
-    outcome.rowsImported,
-    outcome.rowsTotal,
-    JSON.stringify(outcome.errors.list()),
-    JSON.stringify(outcome.skipped),
-  );
-  if (updated === 0) throw new NotOurs();
+async function finish(tx: Tx, run: ImportRun, outcome: Outcome): Promise<void> {
+  const ours = await succeedImport(tx, run, {
+    tableId: outcome.tableId,
+    rowsImported: outcome.rowsImported,
+    rowsTotal: outcome.rowsTotal,
+    errors: outcome.errors.list(),
+    skippedColumns: outcome.skipped,
+  });
+  if (!ours) throw new NotOurs();
 }
 
 interface Failure {
@@ -681,12 +644,8 @@ interface Failure {
 }
 
 /** The file's failure first, then the cell errors met before it. */
-async function fail(db: Db, run: Run, errors: CellErrors, failure: Failure): Promise<void> {
-  await db.pool.query(
-    `UPDATE imports SET status = 'failed', rows_imported = 0, errors = $3::jsonb, updated_at = now()
-      WHERE id = $1 AND attempt = $2 AND status = 'running'`,
-    [run.id, run.attempt, JSON.stringify([{ ...failure, column: null }, ...errors.list()])],
-  );
+async function fail(db: Db, run: ImportRun, errors: CellErrors, failure: Failure): Promise<void> {
+  await failImport(db.pool, run, [{ ...failure, column: null }, ...errors.list()]);
 }
 
 /** What the import's status says of a failure; null when it is ours to fix (logged). */

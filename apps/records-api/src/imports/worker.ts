@@ -1,6 +1,7 @@
+import { importStartedBy, importsToRequeue, releaseImport } from '@recordbase/db';
 import { addImportJob, openQueue, openWorker, workerConnection } from '@recordbase/queues';
 import { createLoop } from '@recordbase/server-kit/periodic';
-import { type ImportContext, MAX_IMPORT_RUNS, releaseImport, runImport } from './job';
+import { type ImportContext, MAX_IMPORT_RUNS, runImport } from './job';
 import type { ImportMetrics } from './metrics';
 import { sweepStaging } from './staging';
 
@@ -40,6 +41,8 @@ const DEFAULT_SWEEP_MS = 30_000;
 const DEFAULT_STALE_MS = 5 * 60_000;
 /** An import that waits this long without being taken is queued again (Redis may have lost it). */
 const QUEUED_GRACE_MS = 30_000;
+/** Imports queued again per sweep at most. */
+const SWEEP_BATCH = 100;
 
 /** The run's time, from the budget of the key that started the import (the root key has none). */
 async function spendImportTime(
@@ -50,11 +53,7 @@ async function spendImportTime(
 ): Promise<void> {
   if (!options.importTime) return;
   try {
-    const { rows } = await ctx.db.pool.query<{ api_key_id: string | null }>(
-      'SELECT api_key_id::text FROM imports WHERE id = $1',
-      [importId],
-    );
-    const keyId = rows[0]?.api_key_id;
+    const keyId = await importStartedBy(ctx.db.pool, importId);
     if (keyId) options.importTime.spend(keyId, ms);
   } catch (error) {
     ctx.logger.warn({ err: error, importId }, 'the import time of a run could not be spent');
@@ -110,14 +109,8 @@ export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
 
   const sweep = async () => {
     const staleAfter = options.staleAfterMs ?? DEFAULT_STALE_MS;
-    const { rows } = await ctx.db.pool.query<{ id: string }>(
-      `SELECT id FROM imports
-        WHERE (status = 'queued' AND updated_at < now() - make_interval(secs => $1))
-           OR (status = 'running' AND updated_at < now() - make_interval(secs => $2))
-        ORDER BY created_at LIMIT 100`,
-      [QUEUED_GRACE_MS / 1000, staleAfter / 1000],
-    );
-    for (const { id } of rows) await requeue(id);
+    const lost = await importsToRequeue(ctx.db.pool, QUEUED_GRACE_MS, staleAfter, SWEEP_BATCH);
+    for (const id of lost) await requeue(id);
     await sweepStaging(ctx.db.pool);
   };
   const sweeps = createLoop('import sweep', options.sweepEveryMs ?? DEFAULT_SWEEP_MS, sweep, ctx.logger);
@@ -132,7 +125,7 @@ export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
       await worker.close(true);
       const running = current as { importId: string; attempt: string } | null;
       if (running) {
-        await releaseImport(ctx.db, running.importId, running.attempt).catch((error: unknown) =>
+        await releaseImport(ctx.db.pool, running.importId, running.attempt).catch((error: unknown) =>
           ctx.logger.warn({ err: error, importId: running.importId }, 'import not handed back'),
         );
       }
