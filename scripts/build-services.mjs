@@ -17,7 +17,7 @@ export const SERVICES = [
   { name: 'records-api', entry: 'apps/records-api/src/main.ts', main: 'main.js', port: 3000 },
   { name: 'upload-service', entry: 'apps/upload-service/src/main.ts', main: 'main.js', port: 3001 },
   { name: 'webhook-dispatcher', entry: 'apps/webhook-dispatcher/src/main.ts', main: 'main.js', port: 3002 },
-  { name: 'import-worker', entry: 'apps/records-api/src/imports/main.ts', main: 'main.js', port: 3003 },
+  { name: 'import-worker', entry: 'apps/import-worker/src/main.ts', main: 'main.js', port: 3003 },
   // packages/db finds its SQL files at <its module's dir>/../migrations: the bundle sits one level
   // down so that the copied migrations are where it looks.
   {

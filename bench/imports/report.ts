@@ -38,7 +38,7 @@ export interface ImportsResults {
 }
 
 const SOURCE_DIRS = [
-  'apps/records-api/src/imports',
+  'apps/import-worker/src',
   'apps/upload-service/src',
   'packages/db/src/field-types',
   'packages/db/src/physical',

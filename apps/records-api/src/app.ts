@@ -5,11 +5,20 @@ import {
   type KeyShares,
   parseSecretKey,
 } from '@recordbase/db';
+import { createTableCache } from '@recordbase/domain/records/table-cache';
+import { createSqlConnections } from '@recordbase/domain/sql/connections';
+import { SQL_DEFAULTS, type SqlQueryContext, sqlMaxMessageBytes } from '@recordbase/domain/sql/query';
+import { createSqlRoles } from '@recordbase/domain/sql/roles';
 import type { EventPublisher, ImportQueue } from '@recordbase/queues';
 import { createQueueInspector } from '@recordbase/queues';
 import { authMiddleware, createServiceAuthenticator, principalOf } from '@recordbase/server-kit/auth';
 import { createAuthThrottle } from '@recordbase/server-kit/auth-throttle';
-import { commonEnvSchema, defaultQueuePrefix, trustProxySetting } from '@recordbase/server-kit/env';
+import {
+  commonEnvSchema,
+  DEFAULT_IMPORT_SECONDS_PER_MINUTE_PER_KEY,
+  defaultQueuePrefix,
+  trustProxySetting,
+} from '@recordbase/server-kit/env';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, requestIds, routeNotFound } from '@recordbase/server-kit/http';
 import {
@@ -31,10 +40,6 @@ import {
   DEFAULT_DB_SECONDS_PER_MINUTE_PER_KEY,
   type RecordsApiConfig,
 } from './config';
-import { createTableCache } from './domain/records/table-cache';
-import { createSqlConnections } from './domain/sql/connections';
-import { SQL_DEFAULTS, type SqlQueryContext, sqlMaxMessageBytes } from './domain/sql/query';
-import { createSqlRoles } from './domain/sql/roles';
 import { importRoutes } from './http/imports.routes';
 import { referenceRoutes } from './http/openapi/routes';
 import { QUEUES_DASHBOARD_PATH, queuesDashboard } from './http/queues-dashboard';
@@ -42,7 +47,6 @@ import { recordListingHint, recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
 import { sqlRoutes } from './http/sql.routes';
 import { webhookRoutes } from './http/webhooks.routes';
-import { DEFAULT_IMPORT_SECONDS_PER_MINUTE_PER_KEY } from './imports/config';
 
 export interface RecordsApiDeps {
   db: Db;

@@ -1,6 +1,9 @@
+import { DEFAULT_READ_INDEX_MIN_ROWS } from '@recordbase/domain/records/read-indexes';
+import { SQL_DEFAULTS } from '@recordbase/domain/sql/query';
 import {
   commonEnvSchema,
   fileTokenEnvSchema,
+  importTimeEnvSchema,
   parseEnv,
   portSchema,
   publicApiEnvSchema,
@@ -11,9 +14,6 @@ import {
   withQueuePrefix,
 } from '@recordbase/server-kit/env';
 import { z } from 'zod';
-import { DEFAULT_READ_INDEX_MIN_ROWS } from './domain/records/read-indexes';
-import { SQL_DEFAULTS } from './domain/sql/query';
-import { importTimeEnvSchema } from './imports/config';
 
 /**
  * Two at once: a key's slow statements take at most two of PostgreSQL's CPUs' turns, and its

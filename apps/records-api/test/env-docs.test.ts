@@ -1,16 +1,11 @@
 import { resolve } from 'node:path';
 import { envTableProblems, readEnvTable } from '@recordbase/server-kit/env-docs';
 import { recordsApiEnvSchema } from '../src/config';
-import { importWorkerEnvSchema } from '../src/imports/config';
 
 const rows = readEnvTable(resolve(__dirname, '../../../README.md'));
 
 describe("README.md's environment table", () => {
   it('lists exactly the variables records-api reads', () => {
     expect(envTableProblems('records-api', recordsApiEnvSchema, rows)).toEqual([]);
-  });
-
-  it('lists exactly the variables the import worker reads', () => {
-    expect(envTableProblems('import-worker', importWorkerEnvSchema, rows)).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import type { FieldType } from '@recordbase/contracts/fields';
 import type { Filter, FilterOperator, RecordValue, Sort, TableRecord } from '@recordbase/contracts/records';
-import { compareForSort, epochMicros, matchesFilter } from '../src/domain/records/filter-evaluator';
-import { buildTableMeta, type FieldMeta, type TableMeta } from '../src/domain/records/table-meta';
+import { compareForSort, epochMicros, matchesFilter } from '@recordbase/domain/records/filter-evaluator';
+import { buildTableMeta, type FieldMeta, type TableMeta } from '@recordbase/domain/records/table-meta';
 
 const fieldList: [string, string, FieldType][] = [
   ['fldName000000000', 'Name', 'single_line_text'],

@@ -3,12 +3,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import type { ImportContext } from '@recordbase/import-worker/job';
+import type { ReaderLimits } from '@recordbase/import-worker/readers';
+import {
+  type ImportWorker,
+  type ImportWorkerOptions,
+  startImportWorker,
+} from '@recordbase/import-worker/worker';
 import { createEventPublisher } from '@recordbase/queues';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { LocalDiskStorage } from '@recordbase/storage';
-import type { ImportContext } from '../src/imports/job';
-import type { ReaderLimits } from '../src/imports/readers';
-import { type ImportWorker, type ImportWorkerOptions, startImportWorker } from '../src/imports/worker';
 import type { Harness } from './harness';
 
 /**

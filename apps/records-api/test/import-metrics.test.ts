@@ -1,10 +1,10 @@
+import { createImportWorkerApp } from '@recordbase/import-worker/app';
+import { createImportMetrics } from '@recordbase/import-worker/metrics';
+import { type ImportWorker, startImportWorker } from '@recordbase/import-worker/worker';
 import { createEventPublisher, type EventPublisher } from '@recordbase/queues';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { createMetrics } from '@recordbase/server-kit/metrics';
 import supertest from 'supertest';
-import { createImportWorkerApp } from '../src/imports/app';
-import { createImportMetrics } from '../src/imports/metrics';
-import { type ImportWorker, startImportWorker } from '../src/imports/worker';
 import { createBase, type Harness, startHarness } from './harness';
 import { type ImportFixture, importFixture } from './import-fixture';
 

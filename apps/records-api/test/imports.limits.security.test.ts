@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { MAX_OPEN_IMPORTS_PER_KEY } from '@recordbase/domain/imports';
 import { createTimeBudget } from '@recordbase/server-kit/time-budget';
 import { Redis } from 'ioredis';
-import { MAX_OPEN_IMPORTS_PER_KEY } from '../src/domain/imports';
 import { createBase, type Harness, startHarness } from './harness';
 import { type ImportFixture, importFixture } from './import-fixture';
 

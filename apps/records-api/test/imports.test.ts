@@ -1,10 +1,10 @@
 import type { Readable } from 'node:stream';
+import { runImport } from '@recordbase/import-worker/job';
+import { DEFAULT_READER_LIMITS } from '@recordbase/import-worker/readers';
+import { zip } from '@recordbase/import-worker/test/zip-fixture';
 import ExcelJS from 'exceljs';
-import { runImport } from '../src/imports/job';
-import { DEFAULT_READER_LIMITS } from '../src/imports/readers';
 import { createBase, databaseSnapshot, type Harness, schemaNameOf, startHarness } from './harness';
 import { CSV, type ImportFixture, importFixture, XLSX } from './import-fixture';
-import { zip } from './zip-fixture';
 
 /**
  * CSV and Excel imports through the API and the import worker: a new table typed from every

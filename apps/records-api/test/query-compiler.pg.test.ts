@@ -22,9 +22,9 @@ import {
   schemaNameForDatabase,
 } from '@recordbase/db/physical';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
-import { compareForSort, matchesFilter } from '../src/domain/records/filter-evaluator';
-import { compileFilter, compileSort } from '../src/domain/records/query-compiler';
-import { buildTableMeta, type FieldMeta, type TableMeta } from '../src/domain/records/table-meta';
+import { compareForSort, matchesFilter } from '@recordbase/domain/records/filter-evaluator';
+import { compileFilter, compileSort } from '@recordbase/domain/records/query-compiler';
+import { buildTableMeta, type FieldMeta, type TableMeta } from '@recordbase/domain/records/table-meta';
 
 /**
  * Compiled filters and sorts against a real PostgreSQL table holding one field of every type,

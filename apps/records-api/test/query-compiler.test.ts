@@ -8,9 +8,9 @@ import {
   type Sort,
 } from '@recordbase/contracts/records';
 import { SqlParams } from '@recordbase/db/physical';
+import { compileFilter, compileSort, parseDateTimeOperand } from '@recordbase/domain/records/query-compiler';
+import { buildTableMeta, type FieldMeta, type TableMeta } from '@recordbase/domain/records/table-meta';
 import { AppError } from '@recordbase/server-kit/errors';
-import { compileFilter, compileSort, parseDateTimeOperand } from '../src/domain/records/query-compiler';
-import { buildTableMeta, type FieldMeta, type TableMeta } from '../src/domain/records/table-meta';
 
 // One field of every type; the id spells the type so failures read well.
 const idOf = (type: FieldType) => `fld${type.replace(/_/g, '').slice(0, 12).padEnd(12, '0')}`;

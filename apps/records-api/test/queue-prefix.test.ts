@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { jobQueues } from '@recordbase/contracts/jobs';
+import { loadImportWorkerConfig } from '@recordbase/import-worker/config';
 import { createImportQueue, type ImportQueue } from '@recordbase/queues';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { deleteKeysUnder } from '@recordbase/server-kit/redis-keys';
 import { type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../src/config';
-import { loadImportWorkerConfig } from '../src/imports/config';
 
 // Two installations that differ only in their database share one Redis, QUEUE_PREFIX unset in both.
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -3,9 +3,9 @@ import {
   MAX_MATCH_INDEXES_PER_TABLE,
   matchIndexBuildLock,
   matchIndexBuildsSettled,
-} from '../src/domain/records/match-indexes';
-import { matchQuery } from '../src/domain/records/store';
-import { buildTableMeta, type FieldMeta } from '../src/domain/records/table-meta';
+} from '@recordbase/domain/records/match-indexes';
+import { matchQuery } from '@recordbase/domain/records/store';
+import { buildTableMeta, type FieldMeta } from '@recordbase/domain/records/table-meta';
 import { createBase, type Harness, schemaNameOf, startHarness } from './harness';
 
 /**

@@ -1,8 +1,8 @@
 import type { FieldTemplate, FieldType } from '@recordbase/contracts/fields';
 import type { Filter, Sort, TableRecord } from '@recordbase/contracts/records';
+import { compareForSort, matchesFilter } from '@recordbase/domain/records/filter-evaluator';
+import { buildTableMeta, type TableMeta } from '@recordbase/domain/records/table-meta';
 import fc from 'fast-check';
-import { compareForSort, matchesFilter } from '../src/domain/records/filter-evaluator';
-import { buildTableMeta, type TableMeta } from '../src/domain/records/table-meta';
 import {
   COMPARISON_OPERATORS,
   emptinessCondition,

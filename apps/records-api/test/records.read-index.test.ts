@@ -1,6 +1,6 @@
-import { indexBuilderName } from '../src/domain/records/background-indexes';
-import { matchIndexBuildsSettled } from '../src/domain/records/match-indexes';
-import { MAX_READ_INDEXES_PER_TABLE } from '../src/domain/records/read-indexes';
+import { indexBuilderName } from '@recordbase/domain/records/background-indexes';
+import { matchIndexBuildsSettled } from '@recordbase/domain/records/match-indexes';
+import { MAX_READ_INDEXES_PER_TABLE } from '@recordbase/domain/records/read-indexes';
 import { createBase, type Harness, schemaNameOf, startHarness } from './harness';
 
 /**

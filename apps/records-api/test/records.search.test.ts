@@ -1,8 +1,8 @@
 import { SqlParams } from '@recordbase/db/physical';
-import { matchIndexBuildsSettled } from '../src/domain/records/match-indexes';
-import { compileFilter } from '../src/domain/records/query-compiler';
-import { searchFilter } from '../src/domain/records/search';
-import { loadTableMeta } from '../src/domain/records/table-loader';
+import { matchIndexBuildsSettled } from '@recordbase/domain/records/match-indexes';
+import { compileFilter } from '@recordbase/domain/records/query-compiler';
+import { searchFilter } from '@recordbase/domain/records/search';
+import { loadTableMeta } from '@recordbase/domain/records/table-loader';
 import { createBase, type Harness, schemaNameOf, startHarness } from './harness';
 
 /**

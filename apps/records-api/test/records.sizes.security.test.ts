@@ -1,4 +1,4 @@
-import { MAX_PAGE_BYTES } from '../src/domain/records/store';
+import { MAX_PAGE_BYTES } from '@recordbase/domain/records/store';
 import { createBase, type Harness, startHarness } from './harness';
 
 /**

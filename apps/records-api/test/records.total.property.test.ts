@@ -8,14 +8,14 @@ import {
   type Sort,
   type TableRecord,
 } from '@recordbase/contracts/records';
-import fc from 'fast-check';
-import { compareForSort, matchesFilter } from '../src/domain/records/filter-evaluator';
+import { compareForSort, matchesFilter } from '@recordbase/domain/records/filter-evaluator';
 import {
   buildTableMeta,
   type FieldMeta,
   resolveFieldOrSystem,
   type TableMeta,
-} from '../src/domain/records/table-meta';
+} from '@recordbase/domain/records/table-meta';
+import fc from 'fast-check';
 import {
   COMPARISON_OPERATORS,
   emptinessCondition,

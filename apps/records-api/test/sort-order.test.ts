@@ -1,7 +1,7 @@
 import type { Sort } from '@recordbase/contracts/records';
 import { SqlParams } from '@recordbase/db/physical';
-import { type KeyValue, keysetAfterSql, orderBySql, sortKeys } from '../src/domain/records/sort-order';
-import { buildTableMeta } from '../src/domain/records/table-meta';
+import { type KeyValue, keysetAfterSql, orderBySql, sortKeys } from '@recordbase/domain/records/sort-order';
+import { buildTableMeta } from '@recordbase/domain/records/table-meta';
 
 /** The keyset condition of a cursor, generated from the same keys as the ORDER BY. */
 

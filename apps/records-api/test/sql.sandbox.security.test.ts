@@ -1,7 +1,7 @@
 import { decryptSecret } from '@recordbase/db';
 import { sqlRoleName } from '@recordbase/db/physical';
+import { createSqlConnections } from '@recordbase/domain/sql/connections';
 import pg from 'pg';
-import { createSqlConnections } from '../src/domain/sql/connections';
 import { createBase, type Harness, startHarness } from './harness';
 
 /**

@@ -1,4 +1,4 @@
-import { asNumeric, asTimestamp } from '../src/domain/sql/values';
+import { asNumeric, asTimestamp } from '@recordbase/domain/sql/values';
 
 /** PostgreSQL's text output to JSON values (values.ts): exact numbers stay numbers, the rest text. */
 

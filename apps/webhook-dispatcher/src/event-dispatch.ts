@@ -2,12 +2,7 @@ import { type DeliveryOutcome, type OutboxEvent, readEventsForDispatch } from '@
 import { createBatcher } from '@recordbase/server-kit/batcher';
 import type { Logger } from '@recordbase/server-kit/logger';
 import type pg from 'pg';
-import {
-  type AttemptSettings,
-  outcomeOfAttempt,
-  postponedOutcome,
-  sendAttempt,
-} from './attempt';
+import { type AttemptSettings, outcomeOfAttempt, postponedOutcome, sendAttempt } from './attempt';
 import type { DispatcherMetrics } from './metrics';
 import type { ReceiverLimits } from './receiver-limits';
 import type { Recorder } from './recorder';

@@ -15,12 +15,12 @@ export const REPO_ROOT = join(__dirname, '..', '..', '..');
 export const serviceNames = ['records-api', 'upload-service', 'webhook-dispatcher', 'import-worker'] as const;
 export type ServiceName = (typeof serviceNames)[number];
 
-/** Each service's entry point; the import worker is records-api's code in a process of its own. */
+/** Each service's entry point. */
 export const serviceEntries: Record<ServiceName, string> = {
   'records-api': 'apps/records-api/src/main.ts',
   'upload-service': 'apps/upload-service/src/main.ts',
   'webhook-dispatcher': 'apps/webhook-dispatcher/src/main.ts',
-  'import-worker': 'apps/records-api/src/imports/main.ts',
+  'import-worker': 'apps/import-worker/src/main.ts',
 };
 
 /** A port of 127.0.0.1 that was free a moment ago. */

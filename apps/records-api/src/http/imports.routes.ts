@@ -1,9 +1,15 @@
 import { pathSegmentSchema } from '@recordbase/contracts/common';
 import { startImportRequestSchema } from '@recordbase/contracts/imports';
+import {
+  cancelImport,
+  getImport,
+  type ImportsDeps,
+  listImports,
+  startImport,
+} from '@recordbase/domain/imports';
 import { endpoint } from '@recordbase/server-kit/http';
 import { Router } from 'express';
 import { z } from 'zod';
-import { cancelImport, getImport, type ImportsDeps, listImports, startImport } from '../domain/imports';
 
 const baseParams = z.object({ databaseId: pathSegmentSchema });
 const importParams = baseParams.extend({ importId: z.uuid({ error: 'must be an import id (a UUID)' }) });

@@ -11,6 +11,10 @@ import {
   writeQuerySchema,
 } from '@recordbase/contracts/records';
 import { cancellablePool, type KeyShares, requestShare } from '@recordbase/db';
+import type { FileLinks } from '@recordbase/domain/records/presentation';
+import * as records from '@recordbase/domain/records/records-service';
+import { uploadKeyMatcher } from '@recordbase/domain/records/references';
+import type { TableCache } from '@recordbase/domain/records/table-cache';
 import type { EventPublisher } from '@recordbase/queues';
 import type { Principal } from '@recordbase/server-kit/auth';
 import { signFileToken } from '@recordbase/server-kit/file-tokens';
@@ -19,10 +23,6 @@ import type { Logger } from '@recordbase/server-kit/logger';
 import { type Request, Router } from 'express';
 import type pg from 'pg';
 import { z } from 'zod';
-import type { FileLinks } from '../domain/records/presentation';
-import * as records from '../domain/records/records-service';
-import { uploadKeyMatcher } from '../domain/records/references';
-import type { TableCache } from '../domain/records/table-cache';
 
 const tableParams = z.object({ databaseId: pathSegmentSchema, tableId: pathSegmentSchema });
 const recordParams = tableParams.extend({ recordId: z.string().min(1).max(255) });

@@ -9,21 +9,21 @@ import {
   updateTableRequestSchema,
 } from '@recordbase/contracts/schema';
 import type { PrismaClient } from '@recordbase/db';
-import type { EventPublisher } from '@recordbase/queues';
-import { endpoint } from '@recordbase/server-kit/http';
-import { Router } from 'express';
-import { z } from 'zod';
-import { createApiKey, listApiKeys, revokeApiKey } from '../domain/api-keys';
+import { createApiKey, listApiKeys, revokeApiKey } from '@recordbase/domain/api-keys';
 import {
   createDatabase,
   deleteDatabase,
   getDatabase,
   listDatabases,
   updateDatabase,
-} from '../domain/databases';
-import { createField, deleteField, getField, updateField } from '../domain/fields';
-import type { SchemaDb } from '../domain/schema-tx';
-import { createTable, deleteTable, getTable, listTables, updateTable } from '../domain/tables';
+} from '@recordbase/domain/databases';
+import { createField, deleteField, getField, updateField } from '@recordbase/domain/fields';
+import type { SchemaDb } from '@recordbase/domain/schema-tx';
+import { createTable, deleteTable, getTable, listTables, updateTable } from '@recordbase/domain/tables';
+import type { EventPublisher } from '@recordbase/queues';
+import { endpoint } from '@recordbase/server-kit/http';
+import { Router } from 'express';
+import { z } from 'zod';
 
 const baseParams = z.object({ databaseId: pathSegmentSchema });
 const tableParams = baseParams.extend({ tableId: pathSegmentSchema });

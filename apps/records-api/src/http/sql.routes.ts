@@ -6,11 +6,11 @@ import {
   sqlQueryRequestSchema,
 } from '@recordbase/contracts/sql';
 import type { PrismaClient } from '@recordbase/db';
+import { runSqlQuery, type SqlQueryContext } from '@recordbase/domain/sql/query';
+import { describeSqlSchema } from '@recordbase/domain/sql/schema';
 import { endpoint } from '@recordbase/server-kit/http';
 import { Router } from 'express';
 import { z } from 'zod';
-import { runSqlQuery, type SqlQueryContext } from '../domain/sql/query';
-import { describeSqlSchema } from '../domain/sql/schema';
 
 const baseParams = z.object({ databaseId: pathSegmentSchema });
 const sqlRead = { scope: 'sql:read' } as const;

@@ -6,11 +6,6 @@ import {
   updateWebhookRequestSchema,
 } from '@recordbase/contracts/webhooks';
 import type { PrismaClient } from '@recordbase/db';
-import { notFound } from '@recordbase/server-kit/errors';
-import { endpoint } from '@recordbase/server-kit/http';
-import type { Cidr } from '@recordbase/server-kit/ssrf';
-import { Router } from 'express';
-import { z } from 'zod';
 import {
   createWebhook,
   deleteWebhook,
@@ -19,7 +14,12 @@ import {
   listWebhooks,
   retryWebhookDelivery,
   updateWebhook,
-} from '../domain/webhooks';
+} from '@recordbase/domain/webhooks';
+import { notFound } from '@recordbase/server-kit/errors';
+import { endpoint } from '@recordbase/server-kit/http';
+import type { Cidr } from '@recordbase/server-kit/ssrf';
+import { Router } from 'express';
+import { z } from 'zod';
 
 // Ids stay text here: one that is not an integer cannot exist, so the domain answers it with a 404.
 const baseParams = z.object({ databaseId: pathSegmentSchema });

@@ -28,17 +28,21 @@ import {
   quoteLiteral,
   systemColumns,
 } from '@recordbase/db/physical';
+import { findTableByRef } from '@recordbase/domain/access';
+import { noteAppended, publishingEvents, tableEvent } from '@recordbase/domain/events';
+import { importFormat } from '@recordbase/domain/imports';
+import {
+  databaseForChange,
+  inSchemaTransaction,
+  SCHEMA_CHANGE_TIMEOUT_MS,
+} from '@recordbase/domain/schema-tx';
+import { tableWithFields, toTableDto } from '@recordbase/domain/serialize';
+import { createTablesInTx } from '@recordbase/domain/tables';
 import type { EventPublisher } from '@recordbase/queues';
 import { serviceOn } from '@recordbase/server-kit/auth';
 import { AppError } from '@recordbase/server-kit/errors';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { type ObjectStorage, StorageNotFoundError } from '@recordbase/storage';
-import { findTableByRef } from '../domain/access';
-import { noteAppended, publishingEvents, tableEvent } from '../domain/events';
-import { importFormat } from '../domain/imports';
-import { databaseForChange, inSchemaTransaction, SCHEMA_CHANGE_TIMEOUT_MS } from '../domain/schema-tx';
-import { tableWithFields, toTableDto } from '../domain/serialize';
-import { createTablesInTx } from '../domain/tables';
 import { matchColumns, newFieldNames, type TargetField, unique } from './columns';
 import { CellErrors } from './errors';
 import {

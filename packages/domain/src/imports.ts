@@ -12,7 +12,7 @@ import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase, findTableByRef } from './access';
 
 /**
- * Imports as the API sees them: started (queued for the worker, apps/records-api/src/imports),
+ * Imports as the API sees them: started (queued for the import worker, apps/import-worker),
  * read, listed, cancelled. An import reads a file its own key uploaded through /csvupload or
  * /xlsxupload (the root key: any); any other upload is as unknown as one that never was. A key
  * that may not read records sees only the imports it started, as unknown as the others: a status

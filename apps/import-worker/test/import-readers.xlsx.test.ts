@@ -13,9 +13,9 @@ import {
   type ReaderLimits,
   readXlsx,
   type XlsxOptions,
-} from '../src/imports/readers';
-import { isoText } from '../src/imports/readers/xlsx/cell-text';
-import { SharedStrings, TooLongString } from '../src/imports/readers/xlsx/shared-strings';
+} from '../src/readers';
+import { isoText } from '../src/readers/xlsx/cell-text';
+import { SharedStrings, TooLongString } from '../src/readers/xlsx/shared-strings';
 import { type ZipEntry, zip } from './zip-fixture';
 
 const MiB = 1024 * 1024;

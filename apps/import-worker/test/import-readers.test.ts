@@ -11,7 +11,7 @@ import {
   type ImportRow,
   type ReaderLimits,
   readCsv,
-} from '../src/imports/readers';
+} from '../src/readers';
 
 /** `bytes` as a stream of chunks of `size` bytes (the last may be shorter). */
 function chunked(bytes: Buffer, size: number): Readable {

@@ -17,7 +17,7 @@ function threadNiceness(pid: number): number[] {
 
 it('lowers every thread of the process, those started before and after', async () => {
   const script = `
-    const { lowerOwnPriority } = require(${JSON.stringify(join(__dirname, '../src/imports/priority.ts'))});
+    const { lowerOwnPriority } = require(${JSON.stringify(join(__dirname, '../src/priority.ts'))});
     lowerOwnPriority(10);
     // A thread started afterwards: libuv's pool, for a file read.
     require('node:fs').readFile('/proc/self/stat', () => {

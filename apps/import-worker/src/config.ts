@@ -1,5 +1,6 @@
 import {
   commonEnvSchema,
+  importTimeEnvSchema,
   parseEnv,
   portSchema,
   queuePrefixSchema,
@@ -8,25 +9,6 @@ import {
 } from '@recordbase/server-kit/env';
 import { refineStorageEnv, storageEnvSchema } from '@recordbase/storage/env';
 import { z } from 'zod';
-
-/**
- * A sixth of the worker's time, on average, for one key: a file of a few megabytes a minute, or a
- * 50 MB one now and then, with the rest of the worker's time for every other key.
- */
-export const DEFAULT_IMPORT_SECONDS_PER_MINUTE_PER_KEY = 10;
-
-/**
- * Seconds of the import worker's time one API key's imports may take a minute (the root key's
- * aside): records-api refuses to start an import of a key that has spent them, the worker spends
- * them as its runs end. The same in both.
- */
-export const importTimeEnvSchema = z.object({
-  IMPORT_SECONDS_PER_MINUTE_PER_KEY: z.coerce
-    .number()
-    .positive()
-    .max(1_000_000)
-    .default(DEFAULT_IMPORT_SECONDS_PER_MINUTE_PER_KEY),
-});
 
 /** The import worker's environment: the database, Redis, the job queue's prefix and the file storage. */
 export const importWorkerEnvSchema = commonEnvSchema
