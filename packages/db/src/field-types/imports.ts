@@ -1,5 +1,5 @@
 import { type FieldType, fieldTypeContracts } from '@recordbase/contracts/fields';
-import { fieldTypeModule } from './index';
+import { fieldTypeModule } from './registry';
 
 /**
  * Imported text as field values: the same checks as a written value (the type's `fromText`, its

@@ -1,51 +1,8 @@
-import type { FieldType } from '@recordbase/contracts/fields';
-import { attachments } from './attachments';
-import { checkbox } from './checkbox';
-import { currency } from './currency';
-import { date } from './date';
-import { datetime } from './datetime';
-import { duration } from './duration';
-import { email } from './email';
-import { linkedRecord } from './linked-record';
-import { longText } from './long-text';
-import { multipleSelect } from './multiple-select';
-import { number } from './number';
-import { percent } from './percent';
-import { phoneNumber } from './phone-number';
-import { rating } from './rating';
-import { singleLineText } from './single-line-text';
-import { singleSelect } from './single-select';
-import type { FieldTypeModule } from './types';
-import { url } from './url';
-
 /**
- * The field type registry: one module per type (see types.ts for what a module declares). The
- * contracts' `fieldTypeContracts` lists the public side of each type (group, template, write
- * value); a new type is an entry there, a module here and its line below.
+ * The field types as other code sees them (`@recordbase/db/field-types`): the registry and the
+ * helpers built on it. The registry is a module of its own so that the helpers that read it
+ * (imports.ts, typecast.ts) import it, not this file that re-exports them.
  */
-export const fieldTypeModules: { readonly [Type in FieldType]: FieldTypeModule<Type> } = {
-  single_line_text: singleLineText,
-  long_text: longText,
-  email,
-  url,
-  phone_number: phoneNumber,
-  number,
-  currency,
-  percent,
-  rating,
-  duration,
-  date,
-  datetime,
-  single_select: singleSelect,
-  multiple_select: multipleSelect,
-  checkbox,
-  attachments,
-  linked_record: linkedRecord,
-};
-
-export function fieldTypeModule(type: FieldType): FieldTypeModule {
-  return fieldTypeModules[type] as FieldTypeModule;
-}
 
 export { type DateTimeOperand, epochMicros, parseDateTimeOperand } from './dates';
 export { dateTimeCondition, matchDateTime } from './datetime';
@@ -53,6 +10,7 @@ export * from './imports';
 export { type KeyKind, type KeyKindSpec, type KeyValue, keyKinds } from './key-kinds';
 export { needUuid, needUuidList } from './operands';
 export { lower, notSupported } from './oracle';
+export { fieldTypeModule, fieldTypeModules } from './registry';
 export { optionNames } from './select-options';
 export { didYouMean, editDistanceWithin, nearestNames } from './suggest';
 export { typecastValue } from './typecast';

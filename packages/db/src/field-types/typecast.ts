@@ -1,5 +1,5 @@
 import { type FieldType, fieldTypeContracts } from '@recordbase/contracts/fields';
-import { fieldTypeModule } from './index';
+import { fieldTypeModule } from './registry';
 
 /**
  * `typecast: true` on a write: a value given as text is read the way an import reads a cell (the

@@ -1,0 +1,48 @@
+import type { FieldType } from '@recordbase/contracts/fields';
+import { attachments } from './attachments';
+import { checkbox } from './checkbox';
+import { currency } from './currency';
+import { date } from './date';
+import { datetime } from './datetime';
+import { duration } from './duration';
+import { email } from './email';
+import { linkedRecord } from './linked-record';
+import { longText } from './long-text';
+import { multipleSelect } from './multiple-select';
+import { number } from './number';
+import { percent } from './percent';
+import { phoneNumber } from './phone-number';
+import { rating } from './rating';
+import { singleLineText } from './single-line-text';
+import { singleSelect } from './single-select';
+import type { FieldTypeModule } from './types';
+import { url } from './url';
+
+/**
+ * The field type registry: one module per type (see types.ts for what a module declares). The
+ * contracts' `fieldTypeContracts` lists the public side of each type (group, template, write
+ * value); a new type is an entry there, a module here and its line below.
+ */
+export const fieldTypeModules: { readonly [Type in FieldType]: FieldTypeModule<Type> } = {
+  single_line_text: singleLineText,
+  long_text: longText,
+  email,
+  url,
+  phone_number: phoneNumber,
+  number,
+  currency,
+  percent,
+  rating,
+  duration,
+  date,
+  datetime,
+  single_select: singleSelect,
+  multiple_select: multipleSelect,
+  checkbox,
+  attachments,
+  linked_record: linkedRecord,
+};
+
+export function fieldTypeModule(type: FieldType): FieldTypeModule {
+  return fieldTypeModules[type] as FieldTypeModule;
+}
