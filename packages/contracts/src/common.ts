@@ -162,6 +162,8 @@ export const FIELD_ID_PATTERN = /^fld[0-9A-Za-z]{12,16}$/;
 
 /** A path segment or body key naming a table: its id or its name. */
 export const tableRefSchema = referenceSchema('must name a table by id or name');
+/** A body key naming a field (in a filter, sort, projection...): its id or its name. */
+export const fieldReferenceSchema = referenceSchema('must name a field by id or name');
 
 /** `2024-05-01T12:00:00.123456789+02:00` is 35 characters; more is no date-time anyone sends. */
 export const MAX_ISO_DATE_TIME_LENGTH = 64;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { attachmentValueSchema } from './records';
+import { attachmentValueSchema } from './field-values';
 
 export const uploadRoutes = {
   attachment: '/fileupload',

@@ -1,4 +1,4 @@
-import type { FilterOperator } from '@recordbase/contracts/records';
+import type { FilterOperator } from '@recordbase/contracts/filters';
 import { finiteOrFail, rawKey } from './column-sql';
 import { epochMicros } from './dates';
 import { needDay } from './operands';

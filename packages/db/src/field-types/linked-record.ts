@@ -1,4 +1,4 @@
-import type { FilterOperator } from '@recordbase/contracts/records';
+import type { FilterOperator } from '@recordbase/contracts/filters';
 import { linkTableName, qualifiedTable } from '../physical/naming';
 import { needUuid, needUuidList } from './operands';
 import { asArray, lower, notSupported } from './oracle';

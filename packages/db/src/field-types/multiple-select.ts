@@ -1,5 +1,5 @@
 import type { FieldTemplate } from '@recordbase/contracts/fields';
-import type { FilterOperator } from '@recordbase/contracts/records';
+import type { FilterOperator } from '@recordbase/contracts/filters';
 import { toJsonOrNull } from './column-sql';
 import { needString, needStringList } from './operands';
 import { asArray, notSupported } from './oracle';

@@ -1,4 +1,4 @@
-import type { FilterOperator } from '@recordbase/contracts/records';
+import type { FilterOperator } from '@recordbase/contracts/filters';
 import type { ConditionContext, FieldSql, OperatorSql } from './types';
 
 /**

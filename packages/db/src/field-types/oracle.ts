@@ -1,4 +1,4 @@
-import type { FilterOperator } from '@recordbase/contracts/records';
+import type { FilterOperator } from '@recordbase/contracts/filters';
 
 /** Small helpers of the oracles (FieldTypeModule.oracle), which state each rule plainly in memory. */
 

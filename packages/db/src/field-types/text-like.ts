@@ -1,5 +1,5 @@
 import type { FieldType } from '@recordbase/contracts/fields';
-import type { FilterOperator } from '@recordbase/contracts/records';
+import type { FilterOperator } from '@recordbase/contracts/filters';
 import { quoteLiteral } from '../physical/naming';
 import { failed, hashedKey, numberFromText, toJsonOrNull } from './column-sql';
 import { needString, needStringList } from './operands';

@@ -1,5 +1,5 @@
 import type { FieldType } from '@recordbase/contracts/fields';
-import type { FilterOperator } from '@recordbase/contracts/records';
+import type { FilterOperator } from '@recordbase/contracts/filters';
 import type { SqlParams } from '../physical/params';
 import type { KeyKind } from './key-kinds';
 
