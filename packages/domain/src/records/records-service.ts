@@ -8,19 +8,19 @@ import type {
   ListRecordsRequest,
   RecordValuesInput,
 } from '@recordbase/contracts/records';
-import { type Connections, newRecordId, withTransaction } from '@recordbase/db';
+import { newRecordId } from '@recordbase/db';
 import { fieldTypeModule } from '@recordbase/db/field-types';
-import type { EventPublisher } from '@recordbase/queues';
-import { accessibleDatabaseId, type Principal, requireScope } from '@recordbase/server-kit/auth';
+import { type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
-import { noteAppended, publishingEvents, recordEvent } from '../events';
+import { noteAppended, recordEvent } from '../events';
 import { aggregateRecords } from './aggregate';
 import { expandedLinks } from './expand';
 import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
-import { type FileLinks, presentRecords } from './presentation';
+import { presentRecords } from './presentation';
 import { DEFAULT_READ_INDEX_MIN_ROWS, ensureReadIndexes } from './read-indexes';
 import { recordChanges } from './record-changes';
+import { inStatement, inTransaction, type RecordsDb, type TableAddress, withTable } from './record-work';
 import { needsUploads, resolveAttachments, resolveReferences } from './references';
 import { withSearch } from './search';
 import { addSelectOptions } from './select-option-additions';
@@ -34,121 +34,22 @@ import {
   lockKeys,
   updateRecords,
 } from './store';
-import type { TableCache } from './table-cache';
-import { loadTableMeta } from './table-loader';
-import { type FieldMeta, projectedFields, StaleTableMeta, type TableMeta } from './table-meta';
+import { type FieldMeta, projectedFields, type TableMeta } from './table-meta';
 import { typecastRecords } from './typecast';
 import { type PreparedRecord, prepareRecords } from './values';
 import { runWrite, type WriteProblem } from './write-statement';
 
-/** The record use cases. HTTP-free: they take parsed input and return JSON text or throw AppError. */
+/**
+ * The record use cases. HTTP-free: they take parsed input and return JSON text or throw AppError.
+ * Each runs through record-work.ts: the table's metadata, a statement or a transaction.
+ */
+
+export type { RecordsDb, TableAddress } from './record-work';
 
 function validRecordId(id: string): string {
   if (!UUID_PATTERN.test(id))
     throw new AppError('INVALID_RECORD_ID', `Record id ${JSON.stringify(id)} is not a valid UUID`);
   return id.toLowerCase();
-}
-
-export interface TableAddress {
-  databaseId: string;
-  tableRef: string;
-}
-
-/**
- * Where record work runs: `db` is the request's connections (its statements are cancelled when the
- * client goes away); `background` the shared pool, for work that outlives the request.
- */
-export interface RecordsDb {
-  db: Connections;
-  background: pg.Pool;
-  onBackgroundError?: (error: unknown) => void;
-  /** Which attachment urls are uploaded files, and the signed links of those in the records answered. */
-  fileLinks: FileLinks;
-  /** Where the record events of a committed write go. */
-  events: EventPublisher;
-  /** Table metadata kept between requests (without it, every request loads it). */
-  tables?: TableCache;
-  /** Tables with at least this many records get indexes on what their listings filter and sort. */
-  readIndexMinRows?: number;
-}
-
-/** Errors that metadata a schema change made stale would explain: unknown columns, tables or types, refused input. */
-const STALE_METADATA_SQLSTATES = new Set(['42703', '42P01', '42804', '22P02']);
-
-function mayBeStaleMetadata(error: unknown): boolean {
-  if (error instanceof StaleTableMeta) return true;
-  if (error instanceof AppError) return error.code === 'BAD_REQUEST';
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && STALE_METADATA_SQLSTATES.has(code);
-}
-
-/**
- * Runs `work` with the table's metadata, from the cache when it has it. Work that fails in a way
- * stale metadata would explain (a change whose NOTIFY has not arrived yet) runs once more with
- * metadata loaded afresh; it wrote nothing, its transaction or statement having failed. A listing
- * finds stale metadata itself (StaleTableMeta), whether it came from the cache or not.
- */
-async function withTable<T>(
-  tables: TableCache | undefined,
-  db: Connections,
-  principal: Principal,
-  address: TableAddress,
-  work: (table: TableMeta) => Promise<T>,
-): Promise<T> {
-  const databaseId = accessibleDatabaseId(principal, address.databaseId);
-  const load = () => loadTableMeta(db, databaseId, address.tableRef);
-  const key = `${databaseId}/${address.tableRef}`;
-  const { value: table, cached } = tables
-    ? await tables.get(key, load)
-    : { value: await load(), cached: false };
-  try {
-    return await work(table);
-  } catch (error) {
-    // Metadata loaded just now is only stale if a change committed in between: that alone is retried.
-    if (!(cached ? mayBeStaleMetadata(error) : error instanceof StaleTableMeta)) throw error;
-    tables?.drop(key);
-    try {
-      return await work(tables ? (await tables.get(key, load)).value : await load());
-    } catch (again) {
-      if (again instanceof StaleTableMeta) {
-        throw new AppError('SERVICE_UNAVAILABLE', 'The table is being changed; retry shortly', {
-          'Retry-After': '1',
-        });
-      }
-      throw again;
-    }
-  }
-}
-
-/** One statement (a transaction by itself) on a connection of the request, publishing its events after. */
-function inStatement<T>(
-  { db, events }: Pick<RecordsDb, 'db' | 'events'>,
-  work: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
-  return publishingEvents(
-    events,
-    async (onClient: (client: pg.PoolClient) => Promise<T>) => {
-      const client = await db.connect();
-      try {
-        return await onClient(client);
-      } finally {
-        client.release();
-      }
-    },
-    work,
-  );
-}
-
-/** A transaction on the request's connections whose events are published once it commits. */
-function inTransaction<T>(
-  { db, events }: Pick<RecordsDb, 'db' | 'events'>,
-  work: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
-  return publishingEvents(
-    events,
-    (inTx: (client: pg.PoolClient) => Promise<T>) => withTransaction(db, inTx),
-    work,
-  );
 }
 
 export async function list(
