@@ -29,7 +29,7 @@ import {
   systemColumns,
 } from '@recordbase/db/physical';
 import { findTableByRef } from '@recordbase/domain/access';
-import { noteAppended, publishingEvents, tableEvent } from '@recordbase/domain/events';
+import { publishingEvents, type TransactionEvents } from '@recordbase/domain/events';
 import { importFormat } from '@recordbase/domain/imports';
 import {
   databaseForChange,
@@ -215,7 +215,7 @@ async function intoNewTable(
       template: column.template,
     })) as TableInput['fields'],
   };
-  await inSchemaTransaction({ prisma: ctx.db.prisma, events: ctx.events }, async (tx) => {
+  await inSchemaTransaction({ prisma: ctx.db.prisma, events: ctx.events }, async (tx, events) => {
     const database = await databaseForChange(tx, serviceOn(run.databaseId), run.databaseId);
     const taken = new Set(
       (await tx.table.findMany({ where: { databaseId: database.id }, select: { nameKey: true } })).map(
@@ -247,8 +247,8 @@ async function intoNewTable(
       await tx.table.findUniqueOrThrow({ where: { id: tableId as string }, include: tableWithFields }),
     );
     // table.created before the records' events, as the table comes before its rows.
-    await tableEvent(tx, database.id, 'table.created', table);
-    await appendRecordEvents(tx, run, {
+    await events.table(database.id, 'table.created', table);
+    await appendRecordEvents(tx, events, run, {
       databaseId: database.id,
       id: table.id,
       schemaName: database.schemaName,
@@ -452,7 +452,7 @@ async function intoExistingTable(
     ctx.events,
     (work: (tx: Tx) => Promise<void>) =>
       ctx.db.prisma.$transaction(work, { maxWait: 10_000, timeout: SCHEMA_CHANGE_TIMEOUT_MS }),
-    async (tx: Tx) => {
+    async (tx: Tx, events) => {
       await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${SCHEMA_CHANGE_TIMEOUT_MS}`);
       const database = await tx.database.findUnique({ where: { id: run.databaseId } });
       const current = await tx.field.findMany({
@@ -470,7 +470,7 @@ async function intoExistingTable(
         );
       }
       const target = { databaseId: database.id, id: table.id, schemaName: database.schemaName };
-      await moveRows(tx, run, target, columns);
+      await moveRows(tx, events, run, target, columns);
       await finish(tx, run, {
         tableId: table.id,
         rowsImported: imported,
@@ -571,6 +571,7 @@ function stagedValues(columns: readonly PlannedColumn[]): string[] {
 /** The staged rows into an existing table, in the file's order, and their events. */
 async function moveRows(
   tx: Tx,
+  events: TransactionEvents,
   run: ImportRun,
   target: Target,
   columns: readonly PlannedColumn[],
@@ -580,7 +581,7 @@ async function moveRows(
   await tx.$executeRawUnsafe(
     `INSERT INTO ${qualifiedTable(target.schemaName, target.id)} (${into}) SELECT ${from} FROM ${stagingTable(run.attempt)} ORDER BY ord`,
   );
-  await appendRecordEvents(tx, run, target);
+  await appendRecordEvents(tx, events, run, target);
 }
 
 /**
@@ -605,8 +606,13 @@ async function insertIntoNewTable(tx: Tx, run: ImportRun, target: Target, column
 }
 
 /** One record.created per batch of ids, appended in SQL: the ids never come through the worker. */
-async function appendRecordEvents(tx: Tx, run: ImportRun, target: Target): Promise<void> {
-  const events = await tx.$queryRawUnsafe<{ id: string }[]>(
+async function appendRecordEvents(
+  tx: Tx,
+  events: TransactionEvents,
+  run: ImportRun,
+  target: Target,
+): Promise<void> {
+  const appended = await tx.$queryRawUnsafe<{ id: string }[]>(
     appendSelectedEventsSql(
       `SELECT gen_random_uuid(), $1::uuid, $2, 'record.created', 'import',
             json_build_object('tableId', $2::text, 'recordIds', json_agg(id ORDER BY ord))
@@ -616,10 +622,7 @@ async function appendRecordEvents(tx: Tx, run: ImportRun, target: Target): Promi
     target.databaseId,
     target.id,
   );
-  noteAppended(
-    tx,
-    events.map((event) => event.id),
-  );
+  events.appended(appended.map((event) => event.id));
 }
 
 interface Outcome {

@@ -9,7 +9,6 @@ import {
 import type { Principal } from '@recordbase/server-kit/auth';
 import { forbidden } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase } from './access';
-import { tableEvent } from './events';
 import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toDatabaseDto } from './serialize';
 import { noteDatabaseChange } from './sql/views';
@@ -26,7 +25,7 @@ export async function createDatabase(
   if (principal.databaseIds !== null) {
     throw forbidden('This API key is limited to specific databases and cannot create new ones');
   }
-  return inSchemaTransaction(schema, async (tx) => {
+  return inSchemaTransaction(schema, async (tx, events) => {
     const id = newDatabaseId();
     const database = await tx.database.create({
       data: { id, name: input.name, schemaName: schemaNameForDatabase(id) },
@@ -39,7 +38,7 @@ export async function createDatabase(
     const created = toDatabaseDto(
       await tx.database.findUniqueOrThrow({ where: { id }, include: databaseWithTables }),
     );
-    for (const table of created.tables) await tableEvent(tx, id, 'table.created', table);
+    for (const table of created.tables) await events.table(id, 'table.created', table);
     return created;
   });
 }

@@ -23,7 +23,6 @@ import {
 import type { Principal } from '@recordbase/server-kit/auth';
 import { badRequest, notFound } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
-import { fieldEvent } from './events';
 import { defineField, toPhysicalField, validTemplate } from './field-definitions';
 import { databaseForChange, inSchemaTransaction, runConversion, runDdl, type SchemaDb } from './schema-tx';
 import { toFieldDto } from './serialize';
@@ -63,7 +62,7 @@ export async function createField(
   tableRef: string,
   input: FieldInput,
 ): Promise<Field> {
-  return inSchemaTransaction(schema, async (tx) => {
+  return inSchemaTransaction(schema, async (tx, events) => {
     const { database, table, physical } = await locateTable(tx, principal, databaseId, tableRef);
     await assertFieldNameFree(tx, table.id, input.name);
     const count = await tx.field.count({ where: { tableId: table.id } });
@@ -85,7 +84,7 @@ export async function createField(
     await runDdl(tx, addField(physical, toPhysicalField(created)));
     await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
     const field = toFieldDto(created);
-    await fieldEvent(tx, database.id, table.id, 'field.created', field);
+    await events.field(database.id, table.id, 'field.created', field);
     return field;
   });
 }
@@ -166,7 +165,7 @@ export async function updateField(
   fieldRef: string,
   patch: UpdateFieldRequest,
 ): Promise<Field> {
-  return inSchemaTransaction(schema, async (tx) => {
+  return inSchemaTransaction(schema, async (tx, events) => {
     const { table, physical } = await locateTable(tx, principal, databaseId, tableRef);
     const field = await findFieldByRef(tx, table.id, fieldRef);
     const from = field.type as FieldType;
@@ -221,7 +220,7 @@ export async function updateField(
     });
     await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
     const dto = toFieldDto(updated);
-    await fieldEvent(tx, table.databaseId, table.id, 'field.updated', dto);
+    await events.field(table.databaseId, table.id, 'field.updated', dto);
     return dto;
   });
 }
@@ -233,7 +232,7 @@ export async function deleteField(
   tableRef: string,
   fieldRef: string,
 ): Promise<void> {
-  await inSchemaTransaction(schema, async (tx) => {
+  await inSchemaTransaction(schema, async (tx, events) => {
     const { table, physical } = await locateTable(tx, principal, databaseId, tableRef);
     const field = await findFieldByRef(tx, table.id, fieldRef);
     if (table.primaryFieldId === field.id) {
@@ -242,6 +241,6 @@ export async function deleteField(
     await runDdl(tx, dropField(physical, toPhysicalField(field)));
     await tx.field.delete({ where: { id: field.id } });
     await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
-    await fieldEvent(tx, table.databaseId, table.id, 'field.deleted', toFieldDto(field));
+    await events.field(table.databaseId, table.id, 'field.deleted', toFieldDto(field));
   });
 }

@@ -9,7 +9,7 @@ import type { EventPublisher } from '@recordbase/queues';
 import type { Principal } from '@recordbase/server-kit/auth';
 import { AppError, badRequest } from '@recordbase/server-kit/errors';
 import { type DatabaseRef, findAccessibleDatabase } from './access';
-import { publishingEvents } from './events';
+import { publishingEvents, type TransactionEvents } from './events';
 import { indexBuilderName } from './records/background-indexes';
 import { notifySchemaChange } from './records/table-cache';
 import { noteDatabaseChange, rebuildChangedSqlViews } from './sql/views';
@@ -38,7 +38,10 @@ const duplicateNameMessages: Record<string, string> = {
  * Runs metadata changes and their DDL in one transaction, so both commit or neither does, and
  * turns the database's refusals into 400s that say what was wrong.
  */
-export async function inSchemaTransaction<T>(schema: SchemaDb, work: (tx: Tx) => Promise<T>): Promise<T> {
+export async function inSchemaTransaction<T>(
+  schema: SchemaDb,
+  work: (tx: Tx, events: TransactionEvents) => Promise<T>,
+): Promise<T> {
   try {
     const result = await publishingEvents(
       schema.events,

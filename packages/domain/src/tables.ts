@@ -17,7 +17,6 @@ import {
 import type { Principal } from '@recordbase/server-kit/auth';
 import { badRequest } from '@recordbase/server-kit/errors';
 import { type DatabaseRef, findAccessibleDatabase, findTableByRef, nameKey } from './access';
-import { fieldEvent, tableEvent } from './events';
 import {
   assertPrimaryCapable,
   assertUniqueNames,
@@ -124,13 +123,13 @@ export async function createTable(
   databaseId: string,
   input: TableInput,
 ): Promise<Table> {
-  return inSchemaTransaction(schema, async (tx) => {
+  return inSchemaTransaction(schema, async (tx, events) => {
     const database = await databaseForChange(tx, principal, databaseId);
     const [id] = await createTablesInTx(tx, database, [input], () => 'body');
     const table = toTableDto(
       await tx.table.findUniqueOrThrow({ where: { id: id! }, include: tableWithFields }),
     );
-    await tableEvent(tx, database.id, 'table.created', table);
+    await events.table(database.id, 'table.created', table);
     return table;
   });
 }
@@ -169,7 +168,7 @@ export async function updateTable(
   tableRef: string,
   patch: UpdateTableRequest,
 ): Promise<Table> {
-  return inSchemaTransaction(schema, async (tx) => {
+  return inSchemaTransaction(schema, async (tx, events) => {
     const database = await databaseForChange(tx, principal, databaseId);
     const table = await findTableByRef(tx, database.id, tableRef);
     if (patch.primaryFieldId !== undefined) {
@@ -192,7 +191,7 @@ export async function updateTable(
     const updated = toTableDto(
       await tx.table.findUniqueOrThrow({ where: { id: table.id }, include: tableWithFields }),
     );
-    await tableEvent(tx, database.id, 'table.updated', updated);
+    await events.table(database.id, 'table.updated', updated);
     return updated;
   });
 }
@@ -213,14 +212,14 @@ export async function deleteTable(
   databaseId: string,
   tableRef: string,
 ): Promise<void> {
-  await inSchemaTransaction(schema, async (tx) => {
+  await inSchemaTransaction(schema, async (tx, events) => {
     const database = await databaseForChange(tx, principal, databaseId);
     const table = await findTableByRef(tx, database.id, tableRef);
     for (const link of await inboundLinkFields(tx, database.id, table.id)) {
       const owner = { schemaName: database.schemaName, id: link.tableId, name: link.table.name };
       await runDdl(tx, dropField(owner, toPhysicalField(link)));
       await tx.field.delete({ where: { id: link.id } });
-      await fieldEvent(tx, database.id, link.tableId, 'field.deleted', toFieldDto(link));
+      await events.field(database.id, link.tableId, 'field.deleted', toFieldDto(link));
     }
     const ownLinks = await tx.field.findMany({
       where: { tableId: table.id, type: 'linked_record' },
@@ -237,6 +236,6 @@ export async function deleteTable(
       await tx.table.findUniqueOrThrow({ where: { id: table.id }, include: tableWithFields }),
     );
     await tx.table.delete({ where: { id: table.id } });
-    await tableEvent(tx, database.id, 'table.deleted', lastState);
+    await events.table(database.id, 'table.deleted', lastState);
   });
 }

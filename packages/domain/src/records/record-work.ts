@@ -3,7 +3,7 @@ import type { EventPublisher } from '@recordbase/queues';
 import { accessibleDatabaseId, type Principal } from '@recordbase/server-kit/auth';
 import { AppError } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
-import { publishingEvents } from '../events';
+import { publishingEvents, type TransactionEvents } from '../events';
 import type { FileLinks } from './presentation';
 import type { TableCache } from './table-cache';
 import { loadTableMeta } from './table-loader';
@@ -89,7 +89,7 @@ export async function withTable<T>(
 /** One statement (a transaction by itself) on a connection of the request, publishing its events after. */
 export function inStatement<T>(
   { db, events }: Pick<RecordsDb, 'db' | 'events'>,
-  work: (client: pg.PoolClient) => Promise<T>,
+  work: (client: pg.PoolClient, events: TransactionEvents) => Promise<T>,
 ): Promise<T> {
   return publishingEvents(
     events,
@@ -108,7 +108,7 @@ export function inStatement<T>(
 /** A transaction on the request's connections whose events are published once it commits. */
 export function inTransaction<T>(
   { db, events }: Pick<RecordsDb, 'db' | 'events'>,
-  work: (client: pg.PoolClient) => Promise<T>,
+  work: (client: pg.PoolClient, events: TransactionEvents) => Promise<T>,
 ): Promise<T> {
   return publishingEvents(
     events,

@@ -13,7 +13,7 @@ import { fieldTypeModule } from '@recordbase/db/field-types';
 import { type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
-import { noteAppended, recordEvent } from '../events';
+import type { TransactionEvents } from '../events';
 import { aggregateRecords } from './aggregate';
 import { expandedLinks } from './expand';
 import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
@@ -205,10 +205,10 @@ export async function bulkWrite(
   return withTable(tables, db, principal, address, async (table) => {
     const where = (index: number) => `body.records[${index}]`;
     const { prepared, newOptions } = prepareWrite(principal, table, body.records, where, body.typecast);
-    const write = async (client: pg.PoolClient, matchOn?: FieldMeta[]) => {
-      await addSelectOptions(client, table, newOptions);
+    const write = async (client: pg.PoolClient, events: TransactionEvents, matchOn?: FieldMeta[]) => {
+      await addSelectOptions(client, events, table, newOptions);
       await resolveAttachments(client, table, prepared, where, records.fileLinks.keyOf);
-      const outcome = await runWrite(client, {
+      const outcome = await runWrite(client, events, {
         table,
         records: prepared,
         newIds: prepared.map(() => newRecordId()),
@@ -217,15 +217,15 @@ export async function bulkWrite(
         suppressEvents: body.suppressWebhooks === true,
       });
       if (outcome.problem) refuse(outcome.problem, table, where);
-      noteAppended(client, outcome.eventIds);
+      events.appended(outcome.eventIds);
       return outcome;
     };
     if (!body.matchOn) {
       // One statement is a transaction of its own, unless uploaded files must be locked first.
       const { recordsJson, createdIds, updatedIds } =
         needsUploads(prepared, records.fileLinks.keyOf) || newOptions.size > 0
-          ? await inTransaction(records, (client) => write(client))
-          : await inStatement(records, (client) => write(client));
+          ? await inTransaction(records, (client, events) => write(client, events))
+          : await inStatement(records, (client, events) => write(client, events));
       if (newOptions.size > 0) records.tables?.clear();
       // New records hold only the attachments this request gave: without a file of the upload
       // service among them there is no link to sign, and the text PostgreSQL rendered is the answer.
@@ -248,13 +248,13 @@ export async function bulkWrite(
     // In one order whatever the request's, so [a, b] and [b, a] take the same key locks.
     const fields = inCanonicalOrder(matchOnFields(table, body.matchOn));
     const keys = matchKeys(prepared, fields);
-    const { recordsJson, createdIds, updatedIds } = await inTransaction(records, async (client) => {
+    const { recordsJson, createdIds, updatedIds } = await inTransaction(records, async (client, events) => {
       // Its own statement: the write's snapshot must begin after the locks are held.
       await lockKeys(
         client,
         keys.map((key) => `${table.id}:${JSON.stringify(key)}`),
       );
-      return write(client, fields);
+      return write(client, events, fields);
     });
     if (newOptions.size > 0) records.tables?.clear();
     ensureMatchIndex(records.background, table, fields, records.onBackgroundError ?? (() => {}));
@@ -268,7 +268,7 @@ export async function bulkWrite(
 }
 
 export async function createOne(
-  { db, tables, fileLinks, events }: RecordsDb,
+  { db, tables, fileLinks, events: publisher }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   input: RecordValuesInput,
@@ -279,12 +279,12 @@ export async function createOne(
     const write = prepareWrite(principal, table, [input], where, options.typecast);
     const { newOptions } = write;
     const [prepared] = write.prepared as [PreparedRecord];
-    const json = await inTransaction({ db, events }, async (client) => {
-      await addSelectOptions(client, table, newOptions);
+    const json = await inTransaction({ db, events: publisher }, async (client, events) => {
+      await addSelectOptions(client, events, table, newOptions);
       await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
       const [id] = await insertRecords(client, table, [prepared]);
       const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
-      if (!options.suppressWebhooks) await recordEvent(client, table, 'record.created', [id!], `[${json}]`);
+      if (!options.suppressWebhooks) await events.records(table, 'record.created', [id!], `[${json}]`);
       return json;
     });
     if (newOptions.size > 0) tables?.clear();
@@ -318,7 +318,7 @@ export async function getOne(
 }
 
 export async function updateOne(
-  { db, tables, fileLinks, events }: RecordsDb,
+  { db, tables, fileLinks, events: publisher }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
@@ -331,8 +331,8 @@ export async function updateOne(
     const write = prepareWrite(principal, table, [input], where, options.typecast);
     const { newOptions } = write;
     const [prepared] = write.prepared as [PreparedRecord];
-    const json = await inTransaction({ db, events }, async (client) => {
-      await addSelectOptions(client, table, newOptions);
+    const json = await inTransaction({ db, events: publisher }, async (client, events) => {
+      await addSelectOptions(client, events, table, newOptions);
       if (!(await lockExisting(client, table, [id])).has(id)) throw notFound(`Record ${recordId} not found`);
       await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
       const changes = prepared.columns.size > 0 || prepared.links.size > 0;
@@ -342,7 +342,7 @@ export async function updateOne(
       if (changes) await updateRecords(client, table, [{ id, record: prepared }]);
       const json = (await fetchRecordsJson(client, table, [id])).get(id)!;
       if (announced) {
-        await recordEvent(client, table, 'record.updated', [id], `[${json}]`, {
+        await events.records(table, 'record.updated', [id], `[${json}]`, {
           changes: recordChanges(before, `[${json}]`),
         });
       }
@@ -359,7 +359,7 @@ export async function updateOne(
  * record.updated event carries the records that changed.
  */
 export async function updateMany(
-  { db, tables, fileLinks, events }: RecordsDb,
+  { db, tables, fileLinks, events: publisher }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   body: BulkUpdateRecordsRequest,
@@ -383,8 +383,8 @@ export async function updateMany(
       where,
       body.typecast,
     );
-    const json = await inTransaction({ db, events }, async (client) => {
-      await addSelectOptions(client, table, newOptions);
+    const json = await inTransaction({ db, events: publisher }, async (client, events) => {
+      await addSelectOptions(client, events, table, newOptions);
       const existing = await lockExisting(client, table, ids);
       const missing = ids.filter((id) => !existing.has(id));
       if (missing.length > 0) throw notFound(`Record ${missing.join(', ')} not found; nothing was updated`);
@@ -401,7 +401,7 @@ export async function updateMany(
       if (announced) {
         const changedJson =
           writes.length === ids.length ? json : await recordsInOrder(client, table, changed);
-        await recordEvent(client, table, 'record.updated', changed, changedJson, {
+        await events.records(table, 'record.updated', changed, changedJson, {
           changes: recordChanges(before, changedJson),
         });
       }
@@ -427,7 +427,7 @@ async function deleteExisting(
   ids: readonly string[],
   options: WriteOptions,
 ): Promise<void> {
-  await inTransaction(records, async (client) => {
+  await inTransaction(records, async (client, events) => {
     const existing = await lockExisting(client, table, ids);
     const missing = ids.filter((id) => !existing.has(id));
     if (missing.length > 0) {
@@ -437,12 +437,12 @@ async function deleteExisting(
     }
     const lastState = await recordsInOrder(client, table, ids);
     await deleteRecords(client, table, ids);
-    if (!options.suppressWebhooks) await recordEvent(client, table, 'record.deleted', ids, lastState);
+    if (!options.suppressWebhooks) await events.records(table, 'record.deleted', ids, lastState);
   });
 }
 
 export async function deleteOne(
-  { db, tables, events }: RecordsDb,
+  { db, tables, events: publisher }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   recordId: string,
@@ -450,19 +450,21 @@ export async function deleteOne(
 ): Promise<void> {
   const id = validRecordId(recordId);
   return withTable(tables, db, principal, address, async (table) => {
-    await deleteExisting({ db, events }, table, [id], options);
+    await deleteExisting({ db, events: publisher }, table, [id], options);
   });
 }
 
 export async function deleteMany(
-  { db, tables, events }: RecordsDb,
+  { db, tables, events: publisher }: RecordsDb,
   principal: Principal,
   address: TableAddress,
   body: BulkDeleteRecordsRequest,
 ): Promise<string[]> {
   const ids = [...new Set(body.ids.map(validRecordId))];
   return withTable(tables, db, principal, address, async (table) => {
-    await deleteExisting({ db, events }, table, ids, { suppressWebhooks: body.suppressWebhooks === true });
+    await deleteExisting({ db, events: publisher }, table, ids, {
+      suppressWebhooks: body.suppressWebhooks === true,
+    });
     return ids;
   });
 }

@@ -6,7 +6,7 @@ import {
 } from '@recordbase/contracts/fields';
 import { badRequest } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
-import { fieldEvent } from '../events';
+import type { TransactionEvents } from '../events';
 import { notifySchemaChange } from './table-cache';
 import { StaleTableMeta, type TableMeta } from './table-meta';
 import { withAddedOptions } from './typecast';
@@ -22,6 +22,7 @@ import { withAddedOptions } from './typecast';
  */
 export async function addSelectOptions(
   client: pg.PoolClient,
+  events: TransactionEvents,
   table: TableMeta,
   newOptions: ReadonlyMap<string, readonly string[]>,
 ): Promise<void> {
@@ -61,6 +62,6 @@ export async function addSelectOptions(
   await client.query('UPDATE tables SET updated_at = now() WHERE id = $1', [table.id]);
   await client.query(notifySchemaChange);
   for (const field of changed) {
-    await fieldEvent(client, table.databaseId, table.id, 'field.updated', field);
+    await events.field(table.databaseId, table.id, 'field.updated', field);
   }
 }

@@ -8,7 +8,7 @@ import {
   requireColumnSpec,
   SqlParams,
 } from '@recordbase/db/physical';
-import { recordEvent } from '../events';
+import type { TransactionEvents } from '../events';
 import { recordChanges } from './record-changes';
 import { recordJsonSql } from './record-json';
 import type { Queryable } from './store';
@@ -233,7 +233,11 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
   };
 }
 
-export async function runWrite(client: Queryable, input: WriteInput): Promise<WriteOutcome> {
+export async function runWrite(
+  client: Queryable,
+  events: TransactionEvents,
+  input: WriteInput,
+): Promise<WriteOutcome> {
   const statement = writeStatement(input);
   const result = await client.query<{
     answer: string | null;
@@ -275,7 +279,7 @@ export async function runWrite(client: Queryable, input: WriteInput): Promise<Wr
   const updatedIds = row.updated_ids ?? [];
   if (updatedIds.length > 0 && row.updated_json && row.previous_json) {
     // Appended after the statement's record.created: what changed is worked out here, in Node.
-    await recordEvent(client, input.table, 'record.updated', updatedIds, row.updated_json, {
+    await events.records(input.table, 'record.updated', updatedIds, row.updated_json, {
       changes: recordChanges(row.previous_json, row.updated_json),
     });
   }
