@@ -1,3 +1,4 @@
+import { DomainError } from '@recordbase/contracts/domain-errors';
 import type { FieldType } from '@recordbase/contracts/fields';
 import type { TableInput } from '@recordbase/contracts/schema';
 import {
@@ -227,7 +228,7 @@ async function intoNewTable(
       tx,
       database,
       [{ ...input, name: unique(input.name, taken) }],
-      () => 'import',
+      () => [],
       async ([id]) => {
         const fields = await tx.field.findMany({
           where: { tableId: id as string },
@@ -658,6 +659,9 @@ async function fail(db: Db, run: ImportRun, errors: CellErrors, failure: Failure
 /** What the import's status says of a failure; null when it is ours to fix (logged). */
 function failureOf(error: unknown): Failure | null {
   if (error instanceof ImportFileError) return { row: error.row, message: error.message };
+  // Named from the import: a table it creates is the input (`import.fields[2].name`).
+  if (error instanceof DomainError && error.kind !== 'busy')
+    return { row: null, message: error.words('import') };
   if (error instanceof AppError && error.status < 500) return { row: null, message: error.message };
   const database = databaseErrorOf(error);
   if (database && /^(22|23|54)/.test(database.code)) {

@@ -1,3 +1,4 @@
+import { DomainError } from '@recordbase/contracts/domain-errors';
 import { type FieldType, fieldTypes, groupOfFieldType } from '@recordbase/contracts/fields';
 import {
   type Filter,
@@ -10,7 +11,7 @@ import {
 import { SqlParams } from '@recordbase/db/physical';
 import { compileFilter, compileSort, parseDateTimeOperand } from '@recordbase/domain/records/query-compiler';
 import { buildTableMeta, type FieldMeta, type TableMeta } from '@recordbase/domain/records/table-meta';
-import { AppError } from '@recordbase/server-kit/errors';
+import { AppError, httpErrorOf } from '@recordbase/server-kit/errors';
 
 // One field of every type; the id spells the type so failures read well.
 const idOf = (type: FieldType) => `fld${type.replace(/_/g, '').slice(0, 12).padEnd(12, '0')}`;
@@ -70,12 +71,13 @@ function condition(field: string, operator: FilterOperator, operand: unknown): F
   return { field, [operator]: operand } as Filter;
 }
 
+/** The refusal of `filter` as the records routes answer it: a listing's filter is in its body. */
 function compileError(filter: Filter): AppError {
   try {
     compile(filter);
   } catch (error) {
-    expect(error).toBeInstanceOf(AppError);
-    return error as AppError;
+    expect(error).toBeInstanceOf(DomainError);
+    return httpErrorOf(error as DomainError, 'body');
   }
   throw new Error(`expected ${JSON.stringify(filter)} to be refused`);
 }
@@ -579,7 +581,8 @@ describe('compileSort', () => {
     try {
       sort(['Name', 'asc'], ['X', 'desc']);
     } catch (error) {
-      caught = error;
+      // As the records routes answer it: a listing's sort is in its body.
+      caught = error instanceof DomainError ? httpErrorOf(error, 'body') : error;
     }
     expect(caught).toBeInstanceOf(AppError);
     expect((caught as AppError).status).toBe(400);

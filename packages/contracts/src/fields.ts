@@ -255,21 +255,40 @@ export const fieldSchema = z.object({
 });
 export type Field = z.infer<typeof fieldSchema>;
 
+/** A problem of a template: its place from the field (`['template', 'options', '0', 'name']`). */
+export interface TemplateProblem {
+  path: string[];
+  message: string;
+}
+
 /**
- * Validates a template for a type, filling defaults. Returns the issues as readable strings
- * rather than throwing, so callers can name the field the template belongs to.
+ * Validates a template for a type, filling defaults. Returns the problems with their places rather
+ * than throwing, so callers can name the field the template belongs to.
  */
-export function parseTemplate<T extends FieldType>(
+export function checkTemplate<T extends FieldType>(
   type: T,
   template: unknown,
-): { ok: true; template: FieldTemplate<T> } | { ok: false; problems: string[] } {
+): { ok: true; template: FieldTemplate<T> } | { ok: false; problems: TemplateProblem[] } {
   const result = templateSchemaByType[type].safeParse(template ?? {});
   if (result.success) return { ok: true, template: result.data as FieldTemplate<T> };
   return {
     ok: false,
-    problems: result.error.issues.map((issue) => {
-      const where = issue.path.length > 0 ? `template.${issue.path.join('.')}` : 'template';
-      return `${where}: ${issue.message}`;
-    }),
+    problems: result.error.issues.map((issue) => ({
+      path: ['template', ...issue.path.map(String)],
+      message: issue.message,
+    })),
+  };
+}
+
+/** checkTemplate, each problem worded `template.options.0.name: …`. */
+export function parseTemplate<T extends FieldType>(
+  type: T,
+  template: unknown,
+): { ok: true; template: FieldTemplate<T> } | { ok: false; problems: string[] } {
+  const checked = checkTemplate(type, template);
+  if (checked.ok) return checked;
+  return {
+    ok: false,
+    problems: checked.problems.map((problem) => `${problem.path.join('.')}: ${problem.message}`),
   };
 }

@@ -1,8 +1,8 @@
 import { TABLE_ID_PATTERN } from '@recordbase/contracts/common';
+import { type DomainError, notFound } from '@recordbase/contracts/domain-errors';
 import type { Tx } from '@recordbase/db';
 import { didYouMean } from '@recordbase/db/field-types';
 import { accessibleDatabaseId, databaseNotFound, type Principal } from '@recordbase/server-kit/auth';
-import { type AppError, notFound } from '@recordbase/server-kit/errors';
 
 type Client = Pick<Tx, 'database' | 'table' | 'field'>;
 
@@ -54,7 +54,7 @@ export async function findTableByRef(client: Client, databaseId: string, tableRe
  * The 404 for a table reference that names no table of the database: `tableNames` are that
  * database's only (the key may see them all), and the nearest of them is suggested.
  */
-export function tableNotFound(tableRef: string, tableNames: readonly string[]): AppError {
+export function tableNotFound(tableRef: string, tableNames: readonly string[]): DomainError {
   return notFound(`Table ${JSON.stringify(tableRef)} not found${didYouMean(tableRef, tableNames)}`);
 }
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKey, CreateApiKeyRequest, CreatedApiKey } from '@recordbase/contracts/api-keys';
+import { invalid, notFound } from '@recordbase/contracts/domain-errors';
 import { apiKeyDisplayPrefix, hashApiKey, newApiKeySecret, type PrismaClient } from '@recordbase/db';
 import { API_KEYS_CHANNEL } from '@recordbase/server-kit/auth';
-import { badRequest, notFound } from '@recordbase/server-kit/errors';
 import { notifyStatement } from '@recordbase/server-kit/notified-cache';
 import { toApiKeyDto } from './serialize';
 
@@ -16,7 +16,7 @@ export async function createApiKey(prisma: PrismaClient, input: CreateApiKeyRequ
       select: { id: true },
     });
     const missing = databaseIds.filter((id) => !found.some((row) => row.id === id));
-    if (missing.length > 0) throw badRequest(`body.databaseIds: no database with id ${missing.join(', ')}`);
+    if (missing.length > 0) throw invalid(['databaseIds'], `no database with id ${missing.join(', ')}`);
   }
   const key = newApiKeySecret();
   const row = await prisma.apiKey.create({

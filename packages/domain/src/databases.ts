@@ -1,3 +1,4 @@
+import { forbidden } from '@recordbase/contracts/domain-errors';
 import type { CreateDatabaseRequest, Database, UpdateDatabaseRequest } from '@recordbase/contracts/schema';
 import { newDatabaseId, type PrismaClient } from '@recordbase/db';
 import {
@@ -7,7 +8,6 @@ import {
   schemaNameForDatabase,
 } from '@recordbase/db/physical';
 import type { Principal } from '@recordbase/server-kit/auth';
-import { forbidden } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase } from './access';
 import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toDatabaseDto } from './serialize';
@@ -33,7 +33,7 @@ export async function createDatabase(
     await runDdl(tx, createDatabaseSchema(id));
     await noteDatabaseChange(tx, database);
     if (input.tables && input.tables.length > 0) {
-      await createTablesInTx(tx, database, input.tables, (index) => `body.tables[${index}]`);
+      await createTablesInTx(tx, database, input.tables, (index) => ['tables', index]);
     }
     const created = toDatabaseDto(
       await tx.database.findUniqueOrThrow({ where: { id }, include: databaseWithTables }),

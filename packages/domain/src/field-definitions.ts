@@ -1,13 +1,13 @@
+import { DomainError, type InputPath, invalid } from '@recordbase/contracts/domain-errors';
 import {
+  checkTemplate,
   type FieldInput,
   type FieldTemplate,
   type FieldType,
-  parseTemplate,
 } from '@recordbase/contracts/fields';
 import { newFieldId, type Tx } from '@recordbase/db';
 import { fieldTypeModule } from '@recordbase/db/field-types';
 import type { PhysicalField } from '@recordbase/db/physical';
-import { badRequest } from '@recordbase/server-kit/errors';
 import { findTableByRef, nameKey } from './access';
 
 export interface FieldDefinition {
@@ -19,20 +19,25 @@ export interface FieldDefinition {
 }
 
 /** Some types cannot serve as a table's primary field, which names each record (their module says). */
-export function assertPrimaryCapable(type: FieldType, where: string): void {
+export function assertPrimaryCapable(type: FieldType, where: InputPath): void {
   if (fieldTypeModule(type).primary === false) {
-    throw badRequest(`${where}: a ${type} field cannot be the primary field`);
+    throw invalid(where, `a ${type} field cannot be the primary field`);
   }
 }
 
 export function validTemplate<T extends FieldType>(
   type: T,
   template: unknown,
-  where: string,
+  where: InputPath,
 ): FieldTemplate<T> {
-  const parsed = parseTemplate(type, template);
-  if (!parsed.ok) throw badRequest(parsed.problems.map((problem) => `${where}.${problem}`).join('; '));
-  return parsed.template;
+  const checked = checkTemplate(type, template);
+  if (!checked.ok) {
+    throw new DomainError(
+      'invalid',
+      checked.problems.map((problem) => ({ path: [...where, ...problem.path], message: problem.message })),
+    );
+  }
+  return checked.template;
 }
 
 /**
@@ -43,7 +48,7 @@ async function resolveLinkedTable(
   tx: Tx,
   databaseId: string,
   ref: string,
-  where: string,
+  where: InputPath,
   pending: ReadonlyMap<string, string> = new Map(),
 ): Promise<string> {
   const pendingId = pending.get(ref) ?? pending.get(nameKey(ref));
@@ -51,7 +56,7 @@ async function resolveLinkedTable(
   try {
     return (await findTableByRef(tx, databaseId, ref)).id;
   } catch {
-    throw badRequest(`${where}.template.tableId: no table ${JSON.stringify(ref)} in this database`);
+    throw invalid([...where, 'template', 'tableId'], `no table ${JSON.stringify(ref)} in this database`);
   }
 }
 
@@ -59,7 +64,7 @@ export async function defineField(
   tx: Tx,
   databaseId: string,
   input: FieldInput,
-  where: string,
+  where: InputPath,
   pendingTables?: ReadonlyMap<string, string>,
 ): Promise<FieldDefinition> {
   const template = validTemplate(input.type, input.template, where);
@@ -70,12 +75,12 @@ export async function defineField(
   return { id: newFieldId(), name: input.name, nameKey: nameKey(input.name), type: input.type, template };
 }
 
-export function assertUniqueNames(inputs: readonly { name: string }[], where: string): void {
+export function assertUniqueNames(inputs: readonly { name: string }[], where: InputPath): void {
   const seen = new Set<string>();
   inputs.forEach((input, index) => {
     const key = nameKey(input.name);
     if (seen.has(key))
-      throw badRequest(`${where}[${index}].name: duplicate field name ${JSON.stringify(input.name)}`);
+      throw invalid([...where, index, 'name'], `duplicate field name ${JSON.stringify(input.name)}`);
     seen.add(key);
   });
 }

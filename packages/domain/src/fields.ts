@@ -1,4 +1,5 @@
 import { FIELD_ID_PATTERN } from '@recordbase/contracts/common';
+import { invalid, notFound } from '@recordbase/contracts/domain-errors';
 import {
   type Field,
   type FieldInput,
@@ -21,7 +22,6 @@ import {
   quoteIdent,
 } from '@recordbase/db/physical';
 import type { Principal } from '@recordbase/server-kit/auth';
-import { badRequest, notFound } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import { defineField, toPhysicalField, validTemplate } from './field-definitions';
 import { databaseForChange, inSchemaTransaction, runConversion, runDdl, type SchemaDb } from './schema-tx';
@@ -51,7 +51,7 @@ async function assertFieldNameFree(tx: Tx, tableId: string, name: string, except
     where: { tableId_nameKey: { tableId, nameKey: nameKey(name) } },
   });
   if (clash && clash.id !== exceptFieldId) {
-    throw badRequest(`body.name: a field named ${JSON.stringify(clash.name)} already exists in this table`);
+    throw invalid(['name'], `a field named ${JSON.stringify(clash.name)} already exists in this table`);
   }
 }
 
@@ -67,9 +67,9 @@ export async function createField(
     await assertFieldNameFree(tx, table.id, input.name);
     const count = await tx.field.count({ where: { tableId: table.id } });
     if (count >= MAX_FIELDS_PER_TABLE)
-      throw badRequest(`a table holds at most ${MAX_FIELDS_PER_TABLE} fields`);
+      throw invalid(null, `a table holds at most ${MAX_FIELDS_PER_TABLE} fields`);
     const last = await tx.field.aggregate({ where: { tableId: table.id }, _max: { position: true } });
-    const definition = await defineField(tx, database.id, input, 'body');
+    const definition = await defineField(tx, database.id, input, []);
     const created = await tx.field.create({
       data: {
         id: definition.id,
@@ -107,7 +107,7 @@ function carriedTemplate(to: FieldType, previous: unknown): unknown {
 }
 function validTemplateOrNull(type: FieldType, template: unknown): unknown {
   try {
-    return validTemplate(type, template, 'template');
+    return validTemplate(type, template, []);
   } catch {
     return null;
   }
@@ -137,7 +137,7 @@ async function optionsIncludingValues(
     }
   }
   if (merged.length > MAX_SELECT_OPTIONS) {
-    throw badRequest(`body.type: the values would make more than ${MAX_SELECT_OPTIONS} options`);
+    throw invalid(['type'], `the values would make more than ${MAX_SELECT_OPTIONS} options`);
   }
   return merged;
 }
@@ -173,12 +173,12 @@ export async function updateField(
     const name = patch.name ?? field.name;
     if (patch.name !== undefined) await assertFieldNameFree(tx, table.id, patch.name, field.id);
     if (to !== from && table.primaryFieldId === field.id && fieldTypeModule(to).primary === false) {
-      throw badRequest(`body.type: the primary field cannot become ${to}`);
+      throw invalid(['type'], `the primary field cannot become ${to}`);
     }
     let template = validTemplate(
       to,
       patch.template ?? (to === from ? field.template : carriedTemplate(to, field.template)),
-      'body',
+      [],
     ) as FieldTemplate;
     const { updatedTemplate } = fieldTypeModule(to);
     if (patch.template !== undefined && updatedTemplate) {
@@ -190,17 +190,18 @@ export async function updateField(
       if (asked !== before) {
         const target = await findTableByRef(tx, table.databaseId, asked).catch(() => null);
         if (target?.id !== before)
-          throw badRequest('body.template.tableId: the linked table of a field cannot change');
+          throw invalid(['template', 'tableId'], 'the linked table of a field cannot change');
         template = { tableId: before };
       }
     }
     if (to !== from) {
       const statements = changeFieldType(physical, toPhysicalField(field), to, { template });
-      if (!statements) throw badRequest(`body.type: a ${from} field cannot be converted to ${to}`);
+      if (!statements) throw invalid(['type'], `a ${from} field cannot be converted to ${to}`);
       await runConversion(
         tx,
         statements,
-        `body.type: cannot convert field ${JSON.stringify(field.name)} to ${to}`,
+        ['type'],
+        `cannot convert field ${JSON.stringify(field.name)} to ${to}`,
       );
       const { storedValuesSql } = fieldTypeModule(to);
       if (storedValuesSql) {
@@ -236,7 +237,7 @@ export async function deleteField(
     const { table, physical } = await locateTable(tx, principal, databaseId, tableRef);
     const field = await findFieldByRef(tx, table.id, fieldRef);
     if (table.primaryFieldId === field.id) {
-      throw badRequest(`Field ${JSON.stringify(field.name)} is the primary field and cannot be deleted`);
+      throw invalid(null, `Field ${JSON.stringify(field.name)} is the primary field and cannot be deleted`);
     }
     await runDdl(tx, dropField(physical, toPhysicalField(field)));
     await tx.field.delete({ where: { id: field.id } });

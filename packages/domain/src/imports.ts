@@ -1,3 +1,4 @@
+import { invalid, notFound, tooMany } from '@recordbase/contracts/domain-errors';
 import type {
   ImportListResponse,
   ImportRowError,
@@ -8,7 +9,6 @@ import type {
 import { cancelImportRun, newRecordId, type PrismaClient, queueImport } from '@recordbase/db';
 import type { ImportQueue } from '@recordbase/queues';
 import { isRoot, type Principal, requireScope } from '@recordbase/server-kit/auth';
-import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import { findAccessibleDatabase, findTableByRef } from './access';
 
 /**
@@ -54,10 +54,10 @@ export async function startImport(
   const upload = await deps.prisma.uploadedFile.findUnique({ where: { key: body.s3Key } });
   const ownUpload = upload?.kind === 'import' && (isRoot(principal) || upload.apiKeyId === principal.keyId);
   if (!upload || !ownUpload) {
-    throw notFound(`body.s3Key: no CSV or Excel upload ${JSON.stringify(body.s3Key)} of this key`);
+    throw notFound(`no CSV or Excel upload ${JSON.stringify(body.s3Key)} of this key`, ['s3Key']);
   }
   if (importFormat(upload) !== 'xlsx' && body.sheet !== undefined) {
-    throw badRequest('body.sheet: only an Excel file has sheets');
+    throw invalid(['sheet'], 'only an Excel file has sheets');
   }
   const table =
     body.tableId === undefined ? null : await findTableByRef(deps.prisma, database.id, body.tableId);
@@ -79,10 +79,9 @@ export async function startImport(
     MAX_OPEN_IMPORTS_PER_KEY,
   );
   if (!queued.queued) {
-    throw new AppError(
-      'RATE_LIMITED',
+    throw tooMany(
       `This API key has ${queued.open} imports queued or running, the most it may have at once; start this one when one of them has finished`,
-      { 'Retry-After': '5' },
+      5,
     );
   }
   await deps.queue.enqueue(id);
@@ -161,7 +160,8 @@ export async function cancelImport(
   const row = await findImport(deps.prisma, principal, databaseId, importId);
   const updated = await cancelImportRun(deps.prisma, row.id, CANCELLED_MESSAGE);
   if (!updated)
-    throw badRequest(
+    throw invalid(
+      null,
       `Import ${importId} has already ${row.status}; only a queued or running import can be cancelled`,
     );
   await deps.queue.remove(importId);

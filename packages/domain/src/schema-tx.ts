@@ -1,3 +1,4 @@
+import { DomainError, type InputPath, invalid } from '@recordbase/contracts/domain-errors';
 import {
   databaseErrorOf,
   isDataException,
@@ -7,7 +8,6 @@ import {
 } from '@recordbase/db';
 import type { EventPublisher } from '@recordbase/queues';
 import type { Principal } from '@recordbase/server-kit/auth';
-import { AppError, badRequest } from '@recordbase/server-kit/errors';
 import { type DatabaseRef, findAccessibleDatabase } from './access';
 import { publishingEvents, type TransactionEvents } from './events';
 import { indexBuilderName } from './records/background-indexes';
@@ -36,7 +36,7 @@ const duplicateNameMessages: Record<string, string> = {
 
 /**
  * Runs metadata changes and their DDL in one transaction, so both commit or neither does, and
- * turns the database's refusals into 400s that say what was wrong.
+ * turns the database's refusals into refusals that say what was wrong.
  */
 export async function inSchemaTransaction<T>(
   schema: SchemaDb,
@@ -60,11 +60,10 @@ export async function inSchemaTransaction<T>(
     schema.afterChange?.();
     return result;
   } catch (error) {
-    if (error instanceof AppError) throw error;
+    if (error instanceof DomainError) throw error;
     const info = databaseErrorOf(error);
-    if (info && isUniqueViolation(error) && info.constraint && duplicateNameMessages[info.constraint]) {
-      throw badRequest(`body.name: ${duplicateNameMessages[info.constraint]}`);
-    }
+    const duplicateName = info?.constraint && duplicateNameMessages[info.constraint];
+    if (duplicateName && isUniqueViolation(error)) throw invalid(['name'], duplicateName);
     throw error;
   }
 }
@@ -99,12 +98,20 @@ export async function runDdl(tx: Tx, statements: readonly string[]): Promise<voi
   for (const statement of statements) await tx.$executeRawUnsafe(statement);
 }
 
-/** Runs conversion DDL; a value the new type cannot hold becomes a 400 naming the field and value. */
-export async function runConversion(tx: Tx, statements: readonly string[], describe: string): Promise<void> {
+/**
+ * Runs conversion DDL; a value the new type cannot hold is refused at `where`, `what` and the
+ * database's words naming the field and value.
+ */
+export async function runConversion(
+  tx: Tx,
+  statements: readonly string[],
+  where: InputPath,
+  what: string,
+): Promise<void> {
   try {
     await runDdl(tx, statements);
   } catch (error) {
-    if (isDataException(error)) throw badRequest(`${describe}: ${databaseErrorOf(error)?.message}`);
+    if (isDataException(error)) throw invalid(where, `${what}: ${databaseErrorOf(error)?.message}`);
     throw error;
   }
 }

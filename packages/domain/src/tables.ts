@@ -1,3 +1,4 @@
+import { type InputPath, invalid } from '@recordbase/contracts/domain-errors';
 import type { FieldTemplate } from '@recordbase/contracts/fields';
 import {
   MAX_TABLES_PER_DATABASE,
@@ -15,7 +16,6 @@ import {
   dropTable,
 } from '@recordbase/db/physical';
 import type { Principal } from '@recordbase/server-kit/auth';
-import { badRequest } from '@recordbase/server-kit/errors';
 import { type DatabaseRef, findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import {
   assertPrimaryCapable,
@@ -32,9 +32,7 @@ async function assertTableNameFree(tx: Tx, databaseId: string, name: string, exc
     where: { databaseId_nameKey: { databaseId, nameKey: nameKey(name) } },
   });
   if (clash && clash.id !== exceptTableId) {
-    throw badRequest(
-      `body.name: a table named ${JSON.stringify(clash.name)} already exists in this database`,
-    );
+    throw invalid(['name'], `a table named ${JSON.stringify(clash.name)} already exists in this database`);
   }
 }
 
@@ -47,17 +45,17 @@ export async function createTablesInTx(
   tx: Tx,
   database: DatabaseRef,
   inputs: readonly TableInput[],
-  where: (index: number) => string,
+  where: (index: number) => InputPath,
   fill?: (tableIds: readonly string[]) => Promise<void>,
 ): Promise<string[]> {
   const count = await tx.table.count({ where: { databaseId: database.id } });
   if (count + inputs.length > MAX_TABLES_PER_DATABASE) {
-    throw badRequest(`a database holds at most ${MAX_TABLES_PER_DATABASE} tables`);
+    throw invalid(null, `a database holds at most ${MAX_TABLES_PER_DATABASE} tables`);
   }
   const pending = new Map<string, string>();
   const ids = inputs.map((input, index) => {
     if (pending.has(nameKey(input.name))) {
-      throw badRequest(`${where(index)}.name: duplicate table name ${JSON.stringify(input.name)}`);
+      throw invalid([...where(index), 'name'], `duplicate table name ${JSON.stringify(input.name)}`);
     }
     const id = newTableId();
     pending.set(nameKey(input.name), id);
@@ -66,14 +64,14 @@ export async function createTablesInTx(
   const definitions: FieldDefinition[][] = [];
   for (const [index, input] of inputs.entries()) {
     await assertTableNameFree(tx, database.id, input.name);
-    assertUniqueNames(input.fields, `${where(index)}.fields`);
+    assertUniqueNames(input.fields, [...where(index), 'fields']);
     const fields: FieldDefinition[] = [];
     for (const [fieldIndex, fieldInput] of input.fields.entries()) {
       fields.push(
-        await defineField(tx, database.id, fieldInput, `${where(index)}.fields[${fieldIndex}]`, pending),
+        await defineField(tx, database.id, fieldInput, [...where(index), 'fields', fieldIndex], pending),
       );
     }
-    assertPrimaryCapable(fields[0]!.type, `${where(index)}.fields[0]`);
+    assertPrimaryCapable(fields[0]!.type, [...where(index), 'fields', 0]);
     definitions.push(fields);
   }
   for (const [index, input] of inputs.entries()) {
@@ -125,7 +123,7 @@ export async function createTable(
 ): Promise<Table> {
   return inSchemaTransaction(schema, async (tx, events) => {
     const database = await databaseForChange(tx, principal, databaseId);
-    const [id] = await createTablesInTx(tx, database, [input], () => 'body');
+    const [id] = await createTablesInTx(tx, database, [input], () => []);
     const table = toTableDto(
       await tx.table.findUniqueOrThrow({ where: { id: id! }, include: tableWithFields }),
     );
@@ -173,8 +171,8 @@ export async function updateTable(
     const table = await findTableByRef(tx, database.id, tableRef);
     if (patch.primaryFieldId !== undefined) {
       const field = await tx.field.findFirst({ where: { id: patch.primaryFieldId, tableId: table.id } });
-      if (!field) throw badRequest(`body.primaryFieldId: no field ${patch.primaryFieldId} in this table`);
-      assertPrimaryCapable(field.type as never, 'body.primaryFieldId');
+      if (!field) throw invalid(['primaryFieldId'], `no field ${patch.primaryFieldId} in this table`);
+      assertPrimaryCapable(field.type as never, ['primaryFieldId']);
     }
     if (patch.name !== undefined) {
       await assertTableNameFree(tx, database.id, patch.name, table.id);

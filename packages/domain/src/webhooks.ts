@@ -1,4 +1,5 @@
 import { UUID_PATTERN } from '@recordbase/contracts/common';
+import { DomainError, invalid, notFound } from '@recordbase/contracts/domain-errors';
 import { toDeliveredEventId } from '@recordbase/contracts/events';
 import {
   type CreatedWebhook,
@@ -22,7 +23,6 @@ import {
 } from '@recordbase/db';
 import { didYouMean } from '@recordbase/db/field-types';
 import { canAccessDatabase, type Principal, requireScope } from '@recordbase/server-kit/auth';
-import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import { type Cidr, refusedWebhookUrl } from '@recordbase/server-kit/ssrf';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import { newWebhookSecret, sealWebhookSecret } from './webhook-secrets';
@@ -97,13 +97,13 @@ async function resolveTableFilter(tx: Tx | PrismaClient, databaseId: string, tab
   try {
     return (await findTableByRef(tx, databaseId, tableRef)).id;
   } catch (error) {
-    if (error instanceof AppError && error.code === 'NOT_FOUND') throw noSuchTable(tableRef);
+    if (error instanceof DomainError && error.kind === 'not_found') throw noSuchTable(tableRef);
     throw error;
   }
 }
 
 const noSuchTable = (tableRef: string) =>
-  badRequest(`body.tableId: no table ${JSON.stringify(tableRef)} in this database`);
+  invalid(['tableId'], `no table ${JSON.stringify(tableRef)} in this database`);
 
 /** The ids of the fields `refs` name (ids or names) in the webhook's table, each once. */
 async function resolveFieldFilter(
@@ -112,7 +112,7 @@ async function resolveFieldFilter(
   refs: readonly string[],
 ): Promise<string[]> {
   if (tableId === null) {
-    throw badRequest('body.fieldIds: needs a tableId, the table whose fields they are');
+    throw invalid(['fieldIds'], 'needs a tableId, the table whose fields they are');
   }
   const fields = await client.field.findMany({ where: { tableId }, select: { id: true, name: true } });
   const byRef = new Map(
@@ -121,8 +121,9 @@ async function resolveFieldFilter(
   const ids = refs.map((ref, index) => {
     const id = byRef.get(ref) ?? byRef.get(nameKey(ref));
     if (id === undefined) {
-      throw badRequest(
-        `body.fieldIds[${index}]: unknown field ${JSON.stringify(ref)}${didYouMean(
+      throw invalid(
+        ['fieldIds', index],
+        `unknown field ${JSON.stringify(ref)}${didYouMean(
           ref,
           fields.map((field) => field.name),
         )} in the webhook's table`,
@@ -208,8 +209,9 @@ async function openEventsRetargeted(
 async function requireDeliverableUrl(url: string, allowedCidrs: readonly Cidr[]): Promise<void> {
   const refusal = await refusedWebhookUrl(url, allowedCidrs);
   if (refusal !== null)
-    throw badRequest(
-      `body.url: ${refusal}; deliveries go only to public addresses unless the WEBHOOK_ALLOWED_CIDRS setting lists it`,
+    throw invalid(
+      ['url'],
+      `${refusal}; deliveries go only to public addresses unless the WEBHOOK_ALLOWED_CIDRS setting lists it`,
     );
 }
 
@@ -232,7 +234,7 @@ export async function createWebhook(
       await tx.$queryRaw`SELECT id FROM databases WHERE id = ${database.id}::uuid FOR NO KEY UPDATE`;
       const count = await tx.webhook.count({ where: { databaseId: database.id } });
       if (count >= MAX_WEBHOOKS_PER_DATABASE) {
-        throw badRequest(`a database holds at most ${MAX_WEBHOOKS_PER_DATABASE} webhooks`);
+        throw invalid(null, `a database holds at most ${MAX_WEBHOOKS_PER_DATABASE} webhooks`);
       }
       const tableId =
         input.tableId === undefined ? null : await resolveTableFilter(tx, database.id, input.tableId);
@@ -285,8 +287,9 @@ async function fieldFilterAfter(
   if (refs === null) return [];
   if (refs !== undefined) return resolveFieldFilter(prisma, table, refs);
   if (table !== webhook.tableId && webhook.fieldIds.length > 0) {
-    throw badRequest(
-      "body.fieldIds: the webhook's fieldIds are fields of its table; give fieldIds (or null) with a new tableId",
+    throw invalid(
+      ['fieldIds'],
+      "the webhook's fieldIds are fields of its table; give fieldIds (or null) with a new tableId",
     );
   }
   return undefined;
@@ -424,7 +427,7 @@ export async function retryWebhookDelivery(
           });
     if (!delivery) throw notFound(`Delivery ${deliveryRef} of webhook ${webhookRef} not found`);
     requireScopesToReceive(principal, [delivery.eventType]);
-    if (!webhook.active) throw badRequest('Webhook is inactive');
+    if (!webhook.active) throw invalid(null, 'Webhook is inactive');
     // The dispatcher would end it unsent anyway; saying so here tells the caller why. A gone event
     // (retention) is left to fail as such.
     const event = await tx.outboxEvent.findUnique({
@@ -438,7 +441,7 @@ export async function retryWebhookDelivery(
         tableId: event.tableId,
         changedFieldIds: event.changedFieldIds,
       });
-    if (unheard) throw badRequest(`Delivery ${deliveryRef} cannot be retried: ${unheard}`);
+    if (unheard) throw invalid(null, `Delivery ${deliveryRef} cannot be retried: ${unheard}`);
     const request = deliveryRetryRequest(delivery.id.toString());
     await tx.$executeRawUnsafe(request.text, ...request.values);
     return { id: delivery.id.toString(), status: 'pending' };

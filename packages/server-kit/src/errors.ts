@@ -1,3 +1,4 @@
+import type { DomainError, DomainErrorKind } from '@recordbase/contracts/domain-errors';
 import { type ErrorCode, errorStatusByCode } from '@recordbase/contracts/errors';
 
 /** The one error type services throw; the error middleware turns it into the contract's body. */
@@ -16,19 +17,29 @@ export class AppError extends Error {
   }
 }
 
-/**
- * The first `maxChars` of a text that may be huge (PostgreSQL quotes a value whole in its errors),
- * saying how much was left out; never splits a surrogate pair.
- */
-export function clip(text: string, maxChars: number): string {
-  if (text.length <= maxChars) return text;
-  let end = maxChars;
-  const last = text.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
-  return `${text.slice(0, end)}… (${text.length - end} more characters)`;
-}
+export { clip } from '@recordbase/contracts/domain-errors';
 
 export const badRequest = (message: string) => new AppError('BAD_REQUEST', message);
 export const notFound = (message: string) => new AppError('NOT_FOUND', message);
 export const forbidden = (message: string) => new AppError('FORBIDDEN', message);
 export const unauthorized = (message = 'Missing or invalid API key') => new AppError('UNAUTHORIZED', message);
+
+/** The answer to each kind of domain refusal. */
+const CODE_BY_KIND: Record<DomainErrorKind, ErrorCode> = {
+  invalid: 'BAD_REQUEST',
+  invalid_record_id: 'INVALID_RECORD_ID',
+  not_found: 'NOT_FOUND',
+  forbidden: 'FORBIDDEN',
+  too_many: 'RATE_LIMITED',
+  busy: 'SERVICE_UNAVAILABLE',
+};
+
+/**
+ * A domain refusal as the HTTP answer: the status its kind calls for, its places named from the
+ * part of the request the use case's input came from (`body`, `query`), and when to retry.
+ */
+export function httpErrorOf(error: DomainError, part: 'body' | 'query'): AppError {
+  const headers: Record<string, string> =
+    error.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(error.retryAfterSeconds) };
+  return new AppError(CODE_BY_KIND[error.kind], error.words(part), headers);
+}

@@ -1,12 +1,13 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
+import { DomainError } from '@recordbase/contracts/domain-errors';
 import type { ErrorBody } from '@recordbase/contracts/errors';
 import { classifyDatabaseError } from '@recordbase/db';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
 import { authorize, type Principal, principalOf } from './auth';
-import { AppError, badRequest, clip, notFound } from './errors';
+import { AppError, badRequest, clip, httpErrorOf, notFound } from './errors';
 import type { Logger } from './logger';
 import { noQueryParameters, parseRequestPart } from './validate';
 
@@ -141,7 +142,12 @@ export function requestIds(logger: Logger): RequestHandler {
 
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
-    const known = error instanceof AppError ? error : (fromHttpError(error) ?? fromDatabaseError(error));
+    const known =
+      error instanceof AppError
+        ? error
+        : error instanceof DomainError
+          ? httpErrorOf(error, 'body')
+          : (fromHttpError(error) ?? fromDatabaseError(error));
     const context = { err: error, method: req.method, path: req.path, requestId: requestIdOf(res) };
     // Nobody is left to answer when the client went away (the cancelled query's error lands here).
     if (res.headersSent || res.destroyed) {
@@ -360,7 +366,13 @@ export function endpoint<
       ? await readJsonBody(req, res, spec.bodyLimit ?? DEFAULT_BODY_LIMIT)
       : undefined;
     const body = (spec.body ? parseRequestPart(spec.body, rawBody, 'body') : undefined) as Parsed<B>;
-    const result = await handler({ params, query, body, principal, signal, req, res });
+    let result: unknown;
+    try {
+      result = await handler({ params, query, body, principal, signal, req, res });
+    } catch (error) {
+      // The use case's input is the route's body, or its query when it takes none.
+      throw error instanceof DomainError ? httpErrorOf(error, spec.body ? 'body' : 'query') : error;
+    }
     if (res.headersSent) return;
     const [status, payload] =
       result instanceof Reply ? [result.status, result.body] : [spec.status ?? 200, result];

@@ -1,27 +1,12 @@
+import { issueProblems, wordProblems } from '@recordbase/contracts/domain-errors';
 import { z } from 'zod';
 import { badRequest } from './errors';
 
 export type RequestPart = 'body' | 'query' | 'params' | 'headers';
 
-function describePath(part: RequestPart, path: readonly PropertyKey[]): string {
-  let out: string = part;
-  for (const key of path) out += typeof key === 'number' ? `[${key}]` : `.${String(key)}`;
-  return out;
-}
-
 /** One readable sentence per problem, each naming where it is: `body.fields[1].type: ...`. */
-export function describeIssues(part: RequestPart, issues: readonly z.core.$ZodIssue[], max = 5): string {
-  const lines = issues.slice(0, max).map((issue) => {
-    const where = describePath(part, issue.path);
-    if (issue.code === 'unrecognized_keys') {
-      const keys = issue.keys.map((key) => `"${key}"`).join(', ');
-      const noun = part === 'query' ? 'parameter' : 'key';
-      return `${where}: unknown ${noun}${issue.keys.length > 1 ? 's' : ''} ${keys}`;
-    }
-    return `${where}: ${issue.message}`;
-  });
-  if (issues.length > max) lines.push(`and ${issues.length - max} more problem(s)`);
-  return lines.join('; ');
+export function describeIssues(part: RequestPart, issues: readonly z.core.$ZodIssue[]): string {
+  return wordProblems(issueProblems([], issues, part === 'query' ? 'parameter' : 'key'), part);
 }
 
 /** Parses one part of a request, or throws a 400 naming every offending key. */

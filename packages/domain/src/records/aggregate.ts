@@ -1,8 +1,8 @@
+import { invalid } from '@recordbase/contracts/domain-errors';
 import { type FieldType, groupOfFieldType } from '@recordbase/contracts/fields';
 import { type AggregateRecordsRequest, MAX_AGGREGATE_GROUPS } from '@recordbase/contracts/records';
 import { fieldTypeModule } from '@recordbase/db/field-types';
 import { qualifiedTable, SqlParams } from '@recordbase/db/physical';
-import { badRequest } from '@recordbase/server-kit/errors';
 import { compileFilter } from './query-compiler';
 import { withSearch } from './search';
 import type { Queryable } from './store';
@@ -26,8 +26,8 @@ function aggregationSql(
   params: SqlParams,
 ): string {
   if (aggregation.fn === 'count') return 'count(*)::text';
-  const where = `body.aggregations[${index}]`;
-  const field = requireField(table, aggregation.field as string, `${where}.field`);
+  const where = ['aggregations', index];
+  const field = requireField(table, aggregation.field as string, [...where, 'field']);
   const module = fieldTypeModule(field.type);
   const group = groupOfFieldType(field.type);
   const sql = fieldSql(table, field);
@@ -37,14 +37,15 @@ function aggregationSql(
       operator,
       operand: true,
       params,
-      needs: (what) => badRequest(`${where}: needs ${what}`),
+      needs: (what) => invalid(where, `needs ${what}`),
     });
-    if (condition === undefined) throw badRequest(`${where}.fn: a ${field.type} field is never empty`);
+    if (condition === undefined) throw invalid([...where, 'fn'], `a ${field.type} field is never empty`);
     return `(count(*) FILTER (WHERE ${condition}))::text`;
   }
   const refuse = () =>
-    badRequest(
-      `${where}.fn: "${aggregation.fn}" does not apply to the ${field.type} field ${JSON.stringify(field.name)}`,
+    invalid(
+      [...where, 'fn'],
+      `"${aggregation.fn}" does not apply to the ${field.type} field ${JSON.stringify(field.name)}`,
     );
   if (aggregation.fn === 'sum' || aggregation.fn === 'avg') {
     if (group !== 'number') throw refuse();
@@ -62,9 +63,9 @@ export async function aggregateRecords(
 ): Promise<string> {
   const params = new SqlParams();
   const groupFields = (request.groupBy ?? []).map((ref, index) => {
-    const field = requireField(table, ref, `body.groupBy[${index}]`);
+    const field = requireField(table, ref, ['groupBy', index]);
     if (UNGROUPABLE.has(field.type)) {
-      throw badRequest(`body.groupBy[${index}]: a ${field.type} field holds no single value to group by`);
+      throw invalid(['groupBy', index], `a ${field.type} field holds no single value to group by`);
     }
     return field;
   });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
+import { invalid } from '@recordbase/contracts/domain-errors';
 import type { Filter } from '@recordbase/contracts/records';
 import { type KeyValue, keyKinds } from '@recordbase/db/field-types';
-import { badRequest } from '@recordbase/server-kit/errors';
 import type { SortKey } from './sort-order';
 import type { TableMeta } from './table-meta';
 
@@ -55,8 +55,8 @@ export function encodeCursor(keys: readonly SortKey[], digest: string, values: r
   return Buffer.from(JSON.stringify(body), 'utf8').toString('base64url');
 }
 
-const invalid = (why: string) =>
-  badRequest(`body.cursor: ${why}; pass back the nextCursor of a page of the same listing unchanged`);
+const invalidCursor = (why: string) =>
+  invalid(['cursor'], `${why}; pass back the nextCursor of a page of the same listing unchanged`);
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -73,20 +73,21 @@ export function decodeCursor(text: string, keys: readonly SortKey[], digest: str
     if (bytes.toString('base64url') !== text) throw new Error('not canonical base64url');
     body = JSON.parse(bytes.toString('utf8'));
   } catch {
-    throw invalid('not a cursor this service issued (it does not decode)');
+    throw invalidCursor('not a cursor this service issued (it does not decode)');
   }
   if (!isObject(body) || body.v !== VERSION || !Array.isArray(body.o) || !Array.isArray(body.k)) {
-    throw invalid('not a cursor this service issued');
+    throw invalidCursor('not a cursor this service issued');
   }
   if (JSON.stringify(body.o) !== JSON.stringify(orderBinding(keys))) {
-    throw invalid('the cursor was made for another sort (or a sorted field has changed its type)');
+    throw invalidCursor('the cursor was made for another sort (or a sorted field has changed its type)');
   }
-  if (body.f !== digest) throw invalid('the cursor was made for another filter or table');
+  if (body.f !== digest) throw invalidCursor('the cursor was made for another filter or table');
   const values = body.k;
-  if (values.length !== keys.length) throw invalid('the cursor does not hold one value per sort key');
+  if (values.length !== keys.length) throw invalidCursor('the cursor does not hold one value per sort key');
   return keys.map((key, index) => {
     const value = readKeyValue(key, values[index]);
-    if (value === undefined) throw invalid(`the cursor holds an invalid value for sort key ${index + 1}`);
+    if (value === undefined)
+      throw invalidCursor(`the cursor holds an invalid value for sort key ${index + 1}`);
     return value;
   });
 }

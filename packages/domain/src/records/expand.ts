@@ -1,8 +1,8 @@
+import { type InputPath, invalid } from '@recordbase/contracts/domain-errors';
 import type { FieldTemplate } from '@recordbase/contracts/fields';
 import { MAX_EXPANDED_LINKS } from '@recordbase/contracts/records';
 import { fieldTypeModule } from '@recordbase/db/field-types';
 import { linkTableName, qualifiedTable, quoteIdent, type SqlParams } from '@recordbase/db/physical';
-import { badRequest } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import { loadTableMeta } from './table-loader';
 import { type FieldMeta, requireField, type TableMeta } from './table-meta';
@@ -18,20 +18,21 @@ export interface ExpandedLink {
   linked: TableMeta;
 }
 
-/** The link fields `refs` names, with their linked tables; a 400 names any that is no link field. */
+/** The link fields `refs` names, with their linked tables; refused at any that is no link field. */
 export async function expandedLinks(
   pool: Pick<pg.Pool, 'query'>,
   table: TableMeta,
   refs: readonly string[] | undefined,
-  where: string,
+  where: InputPath,
 ): Promise<ExpandedLink[]> {
   if (refs === undefined) return [];
   const fields: FieldMeta[] = [];
   refs.forEach((ref, index) => {
-    const field = requireField(table, ref, `${where}[${index}]`);
+    const field = requireField(table, ref, [...where, index]);
     if (field.type !== 'linked_record') {
-      throw badRequest(
-        `${where}[${index}]: ${JSON.stringify(field.name)} is a ${field.type} field, not a link field`,
+      throw invalid(
+        [...where, index],
+        `${JSON.stringify(field.name)} is a ${field.type} field, not a link field`,
       );
     }
     if (!fields.includes(field)) fields.push(field);

@@ -1,3 +1,4 @@
+import { type InputPath, invalid } from '@recordbase/contracts/domain-errors';
 import { type FieldType, groupOfFieldType, systemFieldNames } from '@recordbase/contracts/fields';
 import {
   type Filter,
@@ -15,7 +16,6 @@ import {
   needUuidList,
 } from '@recordbase/db/field-types';
 import type { SqlParams } from '@recordbase/db/physical';
-import { badRequest } from '@recordbase/server-kit/errors';
 import { systemColumnSql } from './sort-order';
 import { fieldSql, resolveFieldOrSystem, type TableMeta, unknownField } from './table-meta';
 
@@ -41,17 +41,17 @@ const SYSTEM_ID_OPERATORS: readonly FilterOperator[] = ['equals', 'does_not_equa
 // Filters
 // ---------------------------------------------------------------------------------------------
 
-/** `path` names the filter in a 400, each condition by its place in the tree (`body.filter.and[1]`). */
+/** `path` is the filter's place in the input, each condition's its place in the tree (`['filter', 'and', 1]`). */
 export function compileFilter(
   filter: Filter,
   table: TableMeta,
   params: SqlParams,
-  path = 'body.filter',
+  path: InputPath = ['filter'],
 ): string {
   const and = (filter as { and?: Filter[] }).and;
   const or = (filter as { or?: Filter[] }).or;
-  if (and !== undefined) return compileGroup(and, 'AND', table, params, `${path}.and`);
-  if (or !== undefined) return compileGroup(or, 'OR', table, params, `${path}.or`);
+  if (and !== undefined) return compileGroup(and, 'AND', table, params, [...path, 'and']);
+  if (or !== undefined) return compileGroup(or, 'OR', table, params, [...path, 'or']);
   return compileCondition(filter as FilterCondition, table, params, path);
 }
 
@@ -60,28 +60,28 @@ function compileGroup(
   joiner: 'AND' | 'OR',
   table: TableMeta,
   params: SqlParams,
-  path: string,
+  path: InputPath,
 ): string {
   // The request schema refuses empty groups; these are the neutral elements all the same.
   if (members.length === 0) return joiner === 'AND' ? 'TRUE' : 'FALSE';
-  const compiled = members.map((member, index) => compileFilter(member, table, params, `${path}[${index}]`));
+  const compiled = members.map((member, index) => compileFilter(member, table, params, [...path, index]));
   return `(${compiled.join(` ${joiner} `)})`;
 }
 
-/** Where to put values and how to word a 400; `subject` is such as `number field "Amount"`. */
+/** Where to put values and how to refuse an operand; `subject` is such as `number field "Amount"`. */
 function conditionContext(
   operator: FilterOperator,
   operand: unknown,
   params: SqlParams,
   subject: string,
-  path: string,
+  path: InputPath,
 ) {
   const ctx: ConditionContext = {
     operator,
     operand,
     params,
     needs: (what) =>
-      badRequest(`${path}: "${operator}" on ${subject} needs ${what}, got ${describeOperand(operand)}`),
+      invalid(path, `"${operator}" on ${subject} needs ${what}, got ${describeOperand(operand)}`),
   };
   return ctx;
 }
@@ -90,11 +90,11 @@ function compileCondition(
   condition: FilterCondition,
   table: TableMeta,
   params: SqlParams,
-  path: string,
+  path: InputPath,
 ): string {
   const { field: ref, operator, operand } = readFilterCondition(condition);
   const target = resolveFieldOrSystem(table, ref);
-  if (!target) throw badRequest(`${path}.field: ${unknownField(table, ref, systemFieldNames)}`);
+  if (!target) throw invalid([...path, 'field'], unknownField(table, ref, systemFieldNames));
 
   if (target.kind === 'system') {
     const subject = `system field "${target.name}"`;
@@ -147,10 +147,11 @@ function unsupported(
   operator: FilterOperator,
   subject: string,
   supported: readonly FilterOperator[],
-  path: string,
+  path: InputPath,
 ) {
-  return badRequest(
-    `${path}: operator "${operator}" is not supported for ${subject} (supported: ${supported.join(', ')})`,
+  return invalid(
+    path,
+    `operator "${operator}" is not supported for ${subject} (supported: ${supported.join(', ')})`,
   );
 }
 

@@ -1,7 +1,7 @@
+import { busy, DomainError } from '@recordbase/contracts/domain-errors';
 import { type Connections, withTransaction } from '@recordbase/db';
 import type { EventPublisher } from '@recordbase/queues';
 import { accessibleDatabaseId, type Principal } from '@recordbase/server-kit/auth';
-import { AppError } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import { publishingEvents, type TransactionEvents } from '../events';
 import type { FileLinks } from './presentation';
@@ -43,7 +43,7 @@ const STALE_METADATA_SQLSTATES = new Set(['42703', '42P01', '42804', '22P02']);
 
 function mayBeStaleMetadata(error: unknown): boolean {
   if (error instanceof StaleTableMeta) return true;
-  if (error instanceof AppError) return error.code === 'BAD_REQUEST';
+  if (error instanceof DomainError) return error.kind === 'invalid';
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && STALE_METADATA_SQLSTATES.has(code);
 }
@@ -77,9 +77,7 @@ export async function withTable<T>(
       return await work(tables ? (await tables.get(key, load)).value : await load());
     } catch (again) {
       if (again instanceof StaleTableMeta) {
-        throw new AppError('SERVICE_UNAVAILABLE', 'The table is being changed; retry shortly', {
-          'Retry-After': '1',
-        });
+        throw busy('The table is being changed; retry shortly', 1);
       }
       throw again;
     }

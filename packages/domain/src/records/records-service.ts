@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
+import { DomainError, type InputPath, invalid, notFound } from '@recordbase/contracts/domain-errors';
 import type {
   AggregateRecordsRequest,
   BulkDeleteRecordsRequest,
@@ -11,7 +12,6 @@ import type {
 import { newRecordId } from '@recordbase/db';
 import { fieldTypeModule } from '@recordbase/db/field-types';
 import { type Principal, requireScope } from '@recordbase/server-kit/auth';
-import { AppError, badRequest, notFound } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import type { TransactionEvents } from '../events';
 import { aggregateRecords } from './aggregate';
@@ -40,7 +40,7 @@ import { type PreparedRecord, prepareRecords } from './values';
 import { runWrite, type WriteProblem } from './write-statement';
 
 /**
- * The record use cases. HTTP-free: they take parsed input and return JSON text or throw AppError.
+ * The record use cases. HTTP-free: they take parsed input and return JSON text or throw DomainError.
  * Each runs through record-work.ts: the table's metadata, a statement or a transaction.
  */
 
@@ -48,7 +48,9 @@ export type { RecordsDb, TableAddress } from './record-work';
 
 function validRecordId(id: string): string {
   if (!UUID_PATTERN.test(id))
-    throw new AppError('INVALID_RECORD_ID', `Record id ${JSON.stringify(id)} is not a valid UUID`);
+    throw new DomainError('invalid_record_id', [
+      { path: null, message: `Record id ${JSON.stringify(id)} is not a valid UUID` },
+    ]);
   return id.toLowerCase();
 }
 
@@ -63,7 +65,7 @@ export async function list(
     // A search is a filter from here on: the same SQL, indexes, total and cursor binding.
     const { search, ...rest } = request;
     const listing = { ...rest, filter: withSearch(table, request.filter, search) };
-    const expanded = await expandedLinks(db, table, request.expand, 'body.expand');
+    const expanded = await expandedLinks(db, table, request.expand, ['expand']);
     const listed = await listRecords(db, table, listing, expanded);
     ensureReadIndexes(
       records.background,
@@ -102,10 +104,9 @@ const matchableTypes = (field: FieldMeta) => fieldTypeModule(field.type).match !
 function matchOnFields(table: TableMeta, matchOn: readonly string[]): FieldMeta[] {
   return matchOn.map((id, index) => {
     const field = table.fieldsById.get(id);
-    if (!field)
-      throw badRequest(`body.matchOn[${index}]: no field with id ${JSON.stringify(id)} in this table`);
+    if (!field) throw invalid(['matchOn', index], `no field with id ${JSON.stringify(id)} in this table`);
     if (!matchableTypes(field))
-      throw badRequest(`body.matchOn[${index}]: a ${field.type} field cannot be matched on`);
+      throw invalid(['matchOn', index], `a ${field.type} field cannot be matched on`);
     return field;
   });
 }
@@ -121,16 +122,14 @@ function matchKeys(records: PreparedRecord[], fields: FieldMeta[]): unknown[][] 
     const values = fields.map((field) => {
       const value = record.columns.get(field.id);
       if (isEmptyValue(value)) {
-        throw badRequest(
-          `body.records[${index}]: needs a value for matchOn field ${JSON.stringify(field.name)}`,
-        );
+        throw invalid(['records', index], `needs a value for matchOn field ${JSON.stringify(field.name)}`);
       }
       return Array.isArray(value) ? [...value].sort() : value;
     });
     const key = JSON.stringify(values);
     const earlier = seen.get(key);
     if (earlier !== undefined) {
-      throw badRequest(`body.records[${index}]: has the same matchOn values as body.records[${earlier}]`);
+      throw invalid(['records', index], (at) => `has the same matchOn values as ${at(['records', earlier])}`);
     }
     seen.set(key, index);
     return values;
@@ -158,7 +157,7 @@ function prepareWrite(
   principal: Principal,
   table: TableMeta,
   inputs: readonly RecordValuesInput[],
-  where: (index: number) => string,
+  where: (index: number) => InputPath,
   typecast: boolean | undefined,
 ): PreparedWrite {
   if (!typecast) return { prepared: prepareRecords(table, inputs, where), newOptions: NO_NEW_OPTIONS };
@@ -182,16 +181,15 @@ export interface BulkResult {
   updatedIds: string[];
 }
 
-/** Turns what the write statement refused into the 400 the checks in Node used to give. */
-function refuse(problem: WriteProblem, table: TableMeta, where: (index: number) => string): never {
+/** Turns what the write statement refused into the refusal the checks in Node used to give. */
+function refuse(problem: WriteProblem, table: TableMeta, where: (index: number) => InputPath): never {
   if (problem.kind === 'missing-link') {
     const field = table.fieldsById.get(problem.fieldId)!;
-    throw badRequest(
-      `${where(problem.index)}.${field.name}: no record ${problem.linkedId} in the linked table`,
-    );
+    throw invalid([...where(problem.index), field.name], `no record ${problem.linkedId} in the linked table`);
   }
-  throw badRequest(
-    `${where(problem.index)}: matches ${problem.count} existing records on matchOn; it must match at most one`,
+  throw invalid(
+    where(problem.index),
+    `matches ${problem.count} existing records on matchOn; it must match at most one`,
   );
 }
 
@@ -203,7 +201,7 @@ export async function bulkWrite(
 ): Promise<BulkResult> {
   const { db, tables } = records;
   return withTable(tables, db, principal, address, async (table) => {
-    const where = (index: number) => `body.records[${index}]`;
+    const where = (index: number): InputPath => ['records', index];
     const { prepared, newOptions } = prepareWrite(principal, table, body.records, where, body.typecast);
     const write = async (client: pg.PoolClient, events: TransactionEvents, matchOn?: FieldMeta[]) => {
       await addSelectOptions(client, events, table, newOptions);
@@ -275,7 +273,7 @@ export async function createOne(
   options: WriteOptions = {},
 ): Promise<string> {
   return withTable(tables, db, principal, address, async (table) => {
-    const where = () => 'body.record';
+    const where = (): InputPath => ['record'];
     const write = prepareWrite(principal, table, [input], where, options.typecast);
     const { newOptions } = write;
     const [prepared] = write.prepared as [PreparedRecord];
@@ -304,8 +302,8 @@ export async function getOne(
 ): Promise<string> {
   const id = validRecordId(recordId);
   return withTable(tables, db, principal, address, async (table) => {
-    const projected = projectedFields(table, fields, 'query.fields');
-    const expanded = await expandedLinks(db, table, expand, 'query.expand');
+    const projected = projectedFields(table, fields, ['fields']);
+    const expanded = await expandedLinks(db, table, expand, ['expand']);
     const client = await db.connect();
     try {
       const json = (await fetchRecordsJson(client, table, [id], projected, expanded)).get(id);
@@ -327,7 +325,7 @@ export async function updateOne(
 ): Promise<string> {
   const id = validRecordId(recordId);
   return withTable(tables, db, principal, address, async (table) => {
-    const where = () => 'body.record';
+    const where = (): InputPath => ['record'];
     const write = prepareWrite(principal, table, [input], where, options.typecast);
     const { newOptions } = write;
     const [prepared] = write.prepared as [PreparedRecord];
@@ -369,13 +367,13 @@ export async function updateMany(
     const id = validRecordId(record.id);
     const earlier = seen.get(id);
     if (earlier !== undefined) {
-      throw badRequest(`body.records[${index}].id: the same record as body.records[${earlier}]`);
+      throw invalid(['records', index, 'id'], (at) => `the same record as ${at(['records', earlier])}`);
     }
     seen.set(id, index);
     return id;
   });
   return withTable(tables, db, principal, address, async (table) => {
-    const where = (index: number) => `body.records[${index}].fields`;
+    const where = (index: number): InputPath => ['records', index, 'fields'];
     const { prepared, newOptions } = prepareWrite(
       principal,
       table,

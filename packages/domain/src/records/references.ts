@@ -1,7 +1,7 @@
+import { type InputPath, invalid } from '@recordbase/contracts/domain-errors';
 import type { FieldTemplate } from '@recordbase/contracts/fields';
 import type { AttachmentValue, AttachmentWriteValue } from '@recordbase/contracts/records';
 import { qualifiedTable } from '@recordbase/db/physical';
-import { badRequest } from '@recordbase/server-kit/errors';
 import type { Queryable } from './store';
 import type { TableMeta } from './table-meta';
 import type { PreparedRecord } from './values';
@@ -62,7 +62,7 @@ export async function resolveAttachments(
   client: Queryable,
   table: TableMeta,
   records: PreparedRecord[],
-  where: (i: number) => string,
+  where: (i: number) => InputPath,
   uploadKeyOf: UploadKeyOf,
 ) {
   const keys = new Set<string>();
@@ -107,8 +107,9 @@ export async function resolveAttachments(
         ) {
           return { url: value.url, fileName: value.fileName, size: value.size, mimeType: value.mimeType };
         }
-        throw badRequest(
-          `${where(index)}.${field.name}[${position}].url: not a file uploaded to this database; use a url returned by /fileupload, or give an http(s) url with fileName, size and mimeType`,
+        throw invalid(
+          [...where(index), field.name, position, 'url'],
+          'not a file uploaded to this database; use a url returned by /fileupload, or give an http(s) url with fileName, size and mimeType',
         );
       });
       record.columns.set(fieldId, JSON.stringify(complete));
@@ -121,7 +122,7 @@ async function verifyLinks(
   client: Queryable,
   table: TableMeta,
   records: PreparedRecord[],
-  where: (i: number) => string,
+  where: (i: number) => InputPath,
 ) {
   for (const field of table.fields.filter((f) => f.type === 'linked_record')) {
     const ids = new Set<string>();
@@ -135,8 +136,7 @@ async function verifyLinks(
     const existing = new Set(found.rows.map((row) => row.id));
     records.forEach((record, index) => {
       const missing = (record.links.get(field.id) ?? []).find((id) => !existing.has(id));
-      if (missing)
-        throw badRequest(`${where(index)}.${field.name}: no record ${missing} in the linked table`);
+      if (missing) throw invalid([...where(index), field.name], `no record ${missing} in the linked table`);
     });
   }
 }
@@ -145,7 +145,7 @@ export async function resolveReferences(
   client: Queryable,
   table: TableMeta,
   records: PreparedRecord[],
-  where: (index: number) => string,
+  where: (index: number) => InputPath,
   uploadKeyOf: UploadKeyOf,
 ): Promise<void> {
   await resolveAttachments(client, table, records, where, uploadKeyOf);

@@ -1,10 +1,10 @@
+import { invalid } from '@recordbase/contracts/domain-errors';
 import {
   type Field,
   type FieldTemplate,
   type FieldType,
   MAX_SELECT_OPTIONS,
 } from '@recordbase/contracts/fields';
-import { badRequest } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import type { TransactionEvents } from '../events';
 import { notifySchemaChange } from './table-cache';
@@ -42,7 +42,8 @@ export async function addSelectOptions(
     const options = (template as FieldTemplate<'single_select'>).options;
     if (options.length === (field.template as FieldTemplate<'single_select'>).options.length) continue;
     if (options.length > MAX_SELECT_OPTIONS) {
-      throw badRequest(
+      throw invalid(
+        null,
         `field ${JSON.stringify(field.name)} would have more than ${MAX_SELECT_OPTIONS} options`,
       );
     }

@@ -1,8 +1,8 @@
+import { invalid } from '@recordbase/contracts/domain-errors';
 import { type SystemFieldName, systemFieldNames } from '@recordbase/contracts/fields';
 import type { Sort, SortDirection } from '@recordbase/contracts/records';
 import { fieldTypeModule, type KeyKind, type KeyValue, keyKinds } from '@recordbase/db/field-types';
 import type { SqlParams } from '@recordbase/db/physical';
-import { badRequest } from '@recordbase/server-kit/errors';
 import { fieldSql, resolveFieldOrSystem, type TableMeta, unknownField } from './table-meta';
 
 /**
@@ -58,7 +58,7 @@ export function sortKeys(sort: Sort[] | undefined, table: TableMeta): SortKey[] 
   const keys = sort.map((entry, index): SortKey => {
     const target = resolveFieldOrSystem(table, entry.field);
     if (!target) {
-      throw badRequest(`body.sort[${index}].field: ${unknownField(table, entry.field, systemFieldNames)}`);
+      throw invalid(['sort', index, 'field'], unknownField(table, entry.field, systemFieldNames));
     }
     const nulls = entry.direction === 'desc' ? 'last' : 'first';
     if (target.kind === 'system') {

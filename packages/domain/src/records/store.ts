@@ -1,3 +1,4 @@
+import { type DomainError, invalid } from '@recordbase/contracts/domain-errors';
 import type { ListRecordsRequest } from '@recordbase/contracts/records';
 import { databaseErrorOf, newRecordId } from '@recordbase/db';
 import { fieldTypeModule } from '@recordbase/db/field-types';
@@ -8,7 +9,6 @@ import {
   requireColumnSpec,
   SqlParams,
 } from '@recordbase/db/physical';
-import { type AppError, badRequest } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import { countKey, keepTotal, keptTotal } from './count-cache';
 import { decodeCursor, encodeCursor, listingDigest } from './cursor';
@@ -50,13 +50,19 @@ export interface ListedRecords {
  */
 export const MAX_PAGE_BYTES = 32 * 1024 * 1024;
 
-function pageTooLarge(fitting: number): AppError {
+function pageTooLarge(fitting: number): DomainError {
   const size = `${MAX_PAGE_BYTES / (1024 * 1024)} MB`;
-  return badRequest(
-    fitting > 0
-      ? `body.limit: the page's records come to more than ${size} of JSON, and only the first ${fitting} fit; ask for at most ${fitting} records, or for fewer fields (body.fields)`
-      : `body.fields: the first record of the page alone comes to more than ${size} of JSON; ask for fewer fields (body.fields)`,
-  );
+  return fitting > 0
+    ? invalid(
+        ['limit'],
+        (at) =>
+          `the page's records come to more than ${size} of JSON, and only the first ${fitting} fit; ask for at most ${fitting} records, or for fewer fields (${at(['fields'])})`,
+      )
+    : invalid(
+        ['fields'],
+        (at) =>
+          `the first record of the page alone comes to more than ${size} of JSON; ask for fewer fields (${at(['fields'])})`,
+      );
 }
 
 /** Past this many delta rows, a reader folds a table's count into one row. */
@@ -142,7 +148,7 @@ function pageSql(
     table,
     params,
     undefined,
-    projectedFields(table, request.fields, 'body.fields'),
+    projectedFields(table, request.fields, ['fields']),
     expanded,
   );
   return {

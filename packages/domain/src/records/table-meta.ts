@@ -1,9 +1,9 @@
+import { type InputPath, invalid } from '@recordbase/contracts/domain-errors';
 import type { FieldTemplate, FieldType, SystemFieldName } from '@recordbase/contracts/fields';
 import { systemFieldNames } from '@recordbase/contracts/fields';
 import type { FieldSql } from '@recordbase/db/field-types';
 import { didYouMean } from '@recordbase/db/field-types';
 import { hasColumn, quoteIdent } from '@recordbase/db/physical';
-import { badRequest } from '@recordbase/server-kit/errors';
 import { nameKey } from '../access';
 
 export interface FieldMeta {
@@ -51,32 +51,32 @@ export function findField(table: TableMeta, ref: string): FieldMeta | undefined 
   return table.fieldsById.get(ref) ?? table.fieldsByNameKey.get(nameKey(ref));
 }
 
-/** `unknown field "Nmae" (did you mean "Name"?)`: the words of every 400 for a name that is no field. */
+/** `unknown field "Nmae" (did you mean "Name"?)`: the words of every refusal of a name that is no field. */
 export function unknownField(table: TableMeta, ref: string, systemNames: readonly string[] = []): string {
   const names = [...table.fields.map((field) => field.name), ...systemNames];
   return `unknown field ${JSON.stringify(ref)}${didYouMean(ref, names)}`;
 }
 
-/** The field `ref` names (id or name), or the 400 `${where}: unknown field …` with the nearest names. */
-export function requireField(table: TableMeta, ref: string, where: string): FieldMeta {
+/** The field `ref` names (id or name), or the refusal `unknown field …` at `where` with the nearest names. */
+export function requireField(table: TableMeta, ref: string, where: InputPath): FieldMeta {
   const field = findField(table, ref);
-  if (!field) throw badRequest(`${where}: ${unknownField(table, ref)}`);
+  if (!field) throw invalid(where, unknownField(table, ref));
   return field;
 }
 
 /**
  * The fields a read renders: those `refs` name (ids or names), in the table's order, each once;
- * every field without a projection. `where` prefixes the 400 for a name that is no field.
+ * every field without a projection. `where` is the place of `refs` in the input.
  */
 export function projectedFields(
   table: TableMeta,
   refs: readonly string[] | undefined,
-  where: string,
+  where: InputPath,
 ): readonly FieldMeta[] {
   if (refs === undefined) return table.fields;
   const chosen = new Set<string>();
   refs.forEach((ref, index) => {
-    chosen.add(requireField(table, ref, `${where}[${index}]`).id);
+    chosen.add(requireField(table, ref, [...where, index]).id);
   });
   return table.fields.filter((field) => chosen.has(field.id));
 }

@@ -1,8 +1,8 @@
 import { nameSchema } from '@recordbase/contracts/common';
+import { type InputPath, invalid } from '@recordbase/contracts/domain-errors';
 import { type FieldTemplate, MAX_SELECT_OPTIONS, type SelectOption } from '@recordbase/contracts/fields';
 import type { RecordValuesInput } from '@recordbase/contracts/records';
 import { optionNames, typecastValue } from '@recordbase/db/field-types';
-import { badRequest } from '@recordbase/server-kit/errors';
 import { buildTableMeta, type FieldMeta, findField, type TableMeta } from './table-meta';
 
 /**
@@ -29,7 +29,7 @@ function namesIn(value: unknown): string[] {
 export function typecastRecords(
   table: TableMeta,
   inputs: readonly RecordValuesInput[],
-  where: (index: number) => string,
+  where: (index: number) => InputPath,
 ): Typecast {
   const newOptions = new Map<string, string[]>();
   const converted = inputs.map((input, index) => {
@@ -47,8 +47,9 @@ export function typecastRecords(
         const valid = nameSchema.safeParse(name);
         if (!valid.success || valid.data !== name) {
           const reason = valid.success ? 'it begins or ends with spaces' : valid.error.issues[0]?.message;
-          throw badRequest(
-            `${where(index)}.${key}: ${JSON.stringify(name)} cannot be an option name: ${reason}`,
+          throw invalid(
+            [...where(index), key],
+            `${JSON.stringify(name)} cannot be an option name: ${reason}`,
           );
         }
         const names = newOptions.get(field.id) ?? [];
@@ -58,8 +59,9 @@ export function typecastRecords(
           (field.template as FieldTemplate<'single_select'>).options.length + names.length >
           MAX_SELECT_OPTIONS
         ) {
-          throw badRequest(
-            `${where(index)}.${key}: adding option ${JSON.stringify(name)} would give the field more than ${MAX_SELECT_OPTIONS} options`,
+          throw invalid(
+            [...where(index), key],
+            `adding option ${JSON.stringify(name)} would give the field more than ${MAX_SELECT_OPTIONS} options`,
           );
         }
       }

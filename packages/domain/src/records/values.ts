@@ -1,16 +1,21 @@
 import {
+  DomainError,
+  type InputPath,
+  issueProblems,
+  type NamePath,
+  type Problem,
+} from '@recordbase/contracts/domain-errors';
+import {
   type AttachmentWriteValue,
   type RecordValuesInput,
   recordValueWriteSchemaByType,
 } from '@recordbase/contracts/records';
 import { fieldTypeModule } from '@recordbase/db/field-types';
-import { type AppError, badRequest } from '@recordbase/server-kit/errors';
-import { describeIssues } from '@recordbase/server-kit/validate';
 import { type FieldMeta, findField, type TableMeta, unknownField } from './table-meta';
 
 /**
  * Turns a record body (keys are field names or ids) into values ready for the typed columns,
- * refusing anything the field cannot hold with a 400 that names the record and the key.
+ * refusing anything the field cannot hold with a problem at the record's key.
  * Checks that need the database (linked ids, uploaded files) come after, in references.ts.
  */
 
@@ -31,17 +36,15 @@ const refuseValue = (message: string): never => {
   throw new RefusedValue(message);
 };
 
-/** Why a field cannot hold a value, worded with the value's place. */
+/** Why a field cannot hold a value, at the value's place. */
 class ValueProblem {
-  constructor(readonly message: string) {}
+  constructor(readonly problems: Problem[]) {}
 }
 
-/** The value ready to store, or its problem (`where` and `key` name the value in the message). */
-function fieldValue(field: FieldMeta, raw: unknown, where: string, key: string): unknown {
+/** The value ready to store, or its problem (`where` and `key` are the value's place). */
+function fieldValue(field: FieldMeta, raw: unknown, where: InputPath, key: string): unknown {
   const parsed = recordValueWriteSchemaByType[field.type].safeParse(raw);
-  if (!parsed.success) {
-    return new ValueProblem(describeIssues('body', parsed.error.issues).replace(/^body/, `${where}.${key}`));
-  }
+  if (!parsed.success) return new ValueProblem(issueProblems([...where, key], parsed.error.issues));
   try {
     return fieldTypeModule(field.type).coerce(parsed.data, {
       template: field.template,
@@ -49,12 +52,13 @@ function fieldValue(field: FieldMeta, raw: unknown, where: string, key: string):
       fail: refuseValue,
     });
   } catch (error) {
-    if (error instanceof RefusedValue) return new ValueProblem(`${where}.${key}: ${error.message}`);
+    if (error instanceof RefusedValue)
+      return new ValueProblem([{ path: [...where, key], message: error.message }]);
     throw error;
   }
 }
 
-/** How many problems one 400 lists. */
+/** How many problems one refusal lists. */
 export const MAX_RECORD_PROBLEMS = 20;
 
 /**
@@ -63,9 +67,9 @@ export const MAX_RECORD_PROBLEMS = 20;
  * listed problem's words are made (a suggestion costs a pass over the table's names).
  */
 class Problems {
-  private readonly listed: string[] = [];
+  private readonly listed: Problem[][] = [];
   /** Problems not listed of the one record whose listing the limit cut short. */
-  private cutShort = { where: '', count: 0 };
+  private cutShort: { where: InputPath; count: number } = { where: [], count: 0 };
   /** Bad records reached once the listing was full, none of whose problems is listed. */
   private unlistedRecords = 0;
 
@@ -74,7 +78,7 @@ class Problems {
   }
 
   /** A problem of the record `where`, begun while there was room in the listing. */
-  add(where: string, describe: () => string): void {
+  add(where: InputPath, describe: () => Problem[]): void {
     if (!this.full) {
       this.listed.push(describe());
       return;
@@ -87,15 +91,17 @@ class Problems {
     this.unlistedRecords += 1;
   }
 
-  /** The 400 that lists them, when there are any. */
-  refusal(): AppError | null {
+  /** The refusal that lists them, when there are any. */
+  refusal(): DomainError | null {
     if (this.listed.length === 0) return null;
     const { where, count } = this.cutShort;
-    const tail = [
-      ...(count > 0 ? [`and ${count} more in ${where}`] : []),
-      ...(this.unlistedRecords > 0 ? [`and ${this.unlistedRecords} more bad records`] : []),
+    const tail: Problem[] = [
+      ...(count > 0 ? [{ path: null, message: (at: NamePath) => `and ${count} more in ${at(where)}` }] : []),
+      ...(this.unlistedRecords > 0
+        ? [{ path: null, message: `and ${this.unlistedRecords} more bad records` }]
+        : []),
     ];
-    return badRequest([...this.listed, ...tail].join('; '));
+    return new DomainError('invalid', [...this.listed.flat(), ...tail]);
   }
 }
 
@@ -107,7 +113,7 @@ class Problems {
 function prepareRecord(
   table: TableMeta,
   input: RecordValuesInput,
-  where: string,
+  where: InputPath,
   problems: Problems,
 ): PreparedRecord | null {
   const prepared: PreparedRecord = { columns: new Map(), links: new Map(), attachments: new Map() };
@@ -117,12 +123,16 @@ function prepareRecord(
   for (const [key, raw] of Object.entries(input)) {
     const field = findField(table, key);
     const earlier = field && keyByField.get(field.id);
-    let problem: (() => string) | undefined;
+    let problem: (() => Problem[]) | undefined;
     if (!field) {
-      problem = () => `${where}: ${unknownField(table, key)}`;
+      problem = () => [{ path: where, message: unknownField(table, key) }];
     } else if (earlier !== undefined) {
-      problem = () =>
-        `${where}: field ${JSON.stringify(field.name)} is given twice (as ${JSON.stringify(earlier)} and ${JSON.stringify(key)})`;
+      problem = () => [
+        {
+          path: where,
+          message: `field ${JSON.stringify(field.name)} is given twice (as ${JSON.stringify(earlier)} and ${JSON.stringify(key)})`,
+        },
+      ];
     } else {
       keyByField.set(field.id, key);
       const value = fieldValue(field, raw, where, key);
@@ -130,7 +140,7 @@ function prepareRecord(
         (prepared[fieldTypeModule(field.type).prepared] as Map<string, unknown>).set(field.id, value);
         continue;
       }
-      problem = () => value.message;
+      problem = () => value.problems;
     }
     bad = true;
     if (!listing) break;
@@ -142,14 +152,14 @@ function prepareRecord(
 }
 
 /**
- * Every record of a write prepared, or one 400, before anything is written, that lists the
+ * Every record of a write prepared, or one refusal, before anything is written, that lists the
  * problems of every bad record, all of each record's (the first twenty in all, then how many
  * more).
  */
 export function prepareRecords(
   table: TableMeta,
   inputs: readonly RecordValuesInput[],
-  where: (index: number) => string,
+  where: (index: number) => InputPath,
 ): PreparedRecord[] {
   const problems = new Problems();
   const prepared = inputs.map((input, index) => prepareRecord(table, input, where(index), problems));

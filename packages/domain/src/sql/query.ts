@@ -1,7 +1,7 @@
+import { busy, clip, invalid } from '@recordbase/contracts/domain-errors';
 import type { SqlQueryRequest, SqlQueryResponse } from '@recordbase/contracts/sql';
 import { MessageTooLarge, type PrismaClient, sendCancelRequest } from '@recordbase/db';
 import type { Principal } from '@recordbase/server-kit/auth';
-import { AppError, badRequest, clip } from '@recordbase/server-kit/errors';
 import type pg from 'pg';
 import { findAccessibleDatabase } from '../access';
 import { type SqlConnections, SqlConnectionsBusy } from './connections';
@@ -104,9 +104,7 @@ async function runAdmitted(
     connection = await context.connections.acquire(credentials);
   } catch (error) {
     if (error instanceof SqlConnectionsBusy) {
-      throw new AppError('SERVICE_UNAVAILABLE', 'Every connection for SQL queries is in use; retry shortly', {
-        'Retry-After': '1',
-      });
+      throw busy('Every connection for SQL queries is in use; retry shortly', 1);
     }
     throw error;
   }
@@ -214,11 +212,12 @@ interface PostgresError {
  */
 const BUSY_STATES = new Set(['53300', '57P01', '57P02', '57P03', '40001', '40P01']);
 
-/** PostgreSQL's refusal of a query, worded for its author: 400, with its message and position. */
+/** PostgreSQL's refusal of a query, worded for its author: invalid, with its message and position. */
 function queryError(error: unknown): Error {
-  if (error instanceof CopyRefused) return badRequest(error.message);
+  if (error instanceof CopyRefused) return invalid(null, error.message);
   if (error instanceof MessageTooLarge) {
-    return badRequest(
+    return invalid(
+      null,
       error.kind === 'a row'
         ? `A row of the result is ${megabytes(error.bytes)}, more than the whole result may be (SQL_MAX_RESULT_BYTES); select fewer or shorter values`
         : `The query failed with ${error.kind} of ${megabytes(error.bytes)}, too long to be read (it quotes a value that large); the query was stopped`,
@@ -230,9 +229,7 @@ function queryError(error: unknown): Error {
   }
   const code = pgError.code;
   if (code.startsWith('08') || BUSY_STATES.has(code)) {
-    return new AppError('SERVICE_UNAVAILABLE', 'The database cannot run SQL queries now; retry shortly', {
-      'Retry-After': '1',
-    });
+    return busy('The database cannot run SQL queries now; retry shortly', 1);
   }
   const where = typeof pgError.position === 'string' ? `, at character ${pgError.position}` : '';
   const hint = typeof pgError.hint === 'string' ? ` Hint: ${clip(pgError.hint, MAX_MESSAGE_CHARS)}` : '';
@@ -240,5 +237,5 @@ function queryError(error: unknown): Error {
     code === QUERY_CANCELED
       ? 'The query ran past its time limit and was stopped'
       : `The query failed: ${clip(String(pgError.message), MAX_MESSAGE_CHARS)}`;
-  return badRequest(`${message} (SQLSTATE ${code}${where}).${hint}`);
+  return invalid(null, `${message} (SQLSTATE ${code}${where}).${hint}`);
 }
