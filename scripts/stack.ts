@@ -4,7 +4,7 @@
 // started again with a growing delay (@recordbase/launcher/supervise): it takes no other down.
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { newSecretKey, randomBase62 } from '@recordbase/db';
+import { randomBase62 } from '@recordbase/db';
 import { describeMigration, migrate } from '@recordbase/db/migrate';
 import {
   freePort,
@@ -14,6 +14,7 @@ import {
   stopAll,
 } from '@recordbase/launcher';
 import { findNginx, launchGateway, type RunningGateway } from '@recordbase/launcher/gateway';
+import { stackEnv, stackSecrets } from '@recordbase/launcher/stack';
 import { type Supervised, supervise } from '@recordbase/launcher/supervise';
 import { checkPostgres, checkRedis } from '@recordbase/server-kit/dependencies';
 import { commonEnvSchema, parseEnv, portSchema } from '@recordbase/server-kit/env';
@@ -77,22 +78,28 @@ async function main() {
   await checkRedis(env.REDIS_URL);
   console.log(`[recordbase] ${describeMigration(env.DATABASE_URL, await migrate(env.DATABASE_URL))}`);
   const { key, announce } = rootApiKey(env.ROOT_API_KEY);
-  // Encrypts webhook signing secrets at rest.
-  const secretKey = keptSecret(env.WEBHOOK_SECRET_KEY, dataFile('webhook-secret-key'), newSecretKey);
-  // Signs the short-lived file links records-api hands out and upload-service honours.
-  const fileTokenSecret = keptSecret(env.FILE_TOKEN_SECRET, dataFile('file-token-secret'), () =>
-    randomBase62(48),
+  // Made as every stack's are, but kept: a restart must read the webhook secrets and honour the
+  // file links that the last run encrypted and signed.
+  const fresh = stackSecrets();
+  const secretKey = keptSecret(
+    env.WEBHOOK_SECRET_KEY,
+    dataFile('webhook-secret-key'),
+    () => fresh.WEBHOOK_SECRET_KEY,
+  );
+  const fileTokenSecret = keptSecret(
+    env.FILE_TOKEN_SECRET,
+    dataFile('file-token-secret'),
+    () => fresh.FILE_TOKEN_SECRET,
   );
 
-  const serviceEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: env.DATABASE_URL,
-    REDIS_URL: env.REDIS_URL,
-    ROOT_API_KEY: key,
-    WEBHOOK_SECRET_KEY: secretKey,
-    FILE_TOKEN_SECRET: fileTokenSecret,
-    STORAGE_DIR: resolve(root, env.STORAGE_DIR),
-  };
+  const serviceEnv = stackEnv({
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    secrets: { ROOT_API_KEY: key, WEBHOOK_SECRET_KEY: secretKey, FILE_TOKEN_SECRET: fileTokenSecret },
+    storageDir: resolve(root, env.STORAGE_DIR),
+    // An operator's stack: where it listens, what it logs and where webhooks may go are theirs.
+    throwaway: false,
+  });
   let stopping = false;
   const services: Supervised<RunningService | RunningGateway>[] = [];
   const stopServices = (code: number) => {

@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { newSecretKey } from '@recordbase/db';
 import { TEST_ADMIN_URL } from '@recordbase/db/testing';
 import { freePort, REPO_ROOT } from '@recordbase/launcher';
+import { stackEnv } from '@recordbase/launcher/stack';
 
 /**
  * What each image target runs, proved without a Docker engine: scripts/build-services.mjs (which
@@ -96,20 +96,16 @@ describe('the compiled services', () => {
   });
 
   it('every service starts from its directory with plain node and becomes ready', async () => {
-    const rootKey = `root_${randomBytes(24).toString('hex')}`;
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
-      NODE_ENV: 'production',
+    const env = stackEnv({
+      databaseUrl,
+      storageDir: join(out, 'files'),
+      // Nothing of this process's environment: an image has only what it sets.
+      inherit: { PATH: process.env.PATH },
+      throwaway: false,
       // What the images set.
-      HOST: '0.0.0.0',
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-      ROOT_API_KEY: rootKey,
-      WEBHOOK_SECRET_KEY: newSecretKey(),
-      FILE_TOKEN_SECRET: randomBytes(32).toString('base64url'),
-      STORAGE_DIR: join(out, 'files'),
-      LOG_LEVEL: 'warn',
-    };
+      env: { NODE_ENV: 'production', HOST: '0.0.0.0', LOG_LEVEL: 'warn' },
+    });
+    const rootKey = env.ROOT_API_KEY;
     const ports: Record<string, number> = {};
     const logs: Record<string, string> = {};
     for (const service of SERVICES) {

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { newSecretKey } from '@recordbase/db';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
 import { freePort, REPO_ROOT, spawnWithOutput, stopChild } from '@recordbase/launcher';
+import { stackEnv } from '@recordbase/launcher/stack';
 
 /** `npm start` as a user runs it (scripts/stack.ts), on free ports and a database of its own. */
 export interface NpmStart {
@@ -28,7 +28,6 @@ export interface NpmStart {
 export async function startNpmStart(env: NodeJS.ProcessEnv = {}): Promise<NpmStart> {
   const database: TestDatabase = await createTestDatabase();
   const dataDir = join(REPO_ROOT, '.data', 'e2e', `npm-start-${randomBytes(6).toString('hex')}`);
-  const rootKey = `root_${randomBytes(24).toString('hex')}`;
   const ports = {
     RECORDS_API_PORT: await freePort(),
     UPLOAD_SERVICE_PORT: await freePort(),
@@ -36,22 +35,24 @@ export async function startNpmStart(env: NodeJS.ProcessEnv = {}): Promise<NpmSta
     IMPORT_WORKER_PORT: await freePort(),
     GATEWAY_PORT: await freePort(),
   };
-  const started = spawnWithOutput(
-    process.execPath,
-    ['--import', 'tsx', join(REPO_ROOT, 'scripts', 'stack.ts')],
-    {
-      ...process.env,
+  const stackVars = stackEnv({
+    databaseUrl: database.url,
+    storageDir: join(dataDir, 'files'),
+    queuePrefix: `e2e-${randomBytes(6).toString('hex')}`,
+    // As a user runs it: what a throwaway stack sets is left to npm start.
+    throwaway: false,
+    env: {
       ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])),
-      DATABASE_URL: database.url,
-      ROOT_API_KEY: rootKey,
-      WEBHOOK_SECRET_KEY: newSecretKey(),
-      FILE_TOKEN_SECRET: randomBytes(32).toString('base64url'),
       DATA_DIR: dataDir,
-      STORAGE_DIR: join(dataDir, 'files'),
-      QUEUE_PREFIX: `e2e-${randomBytes(6).toString('hex')}`,
       LOG_LEVEL: 'warn',
       ...env,
     },
+  });
+  const rootKey = stackVars.ROOT_API_KEY;
+  const started = spawnWithOutput(
+    process.execPath,
+    ['--import', 'tsx', join(REPO_ROOT, 'scripts', 'stack.ts')],
+    stackVars,
     'pipe',
   );
   const until = async <T>(

@@ -5,10 +5,11 @@ import { createInterface } from 'node:readline';
 
 /**
  * The one way the services are started, for `npm start` (scripts/stack.ts), the e2e tests
- * (e2e/test/stack.ts) and the benchmarks (bench/webhooks/services.ts): `node --import tsx
- * <entry>` from the repository root with the given environment and PORT, ready once
- * `GET /readyz` answers 200. What each caller adds (its environment, flags, log prefixes,
- * counters) stays with the caller. The nginx gateway in front of them is ./gateway.
+ * (e2e/test/stack.ts), the client's tests and the benchmarks: `node --import tsx <entry>` from
+ * the repository root with the given environment and PORT, ready once `GET /readyz` answers 200.
+ * The environment a stack of them shares, its secrets made once, and the start of all of them
+ * with it are ./stack (stackEnv, startStack). What each caller adds (its database, flags, log
+ * prefixes, counters) stays with the caller. The nginx gateway in front of them is ./gateway.
  */
 
 export const REPO_ROOT = join(__dirname, '..', '..', '..');
