@@ -1,5 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { machineTicks, TICKS_PER_SECOND } from '../uploads/cpu';
+import { commandLine, machineTicks, processIds, processTicks, TICKS_PER_SECOND } from '../lib/proc';
 
 /**
  * Where the CPU went over a window (Linux /proc): the import worker, the PostgreSQL backends of the
@@ -25,16 +24,6 @@ export interface CpuFigures {
 const SHARED_POSTGRES =
   /checkpointer|background writer|walwriter|autovacuum|logical replication|stats|archiver/;
 
-function ticksOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return undefined; // ended
-  }
-}
-
 export function watchCpu(
   roles: { worker?: number; ours: readonly number[] },
   databaseName: string,
@@ -46,7 +35,7 @@ export function watchCpu(
     if (pid === process.pid || roles.ours.includes(pid)) return 'ours';
     let cmdline = '';
     try {
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      cmdline = commandLine(pid);
     } catch {
       return 'other';
     }
@@ -58,16 +47,8 @@ export function watchCpu(
   };
   let firstScan = true;
   const scan = () => {
-    let entries: string[];
-    try {
-      entries = readdirSync('/proc');
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const pid = Number(entry);
-      if (!Number.isInteger(pid)) continue;
-      const ticks = ticksOf(pid);
+    for (const pid of processIds()) {
+      const ticks = processTicks(pid);
       if (ticks === undefined) continue;
       const known = seen.get(pid);
       if (known) known.last = ticks;

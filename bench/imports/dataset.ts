@@ -11,7 +11,7 @@ import {
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 // mulberry32, seeded: the same settings give the same bytes.
-import { random } from '../records/queries';
+import { random } from '../lib/random';
 
 /**
  * The files imported: rows of mixed types generated from a seed (the same seed and count give the

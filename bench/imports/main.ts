@@ -1,9 +1,9 @@
 // First: makes sure the Prisma client exists before anything loads @recordbase/db.
-import '../uploads/prisma-client';
+import '../lib/prisma-client';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MAX_IMPORT_FILE_BYTES } from '@recordbase/contracts/uploads';
-import { deleteQueueKeys, dropDatabase } from '../webhooks/database';
+import { deleteQueueKeys, dropDatabase } from '../lib/database';
 import { type Format, loadConfig } from './config';
 import { DATA_DIR, type DataFile, dataFile } from './dataset';
 import {
@@ -79,7 +79,7 @@ async function main(): Promise<void> {
     cleaning ??= (async () => {
       if (stack) {
         await stopStack(stack).catch((error: unknown) => console.error('stop services:', error));
-        await deleteQueueKeys(config.redisUrl, stack.settings.queuePrefix).catch(() => 0);
+        await deleteQueueKeys(config.redisUrl, stack.queuePrefix).catch(() => 0);
       }
       await dropDatabase(config.databaseUrl).catch((error: unknown) =>
         console.error('drop database:', error),

@@ -1,9 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { median } from '../records/measure';
-import { replaceReadmeSection, sourceFingerprint } from '../webhooks/report';
+import { filesystemOf, gitSha, host, loadAverage, sourceFingerprint } from '../lib/machine';
+import { writeSuiteSection } from '../lib/readme';
+import { median } from '../lib/stats';
 import { connect } from './baseline';
 import type { Format, ImportsBenchConfig } from './config';
 import type { DataFile } from './dataset';
@@ -43,16 +42,7 @@ const SOURCE_DIRS = [
   'packages/db/src/field-types',
   'packages/db/src/physical',
 ];
-const ROOT = join(__dirname, '..', '..');
 const MiB = 1024 * 1024;
-
-function quiet(command: string, args: string[]): string {
-  try {
-    return execFileSync(command, args, { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
 
 const POSTGRES_SETTINGS = [
   'shared_buffers',
@@ -65,8 +55,6 @@ const POSTGRES_SETTINGS = [
 ];
 
 export async function machineInfo(databaseUrl: string, dir: string): Promise<Machine> {
-  const dirty = quiet('git', ['status', '--porcelain', '--', ...SOURCE_DIRS]);
-  const fs = quiet('findmnt', ['-n', '-o', 'SOURCE,FSTYPE', '-T', dir]).split(/\s+/);
   const admin = new URL(databaseUrl);
   admin.pathname = '/postgres';
   const client = await connect(admin.toString(), 'bench-imports-admin');
@@ -83,19 +71,12 @@ export async function machineInfo(databaseUrl: string, dir: string): Promise<Mac
     await client.end();
   }
   return {
-    cpus: os.availableParallelism(),
-    cpuModel: os.cpus()[0]?.model ?? 'unknown',
-    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
-    os: `${os.type()} ${os.release()}`,
-    node: process.version,
+    ...host(),
     postgres: postgres.split(' on ')[0] ?? postgres,
     postgresSettings,
-    loadAverage: os
-      .loadavg()
-      .map((value) => value.toFixed(2))
-      .join(', '),
-    filesystem: `${dir} on ${fs[0] ?? '?'} (${fs[1] ?? '?'})`,
-    gitSha: `${quiet('git', ['rev-parse', '--short=12', 'HEAD'])}${dirty ? ' with uncommitted changes in the measured sources' : ''}`,
+    loadAverage: loadAverage(),
+    filesystem: filesystemOf(dir),
+    gitSha: gitSha(SOURCE_DIRS),
     source: sourceFingerprint(SOURCE_DIRS),
   };
 }
@@ -321,8 +302,5 @@ export function loadResults(): ImportsResults {
 
 /** Replaces (or appends) the "## imports" section of bench/README.md; the rest stays as it is. */
 export function writeReadmeSection(results: ImportsResults): string {
-  const intro = readFileSync(join(__dirname, 'intro.md'), 'utf8').trim();
-  const findingsPath = join(__dirname, 'findings.md');
-  const findings = existsSync(findingsPath) ? `\n${readFileSync(findingsPath, 'utf8').trim()}\n` : '';
-  return replaceReadmeSection('imports', `${intro}\n\n### Results\n\n${renderReport(results)}\n${findings}`);
+  return writeSuiteSection('imports', __dirname, renderReport(results));
 }

@@ -3,15 +3,14 @@ import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { quoteIdent } from '@recordbase/db/physical';
 import { request } from 'undici';
-import { ApiClient } from '../records/api';
-import { waitForQuiet } from '../uploads/cpu';
-import { waitForOtherBenchmark } from '../webhooks/case';
-import type { Service } from '../webhooks/services';
+import { ApiClient } from '../lib/api';
+import { rssBytes, waitForOtherBenchmark, waitForQuiet } from '../lib/proc';
+import type { Service } from '../lib/stack';
 import { aggregates, BASELINE_COLUMNS, connect, copyCsv, createBaselineTable } from './baseline';
 import type { Format, ImportsBenchConfig } from './config';
 import { type CpuClass, type CpuFigures, watchCpu } from './cpu';
 import { COLUMNS, type DataFile } from './dataset';
-import { rssBytes, watchRss } from './rss';
+import { watchRss } from './rss';
 import { type Stack, startWorker } from './stack';
 
 /**
@@ -129,7 +128,7 @@ async function upload(stack: Stack, file: DataFile, fileName: string) {
   const response = await request(`http://127.0.0.1:${stack.uploads.port}/${file.kind}upload`, {
     method: 'POST',
     headers: {
-      authorization: `Bearer ${stack.settings.rootApiKey}`,
+      authorization: `Bearer ${stack.rootKey}`,
       'content-type': `multipart/form-data; boundary=${boundary}`,
       'content-length': String(head.length + file.bytes + tail.length),
     },
@@ -213,7 +212,7 @@ function phasesOf(changes: StatusChange[], endMs: number, rss: { ms: number; mib
 export async function runRound(settings: RoundSettings): Promise<RoundResult> {
   const { format, repeat, file, csv, config, stack } = settings;
   if (config.waitForOtherBench) await waitForOtherBenchmark();
-  const api = new ApiClient(`http://127.0.0.1:${stack.api.port}`, stack.settings.rootApiKey);
+  const api = new ApiClient(`http://127.0.0.1:${stack.api.port}`, stack.rootKey);
   const base = await api.expect<{ id: string }>(201, 'POST', '/bases', {
     name: `imports bench ${format} ${repeat}`,
   });

@@ -1,28 +1,17 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import { rssBytes } from '../uploads/rss';
+import { RSS_SAMPLER_SOURCE, rssBytes } from '../lib/proc';
 
 /**
- * VmRSS of one process sampled every `intervalMs` from a worker thread (as ../uploads/rss.ts does,
+ * VmRSS of one process sampled every `intervalMs` from a worker thread (as the uploads suite does,
  * so that the benchmark's own event loop cannot stretch the interval), keeping every sample with
  * its time, so that the peak can be placed in the import's phases.
  */
 
-export { rssBytes };
-
 const MiB = 1024 * 1024;
 
 const SAMPLER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { readFileSync } = require('node:fs');
-const rss = (pid) => {
-  try {
-    const kib = /^VmRSS:\\s+(\\d+) kB$/m.exec(readFileSync('/proc/' + pid + '/status', 'utf8'));
-    return kib ? Number(kib[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-};
+const { parentPort, workerData } = require('node:worker_threads');${RSS_SAMPLER_SOURCE}
 const times = [];
 const values = [];
 let maxGapMs = 0;

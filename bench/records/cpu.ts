@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { commandLine, processIds, processTicks, TICKS_PER_SECOND } from '../lib/proc';
 
 /**
  * CPU used by processes that are not part of the benchmark while a case runs (Linux /proc only),
@@ -8,29 +8,18 @@ import { readdirSync, readFileSync } from 'node:fs';
  * a lower bound.
  */
 
-const TICKS_PER_SECOND = 100;
-
 function ticksByProcess(ourPids: ReadonlySet<number>, databaseName: string): Map<number, number> {
   const ticks = new Map<number, number>();
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return ticks;
-  }
-  for (const entry of entries) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid) || ourPids.has(pid)) continue;
+  for (const pid of processIds()) {
+    if (ourPids.has(pid)) continue;
     try {
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      const cmdline = commandLine(pid);
       if (cmdline.includes(databaseName) || cmdline.includes('parallel worker')) continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // Fields after the command name, which is in parentheses and may contain spaces.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks.set(pid, Number(fields[11]) + Number(fields[12]));
     } catch {
-      // The process ended while we looked.
+      continue; // The process ended while we looked.
     }
+    const used = processTicks(pid);
+    if (used !== undefined) ticks.set(pid, used);
   }
   return ticks;
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { matchIndexPrefix } from '@recordbase/db/physical';
 import type pg from 'pg';
-import type { ApiClient } from './api';
+import type { ApiClient } from '../lib/api';
+import { random } from '../lib/random';
 import { type BenchConfig, selected } from './config';
 import { STATUS_OPTIONS, TAG_OPTIONS } from './dataset';
 import type { HttpRunner } from './http-runner';
@@ -25,7 +26,6 @@ import {
   type RawWrite,
   RECORDS_PER_REQUEST,
   type ReadCase,
-  random,
   rawList,
   type WriteCase,
 } from './queries';

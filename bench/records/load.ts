@@ -1,6 +1,6 @@
 import { linkTableName, qualifiedTable, quoteIdent } from '@recordbase/db/physical';
 import type pg from 'pg';
-import type { ApiClient } from './api';
+import type { ApiClient } from '../lib/api';
 import {
   COMPANIES_FIELDS,
   type CompaniesFieldName,

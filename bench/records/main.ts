@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { migrate } from '@recordbase/db/migrate';
 import { qualifiedTable } from '@recordbase/db/physical';
 import pg from 'pg';
-import { ApiClient } from './api';
+import { ApiClient } from '../lib/api';
 import { type BenchConfig, loadBenchConfig, selected } from './config';
 import type { Dataset } from './dataset';
 import { HttpRunner } from './http-runner';

@@ -1,3 +1,5 @@
+import { median, percentile } from '../lib/stats';
+
 /**
  * The closed-loop load generator shared by the HTTP and raw SQL runners: `concurrency` workers
  * each run the operation back to back until the duration is over (requests in flight at the end
@@ -37,20 +39,6 @@ export interface MeasureOptions {
   warmupMs: number;
   /** Starts a probe of other processes' CPU; its reading is taken when the measurement ends. */
   probe?: () => { stop(): number };
-}
-
-/** Nearest-rank percentile of sorted values. */
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[Math.min(rank, sorted.length) - 1]!;
-}
-
-export function median(values: readonly number[]): number {
-  const sorted = [...values].filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 interface Run {

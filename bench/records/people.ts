@@ -1,6 +1,6 @@
 import { qualifiedTable, quoteIdent, schemaNameForDatabase } from '@recordbase/db/physical';
 import type pg from 'pg';
-import type { ApiClient } from './api';
+import type { ApiClient } from '../lib/api';
 import { STATUS_OPTIONS, select, TAG_OPTIONS } from './dataset';
 import {
   type DatabaseDto,

@@ -1,4 +1,5 @@
 import { linkTableName, qualifiedTable, quoteIdent } from '@recordbase/db/physical';
+import { random } from '../lib/random';
 import {
   type Dataset,
   DEALS_FIELDS,
@@ -373,18 +374,6 @@ function aggregateCases(dataset: Dataset): ReadCase[] {
 // ---------------------------------------------------------------------------------------------
 // Writes
 // ---------------------------------------------------------------------------------------------
-
-/** mulberry32: small, seeded, good enough to vary values. */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The same write as raw SQL: one statement per request, on a table of the raw baseline. */
 export interface RawWrite {

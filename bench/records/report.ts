@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
+import { sourceFingerprint as fingerprint, host, loadAverage } from '../lib/machine';
 import type { BenchConfig } from './config';
 import type { Dataset } from './dataset';
 import type { Issue11Results } from './issue11';
@@ -69,26 +68,8 @@ const SOURCE_DIRS = [
   'packages/server-kit/src',
 ];
 
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && !entry.parentPath.includes('generated'))
-    .map((entry) => join(entry.parentPath, entry.name))
-    .sort();
-}
-
 /** sha256 over the server-side sources, and the time the newest of them changed. */
-export function sourceFingerprint(): string {
-  const root = join(__dirname, '..', '..');
-  const hash = createHash('sha256');
-  let newest = 0;
-  for (const dir of SOURCE_DIRS) {
-    for (const file of filesUnder(join(root, dir))) {
-      hash.update(file.slice(root.length)).update(readFileSync(file));
-      newest = Math.max(newest, statSync(file).mtimeMs);
-    }
-  }
-  return `sha256 ${hash.digest('hex').slice(0, 12)} of ${SOURCE_DIRS.join(', ')} (newest file changed ${new Date(newest).toISOString()})`;
-}
+export const sourceFingerprint = () => fingerprint(SOURCE_DIRS);
 
 export async function machineInfo(pool: pg.Pool, source: string): Promise<Machine> {
   const version = await pool.query<{ version: string }>('SELECT version()');
@@ -97,17 +78,10 @@ export async function machineInfo(pool: pg.Pool, source: string): Promise<Machin
       WHERE name IN ('shared_buffers', 'work_mem', 'max_parallel_workers_per_gather', 'jit') ORDER BY name`,
   );
   return {
-    cpus: os.availableParallelism(),
-    cpuModel: os.cpus()[0]?.model ?? 'unknown',
-    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
-    os: `${os.type()} ${os.release()}`,
-    node: process.version,
+    ...host(),
     postgres: version.rows[0]?.version ?? 'unknown',
     postgresSettings: settings.rows.map((s) => `${s.name}=${s.setting}`).join(', '),
-    loadAverage: os
-      .loadavg()
-      .map((value) => value.toFixed(2))
-      .join(', '),
+    loadAverage: loadAverage(),
     source,
   };
 }

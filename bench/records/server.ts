@@ -3,12 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { createDb } from '@recordbase/db';
+import { stackSecrets } from '@recordbase/launcher/stack';
 import { createEventPublisher, createImportQueue } from '@recordbase/queues';
 import { createApp } from '@recordbase/records-api/app';
 import { closeServer, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { Redis } from 'ioredis';
-import { deleteQueueKeys } from '../webhooks/database';
+import { deleteQueueKeys } from '../lib/database';
 
 /**
  * The records-api as the benchmark runs it: the real createApp with a real PostgreSQL pool and a
@@ -50,6 +51,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const queuePrefix = `bench-records-${randomBytes(6).toString('hex')}`;
   const events = createEventPublisher({ redisUrl: options.redisUrl, prefix: queuePrefix, logger });
   const imports = createImportQueue({ redisUrl: options.redisUrl, prefix: queuePrefix, logger });
+  // A stack's secrets, as the launcher makes them; the root key is the benchmark's own.
+  const secrets = stackSecrets();
   const app = createApp({
     db,
     redis,
@@ -66,11 +69,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       DB_SECONDS_PER_MINUTE_PER_KEY: 1_000_000,
       SQL_IN_FLIGHT_PER_BASE: 1000,
       JSON_BODY_LIMIT: '10mb',
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+      WEBHOOK_SECRET_KEY: secrets.WEBHOOK_SECRET_KEY,
       TRUST_PROXY: 'loopback',
       AUTH_FAILURE_BURST: 20,
       AUTH_FAILURES_PER_MINUTE: 60,
-      FILE_TOKEN_SECRET: randomBytes(32).toString('base64url'),
+      FILE_TOKEN_SECRET: secrets.FILE_TOKEN_SECRET,
       FILE_LINK_TTL_SECONDS: 3600,
       ...(options.sqlMaxConnections ? { SQL_MAX_CONNECTIONS: options.sqlMaxConnections } : {}),
     },

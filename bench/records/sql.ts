@@ -1,13 +1,13 @@
 import { MAX_LIST_LIMIT } from '@recordbase/contracts/records';
 import { quoteIdent } from '@recordbase/db/physical';
 import type pg from 'pg';
-import { ApiClient } from './api';
+import { ApiClient } from '../lib/api';
+import { random } from '../lib/random';
 import { type BenchConfig, selected } from './config';
 import { HttpRunner } from './http-runner';
 import type { SuiteContext } from './issue11';
 import { type Measurement, measure, medianOf, type Op } from './measure';
 import { dropPeople, indexesOf, loadedEmail, loadPeople, PEOPLE_COLUMNS, type People } from './people';
-import { random } from './queries';
 import type { Machine } from './report';
 import { fmt, indexBuildsSettled, probeFor } from './run';
 import { type SqlQuery, SqlRunner } from './sql-runner';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { RecordbaseApiError, RecordbaseClient } from '@recordbase/client';
 import { serviceNames } from '@recordbase/launcher';
 import pg from 'pg';
-import { startReceiver } from '../webhooks/receiver';
+import { startReceiver } from '../lib/receiver';
 import { isFullRun, loadConfig } from './config';
 import { type HeapFigures, heapOfAll } from './heap';
 import {

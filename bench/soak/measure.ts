@@ -1,4 +1,4 @@
-import { rssBytes } from '../uploads/rss';
+import { rssBytes } from '../lib/proc';
 import { trace } from './trace';
 
 /**

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { replaceReadmeSection } from '../webhooks/report';
+import { replaceReadmeSection } from '../lib/readme';
 import type { HeapFigures } from './heap';
 import type { AnswerFigures, ErrorSample, MinuteFigures } from './measure';
 import type { PostgresFigures, QueryRoleBackends } from './postgres';

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { newSecretKey } from '@recordbase/db';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
 import {
   freePort,
@@ -13,6 +12,7 @@ import {
   stopAll,
 } from '@recordbase/launcher';
 import { findNginx, launchGateway, type RunningGateway } from '@recordbase/launcher/gateway';
+import { stackEnv } from '@recordbase/launcher/stack';
 import { type Supervised, supervise } from '@recordbase/launcher/supervise';
 
 /**
@@ -68,25 +68,18 @@ export async function startSoakStack(options: SoakStackOptions): Promise<SoakSta
     throw new Error('the soak runs through the gateway: install nginx (Debian: apt-get install nginx-light)');
   }
   const database = await createTestDatabase();
-  const rootKey = `root_${randomBytes(24).toString('hex')}`;
   const dataDir = join(REPO_ROOT, '.data', 'soak', randomBytes(6).toString('hex'));
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: database.url,
-    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    ROOT_API_KEY: rootKey,
-    WEBHOOK_SECRET_KEY: newSecretKey(),
-    FILE_TOKEN_SECRET: randomBytes(32).toString('base64url'),
-    STORAGE_DIR: join(dataDir, 'files'),
-    QUEUE_PREFIX: `soak-${randomBytes(6).toString('hex')}`,
+  const env = stackEnv({
+    databaseUrl: database.url,
+    storageDir: join(dataDir, 'files'),
+    queuePrefix: `soak-${randomBytes(6).toString('hex')}`,
     // Every per-key bound (rate, requests in flight, SQL queries in flight) is the services'
     // default: the normal load is dealt among several keys, each well within them, and the
     // hostile tenant must meet them as it would in production.
-    STORAGE_QUOTA_BYTES_PER_DATABASE: String(options.storageQuotaBytes),
-    WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
-    LOG_LEVEL: 'warn',
-    HOST: '127.0.0.1',
-  };
+    unbounded: false,
+    env: { STORAGE_QUOTA_BYTES_PER_DATABASE: String(options.storageQuotaBytes) },
+  });
+  const rootKey = env.ROOT_API_KEY;
   // Each exit and return is printed as it happens: a service dying under the load is a finding.
   const report = (line: string) => console.error(`soak: ${line}`);
   const services: Supervised<RunningService>[] = [];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RecordbaseClient } from '@recordbase/client';
-import { random } from '../records/queries';
+import { random } from '../lib/random';
 
 /**
  * The mixed workload: each operation a user of the API does, with its share of the requests.

@@ -1,8 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { waitForOtherBenchmark } from '../webhooks/case';
+import { waitForOtherBenchmark, waitForQuiet } from '../lib/proc';
 import type { Target } from './config';
-import { waitForQuiet } from './cpu';
 import { closedLoop, type LoadRun } from './load';
 import type { Payload } from './payload';
 import { type WindowFigures, watchProcesses } from './rss';

@@ -1,4 +1,4 @@
-import { percentile } from '../records/measure';
+import { percentile } from '../lib/stats';
 
 /**
  * Closed loop over a fixed number of operations: `concurrency` workers take the next operation

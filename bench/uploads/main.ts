@@ -1,9 +1,9 @@
 // First: makes sure the Prisma client exists before anything loads @recordbase/db.
-import './prisma-client';
+import '../lib/prisma-client';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MAX_ATTACHMENT_BYTES } from '@recordbase/contracts/uploads';
-import { dropDatabase } from '../webhooks/database';
+import { dropDatabase } from '../lib/database';
 import { abortCase, type CaseRun, runCase } from './case';
 import { loadConfig } from './config';
 import { makePayload } from './payload';

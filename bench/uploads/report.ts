@@ -1,9 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { median } from '../records/measure';
-import { replaceReadmeSection, sourceFingerprint } from '../webhooks/report';
+import { filesystemOf, gitSha, host, loadAverage, sourceFingerprint } from '../lib/machine';
+import { writeSuiteSection } from '../lib/readme';
+import { median } from '../lib/stats';
 import type { CaseRun } from './case';
 import type { Target, UploadsBenchConfig } from './config';
 
@@ -38,31 +37,12 @@ const SOURCE_DIRS = [
   'packages/server-kit/src',
   'packages/storage/src',
 ];
-const ROOT = join(__dirname, '..', '..');
-
-function quiet(command: string, args: string[]): string {
-  try {
-    return execFileSync(command, args, { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
-
 export function machineInfo(tmpRoot: string): Machine {
-  const dirty = quiet('git', ['status', '--porcelain', '--', ...SOURCE_DIRS]);
-  const fs = quiet('findmnt', ['-n', '-o', 'SOURCE,FSTYPE', '-T', tmpRoot]).split(/\s+/);
   return {
-    cpus: os.availableParallelism(),
-    cpuModel: os.cpus()[0]?.model ?? 'unknown',
-    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
-    os: `${os.type()} ${os.release()}`,
-    node: process.version,
-    loadAverage: os
-      .loadavg()
-      .map((value) => value.toFixed(2))
-      .join(', '),
-    filesystem: `${tmpRoot} on ${fs[0] ?? '?'} (${fs[1] ?? '?'})`,
-    gitSha: `${quiet('git', ['rev-parse', '--short=12', 'HEAD'])}${dirty ? ' with uncommitted changes in the measured sources' : ''}`,
+    ...host(),
+    loadAverage: loadAverage(),
+    filesystem: filesystemOf(tmpRoot),
+    gitSha: gitSha(SOURCE_DIRS),
     source: sourceFingerprint(SOURCE_DIRS),
   };
 }
@@ -229,8 +209,5 @@ export function loadResults(): UploadsResults {
 
 /** Replaces (or appends) the "## uploads" section of bench/README.md; the rest stays as it is. */
 export function writeReadmeSection(results: UploadsResults): string {
-  const intro = readFileSync(join(__dirname, 'intro.md'), 'utf8').trim();
-  const findingsPath = join(__dirname, 'findings.md');
-  const findings = existsSync(findingsPath) ? `\n${readFileSync(findingsPath, 'utf8').trim()}\n` : '';
-  return replaceReadmeSection('uploads', `${intro}\n\n### Results\n\n${renderReport(results)}\n${findings}`);
+  return writeSuiteSection('uploads', __dirname, renderReport(results));
 }

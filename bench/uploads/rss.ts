@@ -1,26 +1,21 @@
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { cpuSeconds, machineTicks, ourCpuSeconds, TICKS_PER_SECOND } from './cpu';
+import {
+  cpuSeconds,
+  machineTicks,
+  ourCpuSeconds,
+  RSS_SAMPLER_SOURCE,
+  rssBytes,
+  TICKS_PER_SECOND,
+} from '../lib/proc';
 
 /**
  * Memory and CPU of the processes under test over a case's window, from Linux /proc: VmRSS sampled
  * every ~20 ms (the peak is what the issue's target is about), CPU time read at the window's two
- * ends (./cpu.ts), and what the rest of the machine kept busy meanwhile.
+ * ends (../lib/proc.ts), and what the rest of the machine kept busy meanwhile.
  */
 
 const MiB = 1024 * 1024;
-
-/** Resident set size of `pid` in bytes (VmRSS), or NaN once it has ended. */
-export function rssBytes(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
-    return kib === undefined ? Number.NaN : Number(kib) * 1024;
-  } catch {
-    return Number.NaN;
-  }
-}
 
 export interface ProcessFigures {
   /** RSS just before the measured uploads (after the warm-up), MiB. */
@@ -53,16 +48,7 @@ export interface WindowFigures {
  * the sampling interval. Plain JavaScript, so that the worker needs no loader.
  */
 const SAMPLER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { readFileSync } = require('node:fs');
-const rss = (pid) => {
-  try {
-    const kib = /^VmRSS:\\s+(\\d+) kB$/m.exec(readFileSync('/proc/' + pid + '/status', 'utf8'));
-    return kib ? Number(kib[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-};
+const { parentPort, workerData } = require('node:worker_threads');${RSS_SAMPLER_SOURCE}
 const peaks = workerData.pids.map(rss);
 let samples = 0;
 let last = performance.now();

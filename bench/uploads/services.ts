@@ -1,18 +1,11 @@
-import { ApiClient } from '../records/api';
-import { recreateDatabase } from '../webhooks/database';
-import {
-  newQueuePrefix,
-  newRootKey,
-  type Service,
-  type ServiceSettings,
-  serviceEnv,
-  startService,
-} from '../webhooks/services';
+import { ApiClient } from '../lib/api';
+import { recreateDatabase } from '../lib/database';
+import { type BenchStack, newQueuePrefix, type Service, startBenchStack } from '../lib/stack';
 import type { UploadsBenchConfig } from './config';
 
 /**
- * The services of the run, started as `npm start` runs them (../webhooks/services.ts): records-api
- * once, to create the base the uploads are for, and the upload-service once per case, with the
+ * The services of the run, started as `npm start` runs them (../lib/stack.ts): records-api once,
+ * to create the base the uploads are for, and the upload-service once per case, with the
  * local-disk or the S3 driver.
  */
 
@@ -28,9 +21,9 @@ export interface AttachmentTarget {
 }
 
 export interface Stack {
-  settings: ServiceSettings;
-  /** The environment every service of the run shares (one ROOT_API_KEY, one FILE_TOKEN_SECRET). */
-  env: NodeJS.ProcessEnv;
+  /** The services of the run, which share one environment (one ROOT_API_KEY, one FILE_TOKEN_SECRET). */
+  services: BenchStack;
+  rootKey: string;
   target: AttachmentTarget;
   databaseSeconds: number;
 }
@@ -41,19 +34,18 @@ export interface Stack {
  */
 export async function prepareStack(config: UploadsBenchConfig): Promise<Stack> {
   const databaseSeconds = await recreateDatabase(config.databaseUrl);
-  const settings: ServiceSettings = {
+  const services = await startBenchStack({
     databaseUrl: config.databaseUrl,
     redisUrl: config.redisUrl,
-    rootApiKey: newRootKey(),
-    queuePrefix: newQueuePrefix(),
+    queuePrefix: newQueuePrefix('uploads'),
     logLevel: config.serviceLogLevel,
     tuning: {},
     execArgv: { 'upload-service': config.serviceExecArgv },
-  };
-  const env = serviceEnv(settings);
-  const api = await startService('records-api', settings, env);
+    services: ['records-api'],
+  });
+  const api = services.service('records-api');
   try {
-    const client = new ApiClient(`http://127.0.0.1:${api.port}`, settings.rootApiKey);
+    const client = new ApiClient(`http://127.0.0.1:${api.port}`, services.rootKey);
     const base = await client.expect<{ id: string; tables: { id: string; fields: { id: string }[] }[] }>(
       201,
       'POST',
@@ -73,8 +65,8 @@ export async function prepareStack(config: UploadsBenchConfig): Promise<Stack> {
     );
     const table = base.tables[0]!;
     return {
-      settings,
-      env,
+      services,
+      rootKey: services.rootKey,
       target: { baseId: base.id, tableId: table.id, fieldId: table.fields[1]!.id },
       databaseSeconds,
     };
@@ -101,5 +93,5 @@ export function startUploadService(stack: Stack, storage: StorageEnv): Promise<S
           S3_SECRET_KEY: S3_KEYS.secretKey,
           S3_REGION: 'us-east-1',
         };
-  return startService('upload-service', stack.settings, { ...stack.env, ...storageVars });
+  return stack.services.start('upload-service', storageVars);
 }

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { uploadRoutes } from '@recordbase/contracts/uploads';
 import { Client as MinioClient } from 'minio';
 import { Pool } from 'undici';
-import type { Service } from '../webhooks/services';
+import type { Service } from '../lib/stack';
 import { type Child, startChild } from './children';
 import type { Target } from './config';
 import { FILE_NAME, MIME_TYPE, type Payload } from './payload';
@@ -152,7 +152,7 @@ async function uploadServiceTarget(context: TargetContext): Promise<PreparedTarg
     throw error;
   }
   const pool = new Pool(`http://127.0.0.1:${service.port}`, { connections: concurrency });
-  const authorization = `Bearer ${stack.settings.rootApiKey}`;
+  const authorization = `Bearer ${stack.rootKey}`;
   let firstUrl: string | undefined;
   const running = service;
   return {
@@ -227,7 +227,7 @@ export async function probeStatus(stack: Stack, payload: Payload, dir: string): 
       path: uploadRoutes.attachment,
       method: 'POST',
       headers: {
-        authorization: `Bearer ${stack.settings.rootApiKey}`,
+        authorization: `Bearer ${stack.rootKey}`,
         'base-public-id': stack.target.baseId,
         'table-id': stack.target.tableId,
         'field-id': stack.target.fieldId,

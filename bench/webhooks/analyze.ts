@@ -1,5 +1,6 @@
+import type { Receipt } from '../lib/receiver';
+import { percentile } from '../lib/stats';
 import type { LoadResult } from './load';
-import type { Receipt } from './receiver';
 
 /**
  * Turns the writes and the verified receipts of one case into its figures. A delivery is one
@@ -49,13 +50,6 @@ export interface DeliveryFigures {
   latencyFromAnswer: Percentiles;
   /** Last receipt after the last request was sent, s. */
   tailSeconds: number;
-}
-
-/** Nearest-rank percentile of sorted values (Infinity for missing deliveries sorts last). */
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[Math.min(rank, sorted.length) - 1]!;
 }
 
 export function percentiles(values: number[]): Percentiles {

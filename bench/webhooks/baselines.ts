@@ -1,9 +1,9 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
+import { startReceiver } from '../lib/receiver';
 import { type Percentiles, percentiles } from './analyze';
 import type { CaseSpec, WebhooksBenchConfig } from './config';
 import { type CpuUsage, probeCpu } from './cpu';
-import { startReceiver } from './receiver';
 
 /**
  * The receiver's baseline: how many deliveries per second the receiver child takes when nothing

@@ -1,17 +1,18 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { ApiClient } from '../records/api';
+import { ApiClient } from '../lib/api';
+import { deleteQueueKeys, recreateDatabase } from '../lib/database';
+import { waitForOtherBenchmark } from '../lib/proc';
+import { type Receiver, type ReceiverStats, startReceiver } from '../lib/receiver';
+import { type BenchStack, newQueuePrefix, startBenchStack } from '../lib/stack';
 import { analyze, type DeliveryFigures, deliveryKey } from './analyze';
 import type { CaseSpec, WebhooksBenchConfig } from './config';
 import { type Counters, probeCounters } from './counters';
 import { type CpuUsage, probeCpu } from './cpu';
-import { deleteQueueKeys, recreateDatabase } from './database';
 import { burstLoad, closedLoad, type LoadResult, steadyLoad, WriteClient } from './load';
-import { type Receiver, type ReceiverStats, startReceiver } from './receiver';
-import { newQueuePrefix, newRootKey, type Service, serviceEnv, startService } from './services';
+import { counted, countedLaunch, type Service } from './services';
 import { type Backlog, backlog, type StageFigures, stageBreakdown } from './stages';
 
 /**
@@ -48,22 +49,6 @@ export interface CaseResult {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The records benchmark and this one must never measure at the same time. */
-export async function waitForOtherBenchmark(): Promise<void> {
-  for (let waited = 0; ; waited += 30) {
-    let running = '';
-    try {
-      running = execFileSync('pgrep', ['-f', 'records/main.ts'], { encoding: 'utf8' }).trim();
-    } catch {
-      return; // pgrep exits 1 when nothing matches
-    }
-    console.log(
-      `  the records benchmark is running (pid ${running.split('\n').join(', ')}); waiting (${waited} s)`,
-    );
-    await sleep(30_000);
-  }
-}
 
 function logSummary(services: Service[]): CaseResult['serviceLog'] {
   const summary: CaseResult['serviceLog'] = {};
@@ -119,17 +104,8 @@ export async function runCase(
     join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'bench-webhooks-counts-'),
   );
   const withoutDispatcher = config.withoutDispatcher || spec.kind === 'api';
-  const settings = {
-    databaseUrl: config.databaseUrl,
-    redisUrl: config.redisUrl,
-    rootApiKey: newRootKey(),
-    queuePrefix: newQueuePrefix(),
-    logLevel: config.serviceLogLevel,
-    tuning: config.tuning,
-    execArgv: { 'records-api': config.apiExecArgv, 'webhook-dispatcher': config.dispatcherExecArgv },
-    countDir,
-  };
-  const env = serviceEnv(settings);
+  const queuePrefix = newQueuePrefix('webhooks');
+  let stack: BenchStack | undefined;
   const services: Service[] = [];
   const receiver = await startReceiver(config.verify);
   const pool = new pg.Pool({
@@ -139,17 +115,25 @@ export async function runCase(
   });
   let client: WriteClient | undefined;
   try {
-    const api = await startService('records-api', settings, env);
+    stack = await startBenchStack({
+      databaseUrl: config.databaseUrl,
+      redisUrl: config.redisUrl,
+      queuePrefix,
+      logLevel: config.serviceLogLevel,
+      tuning: config.tuning,
+      execArgv: { 'records-api': config.apiExecArgv, 'webhook-dispatcher': config.dispatcherExecArgv },
+      launch: countedLaunch(countDir),
+      services: withoutDispatcher ? ['records-api'] : ['records-api', 'webhook-dispatcher'],
+    });
+    const api = counted(stack.service('records-api'), countDir);
     services.push(api);
-    const dispatcher = withoutDispatcher
-      ? undefined
-      : await startService('webhook-dispatcher', settings, env);
+    const dispatcher = withoutDispatcher ? undefined : counted(stack.service('webhook-dispatcher'), countDir);
     if (dispatcher) services.push(dispatcher);
     console.log(
       `  database recreated and migrated in ${databaseSeconds.toFixed(1)} s; records-api pid ${api.pid}, dispatcher pid ${dispatcher?.pid ?? 'none'}, receiver pid ${receiver.pid}`,
     );
 
-    const http = new ApiClient(`http://127.0.0.1:${api.port}`, settings.rootApiKey);
+    const http = new ApiClient(`http://127.0.0.1:${api.port}`, stack.rootKey);
     const base = await http.expect<{ id: string }>(201, 'POST', '/bases', {
       name: `webhooks bench ${spec.id}`,
       tables: [
@@ -178,12 +162,7 @@ export async function runCase(
     await receiver.register(hooks);
     const webhookIds = hooks.map((hook) => hook.webhookId);
     const recordsPath = `/api/v1/bases/${base.id}/tables/Events/records`;
-    client = new WriteClient(
-      `http://127.0.0.1:${api.port}`,
-      settings.rootApiKey,
-      config.connections,
-      recordsPath,
-    );
+    client = new WriteClient(`http://127.0.0.1:${api.port}`, stack.rootKey, config.connections, recordsPath);
 
     // One write through the whole path before measuring: it must arrive, at every webhook.
     const probeId = await client.create([{ Name: 'probe', Seq: -1 }], false);
@@ -311,10 +290,10 @@ export async function runCase(
     throw error;
   } finally {
     await client?.close();
-    await Promise.all(services.map((service) => service.stop()));
+    await stack?.stop();
     await receiver.close();
     await pool.end();
-    await deleteQueueKeys(config.redisUrl, settings.queuePrefix);
+    await deleteQueueKeys(config.redisUrl, queuePrefix);
     rmSync(countDir, { recursive: true, force: true });
   }
 }

@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type pg from 'pg';
+import { machineTicks, processIds, processStat, TICKS_PER_SECOND } from '../lib/proc';
 
 /**
  * CPU used per process group over a window (Linux /proc): the load generator, the receiver,
@@ -7,8 +8,6 @@ import type pg from 'pg';
  * application_name in pg_stat_activity), the rest of PostgreSQL, Redis, and everything else.
  * Sampled every second: a process that ends within the window counts up to its last sample.
  */
-
-const TICKS_PER_SECOND = 100;
 
 export const CPU_GROUPS = [
   'load generator',
@@ -39,22 +38,15 @@ interface Snapshot {
 
 function snapshot(): Snapshot {
   const ticks = new Map<number, { ticks: number; comm: string }>();
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid)) continue;
+  for (const pid of processIds()) {
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const { comm, fields } = processStat(pid);
       ticks.set(pid, { ticks: Number(fields[11]) + Number(fields[12]), comm });
     } catch {
       // ended while we looked
     }
   }
-  const cpuLine = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const total = cpuLine.slice(0, 8).reduce((sum, value) => sum + value, 0);
-  const idle = (cpuLine[3] ?? 0) + (cpuLine[4] ?? 0);
-  return { at: performance.now(), ticks, machine: { busy: total - idle, total } };
+  return { at: performance.now(), ticks, machine: machineTicks() };
 }
 
 async function backends(pool: pg.Pool | undefined): Promise<Map<number, CpuGroup>> {

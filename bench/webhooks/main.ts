@@ -1,7 +1,7 @@
+import { dropDatabase } from '../lib/database';
 import { type ReceiverBaselineResult, runReceiverBaseline } from './baselines';
 import { type CaseResult, runCase } from './case';
 import { type CaseSpec, loadConfig } from './config';
-import { dropDatabase } from './database';
 import {
   caseTitle,
   loadResults,

@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { sourceFingerprint as fingerprint, host, loadAverage, redisVersion } from '../lib/machine';
+import { findings, replaceReadmeSection } from '../lib/readme';
+import { median } from '../lib/stats';
 import type { ReceiverBaselineResult } from './baselines';
 import type { CaseResult } from './case';
 import type { SaturationSettings, WebhooksBenchConfig } from './config';
@@ -51,23 +51,8 @@ const SOURCE_DIRS = [
   'packages/server-kit/src',
 ];
 
-/** sha256 over the services' sources (by default the webhook path's), and when the newest of them changed. */
-export function sourceFingerprint(dirs: readonly string[] = SOURCE_DIRS): string {
-  const root = join(__dirname, '..', '..');
-  const hash = createHash('sha256');
-  let newest = 0;
-  for (const dir of dirs) {
-    const files = readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
-      .filter((entry) => entry.isFile() && !entry.parentPath.includes('generated'))
-      .map((entry) => join(entry.parentPath, entry.name))
-      .sort();
-    for (const file of files) {
-      hash.update(file.slice(root.length)).update(readFileSync(file));
-      newest = Math.max(newest, statSync(file).mtimeMs);
-    }
-  }
-  return `sha256 ${hash.digest('hex').slice(0, 12)} of ${dirs.join(', ')} (newest file changed ${new Date(newest).toISOString()})`;
-}
+/** sha256 over the webhook path's sources, and when the newest of them changed. */
+export const sourceFingerprint = () => fingerprint(SOURCE_DIRS);
 
 export async function machineInfo(databaseUrl: string, source: string): Promise<Machine> {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -78,27 +63,7 @@ export async function machineInfo(databaseUrl: string, source: string): Promise<
   } finally {
     await client.end();
   }
-  let redis = 'unknown';
-  try {
-    const info = execFileSync('redis-cli', ['info', 'server'], { encoding: 'utf8' });
-    redis = /redis_version:(\S+)/.exec(info)?.[1] ?? redis;
-  } catch {
-    // no redis-cli
-  }
-  return {
-    cpus: os.availableParallelism(),
-    cpuModel: os.cpus()[0]?.model ?? 'unknown',
-    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
-    os: `${os.type()} ${os.release()}`,
-    node: process.version,
-    postgres,
-    redis,
-    loadAverage: os
-      .loadavg()
-      .map((value) => value.toFixed(2))
-      .join(', '),
-    source,
-  };
+  return { ...host(), postgres, redis: redisVersion(), loadAverage: loadAverage(), source };
 }
 
 const int = (value: number) => (Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a');
@@ -113,16 +78,6 @@ const ms = (value: number) =>
 const withUnit = (value: number) => (Number.isFinite(value) ? `${ms(value)} ms` : ms(value));
 const cores = (value: number) => value.toFixed(2);
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
-
-/** Median of the runs' values (Infinity, an undelivered latency, sorts last; NaN is left out). */
-export function median(values: readonly number[]): number {
-  const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const middle = Math.floor(sorted.length / 2);
-  if (sorted.length % 2 === 1) return sorted[middle]!;
-  const [a, b] = [sorted[middle - 1]!, sorted[middle]!];
-  return a === b ? a : (a + b) / 2;
-}
 
 /** `median (min–max)` over runs, or the one value. */
 function spread(values: readonly number[], format: (value: number) => string = int): string {
@@ -694,7 +649,6 @@ of the README is rewritten; a partial run (\`BENCH_WEBHOOKS_CASES\` set) writes
 export const RESULTS_PATH = join(__dirname, 'results.json');
 /** A partial run (BENCH_WEBHOOKS_CASES set): kept apart, not committed. */
 export const LAST_RESULTS_PATH = join(__dirname, 'results.last.json');
-export const README_PATH = join(__dirname, '..', 'README.md');
 
 /** JSON has no Infinity (an undelivered latency) nor NaN (no value): they are kept as strings. */
 export function saveResults(results: WebhooksResults, partial = false): void {
@@ -711,30 +665,8 @@ export function loadResults(path = process.env.BENCH_RESULTS_FILE || RESULTS_PAT
 
 /** Replaces (or appends) the "## webhooks" section of bench/README.md; the rest stays as it is. */
 export function writeReadmeSection(results: WebhooksResults): string {
-  const findingsPath = join(__dirname, 'findings.md');
-  const findings = existsSync(findingsPath) ? `\n${readFileSync(findingsPath, 'utf8').trim()}\n` : '';
   return replaceReadmeSection(
     'webhooks',
-    `${SECTION_INTRO}\n### Results\n\n${renderReport(results)}\n${findings}`,
+    `${SECTION_INTRO}\n### Results\n\n${renderReport(results)}\n${findings(__dirname)}`,
   );
-}
-
-/**
- * Puts `section` (which starts with its own `## <name>` heading) in place of the README's section
- * of that name, up to the next `## ` heading, or appends it; the other sections stay as they are.
- */
-export function replaceReadmeSection(name: string, section: string): string {
-  const readme = existsSync(README_PATH) ? readFileSync(README_PATH, 'utf8') : '# Benchmarks\n';
-  const start = readme.search(new RegExp(`^## ${name}\\s*$`, 'm'));
-  let updated: string;
-  if (start === -1) {
-    updated = `${readme.trimEnd()}\n\n${section}`;
-  } else {
-    const rest = readme.slice(start + 1);
-    const nextHeading = rest.search(/^## /m);
-    const end = nextHeading === -1 ? readme.length : start + 1 + nextHeading;
-    updated = `${readme.slice(0, start)}${section}${end < readme.length ? `\n${readme.slice(end)}` : ''}`;
-  }
-  writeFileSync(README_PATH, updated);
-  return README_PATH;
 }

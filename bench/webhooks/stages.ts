@@ -1,6 +1,6 @@
 import type pg from 'pg';
+import type { Receipt } from '../lib/receiver';
 import { type Percentiles, percentiles } from './analyze';
-import type { Receipt } from './receiver';
 
 /**
  * Where the time of a delivery goes. The dispatcher sends first and writes afterwards: an attempt

@@ -3,9 +3,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * Imported first by main.ts: the services and the database helpers load @recordbase/db, whose
+ * Imported first by a suite's main.ts: the services and the database helpers load @recordbase/db, whose
  * Prisma client is generated, not installed. `npm start`, `npm test` and `npm run check`
- * generate it; this makes `npm run bench:uploads` work straight after `pnpm install` as well.
+ * generate it; this makes a suite (`npm run bench:uploads`, `bench:imports`) work straight after `pnpm install` as well.
  */
 
 const dbDir = join(__dirname, '..', '..', 'packages', 'db');
