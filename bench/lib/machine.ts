@@ -11,8 +11,16 @@ import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
 
-/** The machine's cores, memory and system, and Node's version. */
-export function host(): { cpus: number; cpuModel: string; memoryGiB: number; os: string; node: string } {
+/** The machine's cores, memory and system, and Node's version: the start of every suite's `Machine`. */
+export interface Host {
+  cpus: number;
+  cpuModel: string;
+  memoryGiB: number;
+  os: string;
+  node: string;
+}
+
+export function host(): Host {
   return {
     cpus: os.availableParallelism(),
     cpuModel: os.cpus()[0]?.model ?? 'unknown',

@@ -1,16 +1,16 @@
 /** Settings of the records benchmark, from the environment (all optional). */
 
 /**
- * `issue11`: issue 11's workloads on 100,000 People; `sql`: read-only SQL against records/list and
+ * `people`: list pages and bulk writes on 100,000 People; `sql`: read-only SQL against records/list and
  * raw SQL on the same People; `deals`: the 1,000,000-row Deals cases.
  */
-export const SUITES = ['issue11', 'sql', 'deals'] as const;
+export const SUITES = ['people', 'sql', 'deals'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export interface BenchConfig {
   /** What runs (BENCH_SUITE), in this order. */
   suites: Suite[];
-  /** Records loaded into People (issue11 and sql). */
+  /** Records loaded into People (people and sql). */
   peopleRows: number;
   /** The dedicated benchmark database (created and migrated when missing). */
   databaseUrl: string;

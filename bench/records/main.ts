@@ -6,8 +6,8 @@ import { ApiClient } from '../lib/api';
 import { type BenchConfig, loadBenchConfig, selected } from './config';
 import type { Dataset } from './dataset';
 import { HttpRunner } from './http-runner';
-import { runIssue11, type SuiteContext } from './issue11';
 import { prepareDataset, resetWrites } from './load';
+import { runPeopleSuite } from './people-suite';
 import {
   type DeepCursor,
   deepCursorCase,
@@ -16,28 +16,24 @@ import {
   readCases,
   writeCases,
 } from './queries';
+import { renderReport } from './report/deals';
+import { renderPeopleReport } from './report/people';
 import {
-  ISSUE11_RESULTS_PATH,
-  machineInfo,
+  PEOPLE_RESULTS_PATH,
   RESULTS_PATH,
-  type ReadResult,
-  type Results,
-  renderIssue11Report,
-  renderReport,
-  renderSqlReport,
   SQL_RESULTS_PATH,
   saveResults,
-  sourceFingerprint,
-  type WriteResult,
   writeReadme,
-} from './report';
-import { mergeRepeats, runReads, runWrites } from './run';
+} from './report/readme';
+import { renderSqlReport } from './report/sql';
+import { machineInfo, type ReadResult, type Results, sourceFingerprint, type WriteResult } from './results';
+import { mergeRepeats, runReads, runWrites, type SuiteContext } from './run';
 import { type RunningServer, startServer, startServerProcess } from './server';
 import { runSql } from './sql';
 
 /**
- * `pnpm run bench:records`: starts records-api and runs the suites of BENCH_SUITE (issue11: issue
- * 11's workloads on 100,000 People; sql: read-only SQL against records/list on the same People;
+ * `pnpm run bench:records`: starts records-api and runs the suites of BENCH_SUITE (people: list
+ * pages and bulk writes on 100,000 People; sql: read-only SQL against records/list on the same People;
  * deals: the 1,000,000-row Deals cases), each measuring the API against the same queries in raw
  * SQL. See ../README.md.
  */
@@ -175,10 +171,10 @@ async function main(): Promise<void> {
     };
     const reports: string[] = [];
     for (const suite of config.suites) {
-      if (suite === 'issue11') {
-        const results = await runIssue11(context);
-        reports.push(`## issue11: ${config.peopleRows} People\n\n${renderIssue11Report(results)}`);
-        if (config.writeReadme) saveResults(ISSUE11_RESULTS_PATH, results);
+      if (suite === 'people') {
+        const results = await runPeopleSuite(context);
+        reports.push(`## people: ${config.peopleRows} People\n\n${renderPeopleReport(results)}`);
+        if (config.writeReadme) saveResults(PEOPLE_RESULTS_PATH, results);
       } else if (suite === 'sql') {
         const results = await runSql(context);
         reports.push(`## sql: ${config.peopleRows} People\n\n${renderSqlReport(results)}`);

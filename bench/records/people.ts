@@ -16,10 +16,10 @@ import {
 } from './load';
 
 /**
- * Issue 11's table: People (name, email, amount, status, tags, due, active), 100,000 generated
+ * The People table (name, email, amount, status, tags, due, active), 100,000 generated
  * rows, through the API (table created with POST /bases, rows generated in SQL straight into its
  * physical table, as load.ts does for Deals), and the raw baseline: the same rows copied into
- * plain tables of the schema bench_issue11. Each round loads afresh, so every round's first writes
+ * plain tables of the schema bench_people. Each round loads afresh, so every round's first writes
  * meet the table as the API created it (no index the reads may have made).
  */
 
@@ -108,7 +108,7 @@ export type PeopleFieldName = (typeof PEOPLE_FIELDS)[number]['name'];
 export const PEOPLE_COLUMNS = PEOPLE_FIELDS.map((field) => field.name);
 
 /** The raw baseline's schema; its tables have a column per field, named as the field. */
-export const RAW_SCHEMA = 'bench_issue11';
+export const RAW_SCHEMA = 'bench_people';
 
 /** The email of the n-th loaded person (1-based): the keys the upserts update. */
 export const loadedEmail = (n: number) => `person.${n}@people.example.com`;
@@ -127,8 +127,8 @@ export interface People {
   load: { seconds: number; steps: [step: string, seconds: number][] };
 }
 
-const BASE_NAME = 'records-bench-issue11';
-const STATE_NAME = 'issue11';
+const BASE_NAME = 'records-bench-people';
+const STATE_NAME = 'people';
 
 /** The generated rows, as SQL over `s` (g: 1..rows, ts, h: random hex), in PEOPLE_COLUMNS order. */
 function peopleValues(): string[] {
@@ -168,10 +168,10 @@ const RAW_COLUMNS = `id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
 
 /** The read indexes of the raw baseline: the default order, Q2's filter and sort, Q3's trigrams. */
 const RAW_READ_INDEXES = [
-  'CREATE INDEX people_created ON bench_issue11.people (created_at, seq)',
-  'CREATE INDEX people_amount ON bench_issue11.people (amount DESC NULLS LAST, seq)',
-  'CREATE INDEX people_status ON bench_issue11.people (status)',
-  'CREATE INDEX people_name_trgm ON bench_issue11.people USING gin (name gin_trgm_ops)',
+  'CREATE INDEX people_created ON bench_people.people (created_at, seq)',
+  'CREATE INDEX people_amount ON bench_people.people (amount DESC NULLS LAST, seq)',
+  'CREATE INDEX people_status ON bench_people.people (status)',
+  'CREATE INDEX people_name_trgm ON bench_people.people USING gin (name gin_trgm_ops)',
 ];
 
 /** Copies the API table's rows (same ids, seq and values) into the raw tables and indexes them. */

@@ -1,16 +1,17 @@
 import type pg from 'pg';
+import type { ApiClient } from '../lib/api';
 import type { BenchConfig } from './config';
 import { selected } from './config';
 import { probeForeignCpu } from './cpu';
 import { HttpRunner } from './http-runner';
 import { type Measurement, measure, medianOf } from './measure';
 import type { AggregateBody, ApiRecord, ReadCase, WriteCase } from './queries';
-import type { ReadResult, WriteResult } from './report';
+import type { Machine, ReadResult, WriteResult } from './results';
 import type { RunningServer } from './server';
 import { SqlRunner } from './sql-runner';
 
 /**
- * Running cases, shared by the suites (main.ts: Deals; issue11.ts: People): each read case
+ * Running cases, shared by the suites (main.ts: Deals; people-suite.ts: People): each read case
  * through the API and as raw SQL at every read concurrency, each write case through the API
  * (and, when it has them, its raw SQL variants) at the write concurrency.
  */
@@ -33,6 +34,19 @@ export interface Target {
   recordsPath: string;
   /** Its physical table, and a pool to look at it: reads wait for index builds on it (see below). */
   table?: { name: string; pool: pg.Pool };
+}
+
+/** What a suite runs with: the server, its keys, the admin pool and what the report says of the run. */
+export interface SuiteContext {
+  config: BenchConfig;
+  server: RunningServer;
+  apiKey: string;
+  /** The operator's key: only to make a suite's own narrower API key (sql). */
+  rootKey: string;
+  admin: pg.Pool;
+  api: ApiClient;
+  machine: Machine;
+  startedAt: Date;
 }
 
 /**

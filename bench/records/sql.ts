@@ -5,16 +5,15 @@ import { ApiClient } from '../lib/api';
 import { random } from '../lib/random';
 import { type BenchConfig, selected } from './config';
 import { HttpRunner } from './http-runner';
-import type { SuiteContext } from './issue11';
 import { type Measurement, measure, medianOf, type Op } from './measure';
 import { dropPeople, indexesOf, loadedEmail, loadPeople, PEOPLE_COLUMNS, type People } from './people';
-import type { Machine } from './report';
-import { fmt, indexBuildsSettled, probeFor } from './run';
+import type { Machine } from './results';
+import { fmt, indexBuildsSettled, probeFor, type SuiteContext } from './run';
 import { type SqlQuery, SqlRunner } from './sql-runner';
 
 /**
  * Read-only SQL (`POST /bases/{id}/sql`) against the same reads through `POST …/records/list` and
- * as raw SQL, on issue 11's 100,000 People: a lookup of one person by email, and count and sum of
+ * as raw SQL, on the people suite's 100,000 People: a lookup of one person by email, and count and sum of
  * amount per status over the whole table. Raw SQL is what psql would send as the superuser: the
  * same SELECT on the API's own physical table (field-id columns), so the three paths read the same
  * rows through the same indexes and differ only by what stands between the client and PostgreSQL.

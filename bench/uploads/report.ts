@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { filesystemOf, gitSha, host, loadAverage, sourceFingerprint } from '../lib/machine';
+import { filesystemOf, gitSha, type Host, host, loadAverage, sourceFingerprint } from '../lib/machine';
 import { writeSuiteSection } from '../lib/readme';
 import { median } from '../lib/stats';
 import type { CaseRun } from './case';
@@ -8,12 +8,7 @@ import type { Target, UploadsBenchConfig } from './config';
 
 /** Figures of a run as markdown, kept in results.json and placed in bench/README.md. */
 
-export interface Machine {
-  cpus: number;
-  cpuModel: string;
-  memoryGiB: number;
-  os: string;
-  node: string;
+export interface Machine extends Host {
   loadAverage: string;
   /** The filesystem the scratch directory is on (all targets write there). */
   filesystem: string;

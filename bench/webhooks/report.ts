@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { sourceFingerprint as fingerprint, host, loadAverage, redisVersion } from '../lib/machine';
+import { sourceFingerprint as fingerprint, type Host, host, loadAverage, redisVersion } from '../lib/machine';
 import { findings, replaceReadmeSection } from '../lib/readme';
 import { median } from '../lib/stats';
 import type { ReceiverBaselineResult } from './baselines';
@@ -12,12 +12,7 @@ import { STAGES } from './stages';
 
 /** Figures of a run as markdown, kept in results.json and placed in bench/README.md. */
 
-export interface Machine {
-  cpus: number;
-  cpuModel: string;
-  memoryGiB: number;
-  os: string;
-  node: string;
+export interface Machine extends Host {
   postgres: string;
   redis: string;
   loadAverage: string;

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { matchIndexPrefix } from '@recordbase/db/physical';
 import type pg from 'pg';
-import type { ApiClient } from '../lib/api';
 import { random } from '../lib/random';
 import { type BenchConfig, selected } from './config';
 import { STATUS_OPTIONS, TAG_OPTIONS } from './dataset';
@@ -29,13 +28,12 @@ import {
   rawList,
   type WriteCase,
 } from './queries';
-import type { Machine, ReadResult, WriteResult } from './report';
-import { mergeRepeats, runReads, runWrites, type Target } from './run';
-import type { RunningServer } from './server';
+import type { Machine, ReadResult, WriteResult } from './results';
+import { mergeRepeats, runReads, runWrites, type SuiteContext, type Target } from './run';
 import type { SqlQuery } from './sql-runner';
 
 /**
- * Issue 11's workloads on 100,000 People, each beside raw SQL on an equivalent indexed table in
+ * The People workloads, on 100,000 People, each beside raw SQL on an equivalent indexed table in
  * the same run: Q1-Q3 (raw page only, and page plus exact count), then bulk create and upsert by
  * email (raw INSERT and INSERT ... ON CONFLICT, on the indexed raw table and on one without the
  * read indexes). The writes run before the reads and again after them: indexes the API may build
@@ -44,7 +42,7 @@ import type { SqlQuery } from './sql-runner';
 
 export const PHASES = ['before reads', 'after reads'] as const;
 
-export interface Issue11Results {
+export interface PeopleResults {
   config: BenchConfig;
   machine: Machine;
   serverMode: string;
@@ -257,27 +255,15 @@ export function peopleWriteCases(
   ];
 }
 
-export interface SuiteContext {
-  config: BenchConfig;
-  server: RunningServer;
-  apiKey: string;
-  /** The operator's key: only to make a suite's own narrower API key (sql). */
-  rootKey: string;
-  admin: pg.Pool;
-  api: ApiClient;
-  machine: Machine;
-  startedAt: Date;
-}
-
 /** One round per BENCH_REPEATS, each on a freshly loaded table: writes, reads, writes again. */
-export async function runIssue11(context: SuiteContext): Promise<Issue11Results> {
+export async function runPeopleSuite(context: SuiteContext): Promise<PeopleResults> {
   const { config, server, apiKey, admin, api } = context;
   const readRounds: ReadResult[][] = [];
   const writeRounds: WriteResult[][] = [];
   let people: People | undefined;
-  const indexes: Issue11Results['indexes'] = { api: {}, raw: [], rawBare: [] };
+  const indexes: PeopleResults['indexes'] = { api: {}, raw: [], rawBare: [] };
   for (let round = 1; round <= config.repeats; round++) {
-    console.log(`--- issue11 round ${round} of ${config.repeats}: loading ${config.peopleRows} People ...`);
+    console.log(`--- people round ${round} of ${config.repeats}: loading ${config.peopleRows} People ...`);
     people = await loadPeople(admin, api, config.peopleRows);
     console.log(`  loaded in ${people.load.seconds.toFixed(1)} s`);
     const target: Target = {

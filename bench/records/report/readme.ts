@@ -1,0 +1,46 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { README_PATH } from '../../lib/readme';
+import type { PeopleResults } from '../people-suite';
+import type { Results } from '../results';
+import type { SqlResults } from '../sql';
+import { renderReport } from './deals';
+import { renderPeopleReport } from './people';
+import { renderSqlReport } from './sql';
+
+/** The records section of bench/README.md: intro.md, each suite's last full run, findings.md. */
+
+const DIR = join(__dirname, '..');
+
+export const RESULTS_PATH = join(DIR, 'results.json');
+export const PEOPLE_RESULTS_PATH = join(DIR, 'results-people.json');
+export const SQL_RESULTS_PATH = join(DIR, 'results-sql.json');
+
+/** Keeps the figures of a suite's last full run, so the README can be rendered again (--report-only). */
+export function saveResults(path: string, results: Results | PeopleResults | SqlResults): void {
+  writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+function loadResultsFrom<T>(path: string): T | null {
+  return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as T) : null;
+}
+
+/** Writes bench/README.md: how to run, the cases, the figures of each suite's last full run, and the findings. */
+export function writeReadme(): string {
+  const intro = readFileSync(join(DIR, 'intro.md'), 'utf8');
+  const deals = loadResultsFrom<Results>(RESULTS_PATH);
+  const people = loadResultsFrom<PeopleResults>(PEOPLE_RESULTS_PATH);
+  const sql = loadResultsFrom<SqlResults>(SQL_RESULTS_PATH);
+  const findingsPath = join(DIR, 'findings.md');
+  const findings = existsSync(findingsPath) ? `\n${readFileSync(findingsPath, 'utf8').trim()}\n` : '';
+  // Other benchmarks keep their own "## " sections after this one; only the records part is rewritten.
+  // The sql suite's results come after the findings, which belong to the two suites above them.
+  const existing = existsSync(README_PATH) ? readFileSync(README_PATH, 'utf8') : '';
+  const otherSections = existing.match(/\n## (?!records\b)[\s\S]*$/)?.[0] ?? '';
+  const notRun = '(No full run of this suite yet.)';
+  writeFileSync(
+    README_PATH,
+    `${intro}\n### Results\n\n${deals ? renderReport(deals) : notRun}\n\n### Results of the People workloads (100,000 People)\n\n${people ? renderPeopleReport(people) : notRun}\n${findings}\n### Results of read-only SQL (100,000 People)\n\n${sql ? renderSqlReport(sql) : notRun}\n${otherSections}`,
+  );
+  return README_PATH;
+}
