@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createDb, type Db } from '@recordbase/db';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
+import { stackSecrets } from '@recordbase/launcher/stack';
 import { createEventPublisher, createImportQueue } from '@recordbase/queues';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { deleteKeysUnder } from '@recordbase/server-kit/redis-keys';
@@ -87,10 +88,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     keyPrefix: redisPrefix,
     maxRetriesPerRequest: 1,
   });
-  const rootKey = shared?.rootKey ?? `root_${randomBytes(24).toString('hex')}`;
+  // A stack's secrets, as the launcher makes them for the services.
+  const secrets = stackSecrets();
+  const rootKey = shared?.rootKey ?? secrets.ROOT_API_KEY;
   // Replicas share their secrets, as they do in production.
-  const webhookSecretKey = shared?.webhookSecretKey ?? randomBytes(32);
-  const fileTokenSecret = randomBytes(32).toString('base64url');
+  const webhookSecretKey = shared?.webhookSecretKey ?? Buffer.from(secrets.WEBHOOK_SECRET_KEY, 'base64');
+  const fileTokenSecret = secrets.FILE_TOKEN_SECRET;
   const queuePrefix = `test-${randomBytes(6).toString('hex')}`;
   const events = createEventPublisher({
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { jobQueues } from '@recordbase/contracts/jobs';
 import { loadImportWorkerConfig } from '@recordbase/import-worker/config';
+import { stackEnv } from '@recordbase/launcher/stack';
 import { createImportQueue, type ImportQueue } from '@recordbase/queues';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { deleteKeysUnder } from '@recordbase/server-kit/redis-keys';
@@ -12,12 +13,13 @@ import { loadConfig } from '../src/config';
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const suffix = randomBytes(4).toString('hex');
 const stacks = ['a', 'b'].map((name) => {
-  const env = {
-    DATABASE_URL: `postgresql://postgres@127.0.0.1:5432/qp_${name}_${suffix}`,
-    REDIS_URL: redisUrl,
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-    FILE_TOKEN_SECRET: randomBytes(32).toString('hex'),
-  };
+  const env = stackEnv({
+    databaseUrl: `postgresql://postgres@127.0.0.1:5432/qp_${name}_${suffix}`,
+    redisUrl,
+    // Only what an installation sets: no QUEUE_PREFIX of this process's, none of a throwaway stack.
+    inherit: {},
+    throwaway: false,
+  });
   return { name, api: loadConfig(env), worker: loadImportWorkerConfig(env) };
 });
 const logger = createLogger('queue-prefix-test', 'silent');

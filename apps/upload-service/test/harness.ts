@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb, type Db } from '@recordbase/db';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
+import { stackSecrets } from '@recordbase/launcher/stack';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { LocalDiskStorage, type ObjectStorage } from '@recordbase/storage';
 import type { Express } from 'express';
@@ -48,9 +49,9 @@ export async function startHarness(): Promise<Harness> {
   const storageDir = join(scratchDir, 'files');
   const storage = new LocalDiskStorage(storageDir);
   await storage.prepare();
-  const rootKey = `root_${randomBytes(24).toString('hex')}`;
+  // A stack's secrets, as the launcher makes them for the services.
+  const { ROOT_API_KEY: rootKey, FILE_TOKEN_SECRET: fileTokenSecret } = stackSecrets();
   const logger = createLogger('upload-service-test', 'silent');
-  const fileTokenSecret = randomBytes(32).toString('base64url');
   const appWith = (
     config: Partial<UploadServiceDeps['config']>,
     otherStorage: ObjectStorage = storage,

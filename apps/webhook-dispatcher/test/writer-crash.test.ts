@@ -1,9 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { createDb, type Db } from '@recordbase/db';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
+import { freePort, launchService, type RunningService } from '@recordbase/launcher';
+import { stackEnv } from '@recordbase/launcher/stack';
 import type { Dispatcher } from '../src/dispatcher';
 import {
   deliveryRows,
@@ -32,14 +31,7 @@ let receiver: Receiver;
 let dispatcher: Dispatcher | undefined;
 const prefix = newPrefix();
 const children: ChildProcess[] = [];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+let api: RunningService | undefined;
 
 function spawnChild(command: string, args: string[], env?: NodeJS.ProcessEnv): ChildProcess {
   const child = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -61,6 +53,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await dispatcher?.close({ force: true });
+  await api?.stop('SIGKILL');
   for (const child of children) {
     child.kill('SIGCONT');
     await killed(child);
@@ -84,35 +77,27 @@ it('delivers an event whose writer was SIGKILLed between its commit and its publ
     'no',
   ]);
   const apiPort = await freePort();
-  const rootKey = `root_${randomBytes(24).toString('hex')}`;
-  const api = spawnChild(
-    process.execPath,
-    ['--import', 'tsx', join(__dirname, '..', '..', 'records-api', 'src', 'main.ts')],
-    {
-      ...process.env,
-      DATABASE_URL: testDb.url,
-      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
-      ROOT_API_KEY: rootKey,
-      WEBHOOK_SECRET_KEY: SECRET_KEY.toString('base64'),
-      FILE_TOKEN_SECRET: randomBytes(32).toString('base64url'),
-      QUEUE_PREFIX: prefix,
-      PORT: String(apiPort),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
+  const env = stackEnv({
+    databaseUrl: testDb.url,
+    redisUrl: `redis://127.0.0.1:${redisPort}`,
+    queuePrefix: prefix,
+    // The dispatcher below decrypts the webhook's secret with the same key.
+    secrets: { WEBHOOK_SECRET_KEY: SECRET_KEY.toString('base64') },
+    env: { LOG_LEVEL: 'silent' },
+  });
+  const rootKey = env.ROOT_API_KEY;
+  api = launchService({
+    name: 'records-api',
+    port: apiPort,
+    env,
+    output: (line, stream) => {
+      if (stream === 'stderr') process.stderr.write(`${line}\n`);
     },
-  );
+    readyTimeoutMs: 30_000,
+  });
   const url = (path: string) => `http://127.0.0.1:${apiPort}/api/v1${path}`;
   const headers = { authorization: `Bearer ${rootKey}`, 'content-type': 'application/json' };
-  await waitFor(
-    async () => {
-      try {
-        return (await fetch(`http://127.0.0.1:${apiPort}/readyz`)).ok;
-      } catch {
-        return false;
-      }
-    },
-    { timeoutMs: 30_000, what: 'records-api to be ready' },
-  );
+  await api.ready;
   const base = await fetch(url('/bases'), {
     method: 'POST',
     headers,
@@ -138,7 +123,7 @@ it('delivers an event whose writer was SIGKILLed between its commit and its publ
     "SELECT id, dispatched_at FROM outbox_events WHERE type = 'record.created'",
   );
   expect(outbox.rows).toEqual([{ id: expect.any(String), dispatched_at: null }]);
-  await killed(api);
+  await api.stop('SIGKILL');
   redis.kill('SIGCONT');
   await killed(redis);
 

@@ -12,8 +12,9 @@ import {
 /**
  * One stack of the services: the environment they share (stackEnv) and the services started with
  * it (startStack). `npm start`, the e2e tests, the client's tests and the benchmarks build their
- * stacks here, so a variable a service comes to require is added once; what each caller adds (its
- * database, log prefixes, counters, flags) stays with the caller.
+ * stacks here, and the apps' tests take their secrets from stackSecrets, so a variable a service
+ * comes to require is added once; what each caller adds (its database, log prefixes, counters,
+ * flags) stays with the caller.
  */
 
 /** The secrets the services of one stack share. */
