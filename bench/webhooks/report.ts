@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { sourceFingerprint as fingerprint, type Host, host, loadAverage, redisVersion } from '../lib/machine';
-import { findings, replaceReadmeSection } from '../lib/readme';
+import { writeSuiteSection } from '../lib/readme';
 import { median } from '../lib/stats';
 import type { ReceiverBaselineResult } from './baselines';
 import type { CaseResult } from './case';
@@ -535,112 +535,6 @@ export function renderReport(results: WebhooksResults): string {
   ].join('\n');
 }
 
-const SECTION_INTRO = `## webhooks
-
-Deliveries per second from an API write to a verified receipt at a local receiver, and the latency
-from commit to receipt, with 1 and 50 webhooks subscribed, each a median of several runs beside
-two baselines measured in the same run: the receiver alone, and the API's write ceiling with no
-dispatcher. Targets (issue): p99 < 100 ms with 1 webhook at a steady 100 events/s; p99 < 250 ms
-with 1 webhook at a steady 500 events/s (or the API's write ceiling if lower); >= 2,000
-deliveries/s with 50 webhooks, steady; Redis commands and PostgreSQL round trips per delivery
-reported (at most 1 PostgreSQL round trip per batch).
-
-### How to run
-
-\`\`\`sh
-pnpm install
-npm run bench:webhooks       # from the repository root (pnpm run bench:webhooks works too)
-BENCH_REPEATS=5 npm run bench:webhooks              # more runs per case
-DISPATCH_EVENT_CONCURRENCY=32 npm run bench:webhooks  # tuning: service variables are passed on
-\`\`\`
-
-Needs PostgreSQL (\`postgres\` user, trust auth) at 127.0.0.1:5432 and Redis at 127.0.0.1:6379.
-Every case run drops, recreates and migrates the database \`recordbase_bench_webhooks\` (a run may
-leave a backlog behind) and deletes its BullMQ keys afterwards; the database is dropped at the end.
-Before each case run the benchmark waits until the records benchmark is not running
-(\`pgrep -f records/main.ts\`, every 30 s). A full run (about 10 minutes on 2 cores) keeps its
-figures in \`webhooks/results.json\`; \`pnpm --filter @recordbase/bench run webhooks:report\`
-renders this section again from them (after editing \`webhooks/findings.md\`). Only this section
-of the README is rewritten; a partial run (\`BENCH_WEBHOOKS_CASES\` set) writes
-\`webhooks/results.last.json\` instead (render it with \`BENCH_RESULTS_FILE=…\`). Settings
-(environment variables, all optional):
-
-| Variable | Default | Meaning |
-|---|---|---|
-| BENCH_WEBHOOKS_CASES | \`receiver,api,steady:1:100,steady:1:500,steady:50:40,steady:50:100,steady:50:500,saturation:50\` | cases: \`receiver\` and \`api\` (the baselines), \`steady:<webhooks>:<events/s>\`, \`burst:<webhooks>\`, \`saturation:<webhooks>\` (the search); setting it leaves this README alone |
-| BENCH_REPEATS | 3 | runs of every case (baselines and steady cases), interleaved; the figures are their medians |
-| BENCH_DURATION_S | 10 | measured seconds of a steady case |
-| BENCH_WARMUP_S | 2 | seconds of the same load before it (delivered and counted, not timed) |
-| BENCH_DRAIN_TIMEOUT_S | 20 | wait for the tail after the load, before counting deliveries missing |
-| BENCH_BASELINE_S | 8 | measured seconds of a baseline |
-| BENCH_API_CONCURRENCY | 16 | API baseline: writers of the closed loop |
-| BENCH_RECEIVER_CONCURRENCY | 64 | receiver baseline: requests in flight (keep-alive connections) |
-| BENCH_SATURATION_RATES | 5,10,20,30,40,60,80,100 | saturation search: events/s tried in order (x webhooks = deliveries/s); it stops at the first step not kept up with |
-| BENCH_SATURATION_DURATION_S | 10 | measured seconds of a saturation step (one run each) |
-| BENCH_SATURATION_P99_MS | 1000 | a step is kept up with when the p99 stays under this (and see below) |
-| BENCH_BURST_DELIVERIES, BENCH_BURST_CONCURRENCY, BENCH_BURST_RECORDS | 10000, 16, 10 | burst cases (not in the default set) |
-| BENCH_CONNECTIONS | 64 | HTTP connections of the load generator |
-| BENCH_MAX_IN_FLIGHT | 1000 | steady: due requests beyond this many outstanding are skipped (and reported) |
-| BENCH_WEBHOOKS_VERIFY | standardwebhooks | \`crypto\`: the same check with node:crypto's HMAC |
-| BENCH_SERVICE_LOG | warn | LOG_LEVEL of the services |
-| BENCH_DISPATCHER_EXEC_ARGV, BENCH_API_EXEC_ARGV | none | extra node flags, such as \`--cpu-prof --cpu-prof-dir=/tmp/prof\` |
-| BENCH_WAIT_FOR_RECORDS | 1 | 0 skips waiting for the records benchmark |
-| BENCH_WEBHOOKS_DATABASE_URL | postgresql://postgres@127.0.0.1:5432/recordbase_bench_webhooks | benchmark database |
-| BENCH_WRITE_README | 1 | 0 leaves this README alone |
-| DISPATCH_*, WEBHOOK_TIMEOUT_MS, WEBHOOK_RETRY_SCHEDULE, WEBHOOK_DISABLE_AFTER | service defaults | passed to the services and named in the results |
-
-### What it does
-
-1. **Services.** records-api and webhook-dispatcher as child processes, exactly as \`npm start\`
-   and the e2e stack run them (\`node --import tsx apps/<name>/src/main.ts\`), with
-   DATABASE_URL, REDIS_URL, a random ROOT_API_KEY, WEBHOOK_SECRET_KEY and FILE_TOKEN_SECRET,
-   **the same QUEUE_PREFIX for both** (records-api publishes each committed event to the events
-   queue under it, the dispatcher consumes it), WEBHOOK_ALLOWED_CIDRS=127.0.0.1/32, rate limits of
-   1,000,000/s, LOG_LEVEL=warn. Each child preloads \`webhooks/count-hook.cjs\`, which counts
-   its own PostgreSQL statements (pg's \`Client#query\`) and Redis commands (ioredis'
-   \`sendCommand\`), so the per-delivery work is the service's own even on a shared machine. The
-   upload service is not started.
-2. **Receiver.** An HTTP server on 127.0.0.1 in **its own child process** (so verifying and
-   answering does not delay the load generator's schedule; it still shares the two cores). Webhook
-   number i is subscribed at \`/h/i\`; the receiver verifies every delivery with that webhook's
-   secret (standardwebhooks' \`Webhook.verify\`), checks that \`metadata.webhookId\` and the
-   body's \`id\` match, takes the receipt time when the body has arrived (before verifying),
-   answers 200, and streams (event id, webhook id, first record id, receipt time, event timestamp,
-   attempt) to the parent. A delivery that fails verification is answered 400 and counted.
-3. **Baselines, in the same run.** *Receiver alone*: the receiver child with 50 webhook paths,
-   and a node client in the benchmark process sending what the dispatcher sends (a signed
-   envelope, signed afresh per request) with 64 requests in flight over keep-alive connections,
-   as fast as answered: the most deliveries/s any case could reach here. *API write ceiling*:
-   records-api alone (no dispatcher; it still publishes every event to Redis), 16 writers in a
-   closed loop of single-record creates: the most events/s the API takes, and its latency there.
-4. **Steady cases.** A base with one table \`Events\` (Name, Seq), N webhooks subscribed to
-   \`record.created\`, one write that must arrive at every webhook, then the load: open loop,
-   request i due at start + i / rate, one \`POST …/records\` (one record, one event) each, over an
-   undici Pool of 64 keep-alive connections; API latency counts from the due time. Default: 1
-   webhook at 100 and 500 events/s, 50 webhooks at 40 events/s (2,000 deliveries/s offered) and
-   100 events/s (5,000 offered). Every case is run BENCH_REPEATS times, the runs of all cases
-   interleaved (a busy moment of a shared machine does not fall on one case only).
-5. **Saturation search.** 50 webhooks at increasing steady rates (one run per step); a step is
-   kept up with when the API wrote >= 95% of the offered events, >= 95% of the offered deliveries
-   arrived within the window, every delivery arrived, the p99 stayed under 1 s, and less than one
-   second of events was undispatched when the load ended (the backlog did not grow). The
-   saturation point is the highest step kept up with; the search stops at the first miss.
-6. **Measure.** A delivery is an (event, webhook) pair, matched by the first record id of the
-   write (the event carries it in \`data.recordIds\`). Commit time = the delivered \`timestamp\`:
-   the outbox row's \`created_at\`, \`now()\` of the API's writing transaction, i.e. its start,
-   a few ms before the commit (it overstates the latency by the transaction's length; "API
-   answer → receipt", from when the answer reached the client, bounds it from below). Percentiles
-   are nearest-rank over every expected delivery of the measured window, missing ones counted as
-   infinitely late. After the load the benchmark waits for every expected delivery (up to the
-   tail timeout, then 2 s more for duplicates) and counts missing and duplicated deliveries.
-7. **Evidence.** CPU per process group from /proc (PostgreSQL backends attributed to their
-   service by \`application_name\`; "other" is everything else on the machine), the stages of
-   each delivery (outbox \`created_at\` → estimated send start (receipt − the attempt's
-   \`duration_ms\`) → receipt → the attempt row's \`created_at\`, which is when the batched
-   record statement ran, together with the event's \`dispatched_at\`), the statements and
-   commands per delivery, and the work left in PostgreSQL when the load ended.
-`;
-
 export const RESULTS_PATH = join(__dirname, 'results.json');
 /** A partial run (BENCH_WEBHOOKS_CASES set): kept apart, not committed. */
 export const LAST_RESULTS_PATH = join(__dirname, 'results.last.json');
@@ -660,8 +554,5 @@ export function loadResults(path = process.env.BENCH_RESULTS_FILE || RESULTS_PAT
 
 /** Replaces (or appends) the "## webhooks" section of bench/README.md; the rest stays as it is. */
 export function writeReadmeSection(results: WebhooksResults): string {
-  return replaceReadmeSection(
-    'webhooks',
-    `${SECTION_INTRO}\n### Results\n\n${renderReport(results)}\n${findings(__dirname)}`,
-  );
+  return writeSuiteSection('webhooks', __dirname, renderReport(results));
 }
