@@ -3,12 +3,13 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { REPO_ROOT } from '@recordbase/launcher';
 
 /**
- * Dependencies point one way (ARCHITECTURE.md): apps → domain → server-kit → db → contracts, the
- * queues on contracts and server-kit, the client on contracts alone, storage and the launcher on nothing of
- * ours, and no app on another app. Every
- * import in the source of every app and package is read and checked against that table: an arrow
- * the wrong way (a package importing an app, db importing server-kit), or a relative path out of
- * its own unit into another's source, fails here before it becomes a cycle.
+ * Dependencies point one way (ARCHITECTURE.md): apps → domain → db → contracts, with server-kit
+ * (the Express plumbing, on db and contracts) and the queues (on contracts and server-kit) beside
+ * the domain, which imports neither; the client on contracts alone, storage and the launcher on
+ * nothing of ours, and no app on another app. Every import in the source of every app and package
+ * is read and checked against that table: an arrow the wrong way (a package importing an app, db
+ * importing server-kit), or a relative path out of its own unit into another's source, fails here
+ * before it becomes a cycle.
  */
 
 /** What each unit's source may import of the workspace, besides itself. */
@@ -20,10 +21,10 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   client: ['contracts'],
   'server-kit': ['contracts', 'db'],
   queues: ['contracts', 'server-kit'],
-  domain: ['contracts', 'db', 'queues', 'server-kit'],
+  domain: ['contracts', 'db'],
   'records-api': ['contracts', 'db', 'domain', 'queues', 'server-kit', 'storage'],
   'import-worker': ['contracts', 'db', 'domain', 'queues', 'server-kit', 'storage'],
-  'upload-service': ['contracts', 'db', 'queues', 'server-kit', 'storage'],
+  'upload-service': ['contracts', 'db', 'domain', 'queues', 'server-kit', 'storage'],
   'webhook-dispatcher': ['contracts', 'db', 'queues', 'server-kit', 'storage'],
 };
 

@@ -30,6 +30,7 @@ import {
   systemColumns,
 } from '@recordbase/db/physical';
 import { findTableByRef } from '@recordbase/domain/access';
+import { serviceOn } from '@recordbase/domain/access-policy';
 import { publishingEvents, type TransactionEvents } from '@recordbase/domain/events';
 import { importFormat } from '@recordbase/domain/imports';
 import {
@@ -40,7 +41,6 @@ import {
 import { tableWithFields, toTableDto } from '@recordbase/domain/serialize';
 import { createTablesInTx } from '@recordbase/domain/tables';
 import type { EventPublisher } from '@recordbase/queues';
-import { serviceOn } from '@recordbase/server-kit/auth';
 import { AppError } from '@recordbase/server-kit/errors';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { type ObjectStorage, StorageNotFoundError } from '@recordbase/storage';

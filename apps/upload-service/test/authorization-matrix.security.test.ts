@@ -1,8 +1,7 @@
 import { apiKeyScopes } from '@recordbase/contracts/api-keys';
 import { attachmentUploadHeaders } from '@recordbase/contracts/uploads';
-import { API_KEYS_CHANNEL } from '@recordbase/server-kit/auth';
+import { API_KEYS_CHANNEL, notifyStatement } from '@recordbase/db';
 import { createInFlightLimiter, requestsOfKey } from '@recordbase/server-kit/in-flight';
-import { notifyStatement } from '@recordbase/server-kit/notified-cache';
 import { createRateLimiter } from '@recordbase/server-kit/rate-limit';
 import type { Express } from 'express';
 import supertest from 'supertest';

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SCHEMA_CHANNEL } from '@recordbase/db';
-import { notifyStatement } from '@recordbase/server-kit/notified-cache';
+import { notifyStatement, SCHEMA_CHANNEL } from '@recordbase/db';
 import type pg from 'pg';
 import { sweepOrphans } from '../src/files/orphan-sweeper';
 import { FILES_FREED_CHANNEL, type UploadLookups } from '../src/files/upload-lookups';

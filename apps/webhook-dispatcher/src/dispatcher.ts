@@ -1,5 +1,11 @@
-import { type Db, DELIVERIES_CHANNEL, parseSecretKey, scheduleOf } from '@recordbase/db';
-import { createListener, type Listener } from '@recordbase/server-kit/listener';
+import {
+  createListener,
+  type Db,
+  DELIVERIES_CHANNEL,
+  type Listener,
+  parseSecretKey,
+  scheduleOf,
+} from '@recordbase/db';
 import type { Logger } from '@recordbase/server-kit/logger';
 import type { Metrics } from '@recordbase/server-kit/metrics';
 import { createLoop, type Loop } from '@recordbase/server-kit/periodic';

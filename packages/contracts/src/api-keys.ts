@@ -13,6 +13,18 @@ export const apiKeyScopes = [
 export const apiKeyScopeSchema = z.enum(apiKeyScopes);
 export type ApiKeyScope = z.infer<typeof apiKeyScopeSchema>;
 
+/** Who a request or a job acts as: an API key's id (null for the operator's root key), its reach. */
+export interface Principal {
+  /** null for the operator's ROOT_API_KEY. */
+  keyId: string | null;
+  scopes: ReadonlySet<ApiKeyScope>;
+  /** null: every database, including ones created later. */
+  databaseIds: ReadonlySet<string> | null;
+}
+
+/** What a route asks of the key that calls it: a scope, or the root key. */
+export type RouteAccess = { scope: ApiKeyScope } | { rootOnly: true };
+
 export const createApiKeyRequestSchema = z.strictObject({
   name: nameSchema,
   scopes: z

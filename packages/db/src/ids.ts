@@ -57,6 +57,9 @@ export function isWellFormedApiKey(token: string): boolean {
   return API_KEY_PATTERN.test(token);
 }
 
+/** Channel every revocation NOTIFYs from its transaction: each process drops the keys it keeps. */
+export const API_KEYS_CHANNEL = 'recordbase_api_keys';
+
 /** What is shown in listings so a person can tell keys apart without seeing them. */
 export function apiKeyDisplayPrefix(key: string): string {
   return key.slice(0, API_KEY_PREFIX.length + 6);

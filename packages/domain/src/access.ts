@@ -1,8 +1,9 @@
+import type { Principal } from '@recordbase/contracts/api-keys';
 import { TABLE_ID_PATTERN } from '@recordbase/contracts/common';
 import { type DomainError, notFound } from '@recordbase/contracts/domain-errors';
 import type { Tx } from '@recordbase/db';
 import { didYouMean } from '@recordbase/db/field-types';
-import { accessibleDatabaseId, databaseNotFound, type Principal } from '@recordbase/server-kit/auth';
+import { accessibleDatabaseId, databaseNotFound } from './access-policy';
 
 type Client = Pick<Tx, 'database' | 'table' | 'field'>;
 

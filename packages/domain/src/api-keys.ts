@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiKey, CreateApiKeyRequest, CreatedApiKey } from '@recordbase/contracts/api-keys';
 import { invalid, notFound } from '@recordbase/contracts/domain-errors';
-import { apiKeyDisplayPrefix, hashApiKey, newApiKeySecret, type PrismaClient } from '@recordbase/db';
-import { API_KEYS_CHANNEL } from '@recordbase/server-kit/auth';
-import { notifyStatement } from '@recordbase/server-kit/notified-cache';
+import {
+  API_KEYS_CHANNEL,
+  apiKeyDisplayPrefix,
+  hashApiKey,
+  newApiKeySecret,
+  notifyStatement,
+  type PrismaClient,
+} from '@recordbase/db';
 import { toApiKeyDto } from './serialize';
 
 /** API keys are the operator's business: the routes admit only the root key. */

@@ -1,3 +1,4 @@
+import type { Principal } from '@recordbase/contracts/api-keys';
 import { forbidden } from '@recordbase/contracts/domain-errors';
 import type { CreateDatabaseRequest, Database, UpdateDatabaseRequest } from '@recordbase/contracts/schema';
 import { newDatabaseId, type PrismaClient } from '@recordbase/db';
@@ -7,7 +8,6 @@ import {
   dropSqlRoleDdl,
   schemaNameForDatabase,
 } from '@recordbase/db/physical';
-import type { Principal } from '@recordbase/server-kit/auth';
 import { findAccessibleDatabase } from './access';
 import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toDatabaseDto } from './serialize';

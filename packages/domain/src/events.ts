@@ -2,7 +2,6 @@ import type { Field } from '@recordbase/contracts/fields';
 import type { Table } from '@recordbase/contracts/schema';
 import type { WebhookEventType } from '@recordbase/contracts/webhooks';
 import { appendOutboxEvent, appendOutboxEventInTx, type OutboxEventInput, type Tx } from '@recordbase/db';
-import type { EventPublisher } from '@recordbase/queues';
 import type { RecordChanges } from './records/record-changes';
 
 /**
@@ -12,6 +11,14 @@ import type { RecordChanges } from './records/record-changes';
  */
 
 type PgClient = { query(text: string, values: unknown[]): Promise<unknown> };
+
+/**
+ * Where committed events go (@recordbase/queues' publisher hands them to the dispatcher). Fire and
+ * forget: the outbox row is the guarantee, and a publish lost is found by the dispatcher's sweep.
+ */
+export interface EventPublisher {
+  publish(eventIds: readonly string[]): void;
+}
 
 /**
  * The events one transaction appends, bound to it: whatever appends an event in the transaction is

@@ -1,3 +1,4 @@
+import type { Principal } from '@recordbase/contracts/api-keys';
 import { FIELD_ID_PATTERN } from '@recordbase/contracts/common';
 import { invalid, notFound } from '@recordbase/contracts/domain-errors';
 import {
@@ -21,7 +22,6 @@ import {
   qualifiedTable,
   quoteIdent,
 } from '@recordbase/db/physical';
-import type { Principal } from '@recordbase/server-kit/auth';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import { defineField, toPhysicalField, validTemplate } from './field-definitions';
 import { databaseForChange, inSchemaTransaction, runConversion, runDdl, type SchemaDb } from './schema-tx';

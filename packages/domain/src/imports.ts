@@ -1,3 +1,4 @@
+import type { Principal } from '@recordbase/contracts/api-keys';
 import { invalid, notFound, tooMany } from '@recordbase/contracts/domain-errors';
 import type {
   ImportListResponse,
@@ -7,9 +8,8 @@ import type {
   StartImportResponse,
 } from '@recordbase/contracts/imports';
 import { cancelImportRun, newRecordId, type PrismaClient, queueImport } from '@recordbase/db';
-import type { ImportQueue } from '@recordbase/queues';
-import { isRoot, type Principal, requireScope } from '@recordbase/server-kit/auth';
 import { findAccessibleDatabase, findTableByRef } from './access';
+import { isRoot, requireScope } from './access-policy';
 
 /**
  * Imports as the API sees them: started (queued for the import worker, apps/import-worker),
@@ -18,6 +18,14 @@ import { findAccessibleDatabase, findTableByRef } from './access';
  * that may not read records sees only the imports it started, as unknown as the others: a status
  * quotes the cells that did not fit, which are record data (its own import's are its own file's).
  */
+
+/** Where a started import waits for the worker (@recordbase/queues' import queue). */
+export interface ImportQueue {
+  /** Never fails the start: an import Redis did not take is queued by the worker's sweep. */
+  enqueue(importId: string): Promise<void>;
+  /** Takes a waiting import off the queue (a cancel); a running one stops on its own. */
+  remove(importId: string): Promise<void>;
+}
 
 export interface ImportsDeps {
   prisma: PrismaClient;

@@ -1,3 +1,4 @@
+import type { Principal } from '@recordbase/contracts/api-keys';
 import { DomainError, type InputPath, invalid } from '@recordbase/contracts/domain-errors';
 import {
   databaseErrorOf,
@@ -6,10 +7,8 @@ import {
   type PrismaClient,
   type Tx,
 } from '@recordbase/db';
-import type { EventPublisher } from '@recordbase/queues';
-import type { Principal } from '@recordbase/server-kit/auth';
 import { type DatabaseRef, findAccessibleDatabase } from './access';
-import { publishingEvents, type TransactionEvents } from './events';
+import { type EventPublisher, publishingEvents, type TransactionEvents } from './events';
 import { indexBuilderName } from './records/background-indexes';
 import { notifySchemaChange } from './records/table-cache';
 import { noteDatabaseChange, rebuildChangedSqlViews } from './sql/views';

@@ -1,3 +1,4 @@
+import type { Principal } from '@recordbase/contracts/api-keys';
 import { type InputPath, invalid } from '@recordbase/contracts/domain-errors';
 import type { FieldTemplate } from '@recordbase/contracts/fields';
 import {
@@ -15,7 +16,6 @@ import {
   dropField,
   dropTable,
 } from '@recordbase/db/physical';
-import type { Principal } from '@recordbase/server-kit/auth';
 import { type DatabaseRef, findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import {
   assertPrimaryCapable,

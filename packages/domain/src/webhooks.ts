@@ -1,3 +1,4 @@
+import type { Principal } from '@recordbase/contracts/api-keys';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
 import { DomainError, invalid, notFound } from '@recordbase/contracts/domain-errors';
 import { toDeliveredEventId } from '@recordbase/contracts/events';
@@ -22,9 +23,8 @@ import {
   whyNoLongerHeard,
 } from '@recordbase/db';
 import { didYouMean } from '@recordbase/db/field-types';
-import { canAccessDatabase, type Principal, requireScope } from '@recordbase/server-kit/auth';
-import { type Cidr, refusedWebhookUrl } from '@recordbase/server-kit/ssrf';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
+import { canAccessDatabase, requireScope } from './access-policy';
 import { newWebhookSecret, sealWebhookSecret } from './webhook-secrets';
 
 const MAX_INT4 = 2_147_483_647;
@@ -202,12 +202,18 @@ async function openEventsRetargeted(
 }
 
 /**
- * A URL whose host is, or resolves to, an address deliveries refuse (private, loopback, link-local,
- * cloud metadata…) is refused when registered, not left to fail every delivery. A host that does
- * not resolve yet is taken: each delivery checks the addresses it connects to anyway.
+ * Why deliveries would refuse `url`, or null: its host is, or resolves to, an address deliveries
+ * refuse (private, loopback, link-local, cloud metadata…) outside the ranges the installation
+ * allows. The caller holds the network and the installation's settings.
  */
-async function requireDeliverableUrl(url: string, allowedCidrs: readonly Cidr[]): Promise<void> {
-  const refusal = await refusedWebhookUrl(url, allowedCidrs);
+export type WebhookUrlCheck = (url: string) => Promise<string | null>;
+
+/**
+ * A URL deliveries would refuse is refused when registered, not left to fail every delivery. A
+ * host that does not resolve yet is taken: each delivery checks the addresses it connects to anyway.
+ */
+async function requireDeliverableUrl(url: string, refusalOf: WebhookUrlCheck): Promise<void> {
+  const refusal = await refusalOf(url);
   if (refusal !== null)
     throw invalid(
       ['url'],
@@ -221,10 +227,10 @@ export async function createWebhook(
   principal: Principal,
   databaseId: string,
   input: CreateWebhookRequest,
-  allowedCidrs: readonly Cidr[] = [],
+  urlRefusal: WebhookUrlCheck,
 ): Promise<CreatedWebhook> {
   requireScopesToReceive(principal, input.events);
-  await requireDeliverableUrl(input.url, allowedCidrs);
+  await requireDeliverableUrl(input.url, urlRefusal);
   const secret = newWebhookSecret();
   const row = await withTableFilter(input.tableId, () =>
     prisma.$transaction(async (tx) => {
@@ -302,7 +308,7 @@ export async function updateWebhook(
   databaseId: string,
   webhookRef: string,
   patch: UpdateWebhookRequest,
-  allowedCidrs: readonly Cidr[] = [],
+  urlRefusal: WebhookUrlCheck,
 ): Promise<Webhook> {
   const webhook = await findWebhook(prisma, principal, databaseId, webhookRef);
   requireScopesToReceive(
@@ -310,7 +316,7 @@ export async function updateWebhook(
     patch.events ?? webhook.events,
     await openEventsRetargeted(prisma, webhook, patch),
   );
-  if (patch.url !== undefined) await requireDeliverableUrl(patch.url, allowedCidrs);
+  if (patch.url !== undefined) await requireDeliverableUrl(patch.url, urlRefusal);
   const tableId =
     typeof patch.tableId === 'string'
       ? await resolveTableFilter(prisma, webhook.databaseId, patch.tableId)

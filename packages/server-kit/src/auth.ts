@@ -1,20 +1,19 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { type ApiKeyScope, apiKeyScopes as allScopes } from '@recordbase/contracts/api-keys';
+import { type ApiKeyScope, apiKeyScopes as allScopes, type Principal } from '@recordbase/contracts/api-keys';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
-import { type Db, hashApiKey, isWellFormedApiKey, type PrismaClient } from '@recordbase/db';
+import {
+  API_KEYS_CHANNEL,
+  createNotifiedCache,
+  type Db,
+  hashApiKey,
+  isWellFormedApiKey,
+  type NotifiedCache,
+  type PrismaClient,
+} from '@recordbase/db';
 import type { RequestHandler, Response } from 'express';
 import type { AuthThrottle } from './auth-throttle';
 import { AppError, forbidden, notFound, unauthorized } from './errors';
 import type { Logger } from './logger';
-import { createNotifiedCache, type NotifiedCache } from './notified-cache';
-
-export interface Principal {
-  /** null for the operator's ROOT_API_KEY. */
-  keyId: string | null;
-  scopes: ReadonlySet<ApiKeyScope>;
-  /** null: every database, including ones created later. */
-  databaseIds: ReadonlySet<string> | null;
-}
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
@@ -66,9 +65,6 @@ function sha256(text: string): Buffer {
 }
 
 export type Authenticate = (authorization: string | undefined) => Promise<Principal>;
-
-/** Channel every revocation NOTIFYs from its transaction: each process drops the keys it keeps. */
-export const API_KEYS_CHANNEL = 'recordbase_api_keys';
 
 /** What authentication keeps of a key, by the key's SHA-256. */
 export interface KnownApiKey extends ApiKeyRow {
@@ -205,64 +201,4 @@ export function principalOf(res: Response): Principal {
   const principal = res.locals.principal as Principal | undefined;
   if (!principal) throw unauthorized();
   return principal;
-}
-
-/** `why` completes the message when the need is not obvious from the route. */
-export function requireScope(principal: Principal, scope: ApiKeyScope, why?: string): void {
-  if (!principal.scopes.has(scope)) {
-    throw forbidden(`This API key lacks the "${scope}" scope${why ? `: ${why}` : ''}`);
-  }
-}
-
-/** The service itself at work on one database (the import worker): every scope, on it alone. */
-export function serviceOn(databaseId: string): Principal {
-  return { keyId: null, scopes: new Set(allScopes), databaseIds: new Set([databaseId]) };
-}
-
-export function isRoot(principal: Principal): boolean {
-  return principal.keyId === null;
-}
-
-export function canAccessDatabase(principal: Principal, databaseId: string): boolean {
-  return principal.databaseIds === null || principal.databaseIds.has(databaseId);
-}
-
-/**
- * The access check of every request that names a database: its id, lower-cased, once the key may
- * use it, decided from the key alone. Databases outside the key's scope answer the same 404 as
- * missing ones, so a key cannot learn which databases exist outside its scope.
- */
-export function accessibleDatabaseId(principal: Principal, databaseId: string): string {
-  const missing = () => databaseNotFound(databaseId);
-  if (!UUID_PATTERN.test(databaseId)) throw missing();
-  const id = databaseId.toLowerCase();
-  if (!canAccessDatabase(principal, id)) throw missing();
-  return id;
-}
-
-/** A request's database id may be any text: the message shows at most a bounded piece of it. */
-export function databaseNotFound(databaseId: string): AppError {
-  return notFound(`Database ${databaseId.slice(0, 64)} not found`);
-}
-
-/**
- * The one check of a key's right to a route, made before any work for the request: the scope (or
- * root) the route needs, and, when the route names a database, that the key may reach it. A
- * database outside the key's reach answers 404 as if it did not exist.
- */
-export function authorize(
-  principal: Principal,
-  access: { scope: ApiKeyScope } | { rootOnly: true },
-  target: { databaseId?: unknown; unreachable?: () => AppError } = {},
-): void {
-  if ('rootOnly' in access) {
-    if (!isRoot(principal)) throw forbidden('Only the root API key can do this');
-  } else {
-    requireScope(principal, access.scope);
-  }
-  const { databaseId } = target;
-  if (typeof databaseId !== 'string') return;
-  if (!UUID_PATTERN.test(databaseId) || !canAccessDatabase(principal, databaseId.toLowerCase())) {
-    throw target.unreachable?.() ?? notFound(`Database ${databaseId} not found`);
-  }
 }

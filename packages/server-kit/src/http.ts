@@ -1,12 +1,12 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
+import type { Principal, RouteAccess } from '@recordbase/contracts/api-keys';
 import { DomainError } from '@recordbase/contracts/domain-errors';
 import type { ErrorBody } from '@recordbase/contracts/errors';
 import { classifyDatabaseError } from '@recordbase/db';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
-import { authorize, type Principal, principalOf } from './auth';
+import { principalOf } from './auth';
 import { AppError, badRequest, clip, httpErrorOf, notFound } from './errors';
 import type { Logger } from './logger';
 import { noQueryParameters, parseRequestPart } from './validate';
@@ -250,10 +250,15 @@ export class Reply {
 }
 
 /**
- * Who may call a route, checked before the request body is read, so that a key without the
- * right (or a database outside its reach) costs no parsing: a scope, or the operator's root key.
+ * The check of a key's right to a route (the domain's access policy), made before the request
+ * body is read, so that a key without the right (or a database outside its reach) costs no
+ * parsing.
  */
-export type RouteAccess = { scope: ApiKeyScope } | { rootOnly: true };
+export type Authorize = (
+  principal: Principal,
+  access: RouteAccess,
+  target: { databaseId?: unknown; unreachable?: () => Error },
+) => void;
 
 interface EndpointSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
   access: RouteAccess;
@@ -268,7 +273,7 @@ interface EndpointSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.Zod
    * The 404 for a `databaseId` outside the key's reach, when the route words it differently
    * (a webhook route answers "webhook not found", as the specification asks).
    */
-  unreachable?: (params: Parsed<P>) => AppError;
+  unreachable?: (params: Parsed<P>) => Error;
   /** Status of a successful answer; 200 when omitted. */
   status?: number;
 }
@@ -340,18 +345,17 @@ function abortSignalOf(res: Response): AbortSignal {
 }
 
 /**
- * One route: parse the path, check the key's right to it, only then read and parse the body, call
- * the handler, and send its return value as JSON. Handlers never read `req.body` themselves.
+ * The routes of an app whose keys' rights `authorize` checks. Each route: parse the path, check the
+ * key's right to it, only then read and parse the body, call the handler, and send its return
+ * value as JSON. Handlers never read `req.body` themselves.
  */
-export function endpoint<
-  P extends z.ZodType = z.ZodType,
-  Q extends z.ZodType = z.ZodType,
-  B extends z.ZodType = z.ZodType,
->(
-  spec: EndpointSpec<P, Q, B>,
-  handler: (input: EndpointInput<Parsed<P>, Parsed<Q>, Parsed<B>>) => Promise<unknown>,
-): RequestHandler {
-  return async (req, res) => {
+export const createEndpoint =
+  (authorize: Authorize) =>
+  <P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType>(
+    spec: EndpointSpec<P, Q, B>,
+    handler: (input: EndpointInput<Parsed<P>, Parsed<Q>, Parsed<B>>) => Promise<unknown>,
+  ): RequestHandler =>
+  async (req, res) => {
     const signal = abortSignalOf(res);
     const params = (
       spec.params ? parseRequestPart(spec.params, req.params, 'params') : undefined
@@ -380,4 +384,3 @@ export function endpoint<
     if (payload instanceof RawJson) res.type('application/json').send(payload.text);
     else res.json(payload);
   };
-}

@@ -1,10 +1,19 @@
-import { createDb, type Db, hashApiKey, newApiKeySecret, withTransaction } from '@recordbase/db';
+import {
+  API_KEYS_CHANNEL,
+  createDb,
+  createListener,
+  createNotifiedCache,
+  type Db,
+  hashApiKey,
+  type NotifiedCache,
+  newApiKeySecret,
+  notifyStatement,
+  withTransaction,
+} from '@recordbase/db';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
 import pg from 'pg';
-import { API_KEYS_CHANNEL, type Authenticate, createAuthenticator, type KnownApiKey } from '../src/auth';
-import { createListener } from '../src/listener';
+import { type Authenticate, createAuthenticator, type KnownApiKey } from '../src/auth';
 import { createLogger } from '../src/logger';
-import { createNotifiedCache, type NotifiedCache, notifyStatement } from '../src/notified-cache';
 import { type SilentProxy, startSilentProxy } from './silent-proxy';
 
 /**

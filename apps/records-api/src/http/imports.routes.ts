@@ -7,9 +7,9 @@ import {
   listImports,
   startImport,
 } from '@recordbase/domain/imports';
-import { endpoint } from '@recordbase/server-kit/http';
 import { Router } from 'express';
 import { z } from 'zod';
+import { endpoint } from './endpoint';
 
 const baseParams = z.object({ databaseId: pathSegmentSchema });
 const importParams = baseParams.extend({ importId: z.uuid({ error: 'must be an import id (a UUID)' }) });

@@ -1,8 +1,9 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
+import { isRoot } from '@recordbase/domain/access-policy';
 import type { QueueInspector } from '@recordbase/queues';
-import { type Authenticate, authMiddleware, isRoot, principalOf } from '@recordbase/server-kit/auth';
+import { type Authenticate, authMiddleware, principalOf } from '@recordbase/server-kit/auth';
 import type { AuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { AppError, forbidden } from '@recordbase/server-kit/errors';
 import { type RequestHandler, Router } from 'express';

@@ -1,3 +1,4 @@
+import type { Principal } from '@recordbase/contracts/api-keys';
 import { pathSegmentSchema } from '@recordbase/contracts/common';
 import {
   aggregateRecordsRequestSchema,
@@ -16,13 +17,13 @@ import * as records from '@recordbase/domain/records/records-service';
 import { uploadKeyMatcher } from '@recordbase/domain/records/references';
 import type { TableCache } from '@recordbase/domain/records/table-cache';
 import type { EventPublisher } from '@recordbase/queues';
-import type { Principal } from '@recordbase/server-kit/auth';
 import { signFileToken } from '@recordbase/server-kit/file-tokens';
-import { endpoint, RawJson, Reply, type RouteHint } from '@recordbase/server-kit/http';
+import { RawJson, Reply, type RouteHint } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { type Request, Router } from 'express';
 import type pg from 'pg';
 import { z } from 'zod';
+import { endpoint } from './endpoint';
 
 const tableParams = z.object({ databaseId: pathSegmentSchema, tableId: pathSegmentSchema });
 const recordParams = tableParams.extend({ recordId: z.string().min(1).max(255) });

@@ -21,9 +21,9 @@ import { createField, deleteField, getField, updateField } from '@recordbase/dom
 import type { SchemaDb } from '@recordbase/domain/schema-tx';
 import { createTable, deleteTable, getTable, listTables, updateTable } from '@recordbase/domain/tables';
 import type { EventPublisher } from '@recordbase/queues';
-import { endpoint } from '@recordbase/server-kit/http';
 import { Router } from 'express';
 import { z } from 'zod';
+import { endpoint } from './endpoint';
 
 const baseParams = z.object({ databaseId: pathSegmentSchema });
 const tableParams = baseParams.extend({ tableId: pathSegmentSchema });

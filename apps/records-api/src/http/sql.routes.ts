@@ -8,9 +8,9 @@ import {
 import type { PrismaClient } from '@recordbase/db';
 import { runSqlQuery, type SqlQueryContext } from '@recordbase/domain/sql/query';
 import { describeSqlSchema } from '@recordbase/domain/sql/schema';
-import { endpoint } from '@recordbase/server-kit/http';
 import { Router } from 'express';
 import { z } from 'zod';
+import { endpoint } from './endpoint';
 
 const baseParams = z.object({ databaseId: pathSegmentSchema });
 const sqlRead = { scope: 'sql:read' } as const;

@@ -16,10 +16,10 @@ import {
   updateWebhook,
 } from '@recordbase/domain/webhooks';
 import { notFound } from '@recordbase/server-kit/errors';
-import { endpoint } from '@recordbase/server-kit/http';
-import type { Cidr } from '@recordbase/server-kit/ssrf';
+import { type Cidr, refusedWebhookUrl } from '@recordbase/server-kit/ssrf';
 import { Router } from 'express';
 import { z } from 'zod';
+import { endpoint } from './endpoint';
 
 // Ids stay text here: one that is not an integer cannot exist, so the domain answers it with a 404.
 const baseParams = z.object({ databaseId: pathSegmentSchema });
@@ -43,13 +43,14 @@ export function webhookRoutes(
 ): Router {
   const router = Router();
   const base = '/bases/:databaseId/webhooks';
+  const urlRefusal = (url: string) => refusedWebhookUrl(url, allowedCidrs);
 
   router.post(
     base,
     endpoint(
       { access: manage, params: baseParams, body: createWebhookRequestSchema, status: 201 },
       ({ params, body, principal }) =>
-        createWebhook(prisma, secretKey, principal, params.databaseId, body, allowedCidrs),
+        createWebhook(prisma, secretKey, principal, params.databaseId, body, urlRefusal),
     ),
   );
   router.get(
@@ -75,7 +76,7 @@ export function webhookRoutes(
         body: updateWebhookRequestSchema,
       },
       ({ params, body, principal }) =>
-        updateWebhook(prisma, principal, params.databaseId, params.webhookId, body, allowedCidrs),
+        updateWebhook(prisma, principal, params.databaseId, params.webhookId, body, urlRefusal),
     ),
   );
   router.delete(

@@ -1,5 +1,6 @@
+import type { Principal } from '@recordbase/contracts/api-keys';
 import type { PrismaClient } from '@recordbase/db';
-import { type Principal, principalByKeyId, principalOf } from '@recordbase/server-kit/auth';
+import { principalByKeyId, principalOf } from '@recordbase/server-kit/auth';
 import type { AuthThrottle } from '@recordbase/server-kit/auth-throttle';
 import { AppError, notFound } from '@recordbase/server-kit/errors';
 import { verifyFileToken } from '@recordbase/server-kit/file-tokens';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
+import type { ApiKeyScope, Principal } from '@recordbase/contracts/api-keys';
 import { FIELD_ID_PATTERN, TABLE_ID_PATTERN } from '@recordbase/contracts/common';
 import type { PrismaClient, Tx } from '@recordbase/db';
-import { canAccessDatabase, type Principal } from '@recordbase/server-kit/auth';
+import { canAccessDatabase } from '@recordbase/domain/access-policy';
 import { AppError } from '@recordbase/server-kit/errors';
 import type { UploadKind } from '../uploads/storage-keys';
 

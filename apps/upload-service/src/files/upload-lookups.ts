@@ -1,8 +1,7 @@
-import { type PrismaClient, SCHEMA_CHANNEL } from '@recordbase/db';
-import { databaseNotFound } from '@recordbase/server-kit/auth';
+import { createNotifiedCache, notifyStatement, type PrismaClient, SCHEMA_CHANNEL } from '@recordbase/db';
+import { databaseNotFound } from '@recordbase/domain/access-policy';
 import { badRequest } from '@recordbase/server-kit/errors';
 import type { Logger } from '@recordbase/server-kit/logger';
-import { createNotifiedCache, notifyStatement } from '@recordbase/server-kit/notified-cache';
 import type pg from 'pg';
 import {
   type AttachmentTarget,

@@ -1,3 +1,4 @@
+import { DomainError } from '@recordbase/contracts/domain-errors';
 import {
   attachmentUploadHeaders,
   MAX_ATTACHMENT_BYTES,
@@ -6,7 +7,8 @@ import {
   uploadRoutes,
 } from '@recordbase/contracts/uploads';
 import type { PrismaClient } from '@recordbase/db';
-import { accessibleDatabaseId, principalOf, requireScope } from '@recordbase/server-kit/auth';
+import { accessibleDatabaseId, requireScope } from '@recordbase/domain/access-policy';
+import { principalOf } from '@recordbase/server-kit/auth';
 import { AppError, badRequest } from '@recordbase/server-kit/errors';
 import { noQueryParameters, parseRequestPart } from '@recordbase/server-kit/validate';
 import type { ObjectStorage } from '@recordbase/storage';
@@ -121,7 +123,7 @@ const tooLarge = (spec: RouteSpec) =>
 
 /** Multer's and busboy's refusals, worded for the client. */
 function uploadError(error: unknown, spec: RouteSpec): unknown {
-  if (error instanceof AppError) return error;
+  if (error instanceof AppError || error instanceof DomainError) return error;
   if (error instanceof PayloadTooLargeWhileStreaming) return tooLarge(spec);
   if (error instanceof MulterError) {
     switch (error.code) {
@@ -219,12 +221,12 @@ function publicBase(req: Request, deps: UploadDeps): string {
  * the headers name now (no database, no such field, not an attachments field), else a field of
  * that name made anew meanwhile, which the client may send the file to again.
  */
-async function targetGoneRefusal(req: Request, deps: UploadDeps): Promise<AppError> {
+async function targetGoneRefusal(req: Request, deps: UploadDeps): Promise<Error> {
   deps.lookups.forgetTargets();
   try {
     await attachmentPlan(req, deps);
   } catch (error) {
-    if (error instanceof AppError) return error;
+    if (error instanceof AppError || error instanceof DomainError) return error;
     throw error;
   }
   return badRequest('field-id: the field was changed while the file was sent; send the file again');

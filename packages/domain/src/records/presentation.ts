@@ -1,5 +1,5 @@
+import type { Principal } from '@recordbase/contracts/api-keys';
 import type { AttachmentValue } from '@recordbase/contracts/records';
-import type { Principal } from '@recordbase/server-kit/auth';
 import type { UploadKeyOf } from './references';
 import type { TableMeta } from './table-meta';
 

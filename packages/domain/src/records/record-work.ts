@@ -1,9 +1,9 @@
+import type { Principal } from '@recordbase/contracts/api-keys';
 import { busy, DomainError } from '@recordbase/contracts/domain-errors';
 import { type Connections, withTransaction } from '@recordbase/db';
-import type { EventPublisher } from '@recordbase/queues';
-import { accessibleDatabaseId, type Principal } from '@recordbase/server-kit/auth';
 import type pg from 'pg';
-import { publishingEvents, type TransactionEvents } from '../events';
+import { accessibleDatabaseId } from '../access-policy';
+import { type EventPublisher, publishingEvents, type TransactionEvents } from '../events';
 import type { FileLinks } from './presentation';
 import type { TableCache } from './table-cache';
 import { loadTableMeta } from './table-loader';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Principal } from '@recordbase/contracts/api-keys';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
 import { DomainError, type InputPath, invalid, notFound } from '@recordbase/contracts/domain-errors';
 import type {
@@ -11,8 +12,8 @@ import type {
 } from '@recordbase/contracts/records';
 import { newRecordId } from '@recordbase/db';
 import { fieldTypeModule } from '@recordbase/db/field-types';
-import { type Principal, requireScope } from '@recordbase/server-kit/auth';
 import type pg from 'pg';
+import { requireScope } from '../access-policy';
 import type { TransactionEvents } from '../events';
 import { aggregateRecords } from './aggregate';
 import { expandedLinks } from './expand';

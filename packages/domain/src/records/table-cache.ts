@@ -1,10 +1,10 @@
-import { SCHEMA_CHANNEL } from '@recordbase/db';
-import type { Logger } from '@recordbase/server-kit/logger';
 import {
   createNotifiedCache,
+  type ListenerLogger,
   type NotifiedCache,
   notifyStatement,
-} from '@recordbase/server-kit/notified-cache';
+  SCHEMA_CHANNEL,
+} from '@recordbase/db';
 import type pg from 'pg';
 import type { TableMeta } from './table-meta';
 
@@ -19,7 +19,7 @@ const MAX_CACHED_TABLES = 10_000;
  */
 export type TableCache = NotifiedCache<TableMeta>;
 
-export function createTableCache(options: { pool: pg.Pool; logger: Logger }): TableCache {
+export function createTableCache(options: { pool: pg.Pool; logger: ListenerLogger }): TableCache {
   return createNotifiedCache<TableMeta>({
     pool: options.pool,
     channels: [SCHEMA_CHANNEL],

@@ -1,8 +1,8 @@
 import { TABLE_ID_PATTERN } from '@recordbase/contracts/common';
 import type { FieldTemplate, FieldType } from '@recordbase/contracts/fields';
-import { databaseNotFound } from '@recordbase/server-kit/auth';
 import type pg from 'pg';
 import { nameKey, tableNotFound } from '../access';
+import { databaseNotFound } from '../access-policy';
 import { buildTableMeta, type TableMeta } from './table-meta';
 
 interface TableRow {

@@ -1,7 +1,7 @@
+import type { Principal } from '@recordbase/contracts/api-keys';
 import { busy, clip, invalid } from '@recordbase/contracts/domain-errors';
 import type { SqlQueryRequest, SqlQueryResponse } from '@recordbase/contracts/sql';
 import { MessageTooLarge, type PrismaClient, sendCancelRequest } from '@recordbase/db';
-import type { Principal } from '@recordbase/server-kit/auth';
 import type pg from 'pg';
 import { findAccessibleDatabase } from '../access';
 import { type SqlConnections, SqlConnectionsBusy } from './connections';

@@ -1,8 +1,8 @@
+import type { Principal } from '@recordbase/contracts/api-keys';
 import type { FieldType } from '@recordbase/contracts/fields';
 import type { SqlSchemaResponse } from '@recordbase/contracts/sql';
 import type { PrismaClient } from '@recordbase/db';
 import { sqlName, sqlViewSchemaName } from '@recordbase/db/physical';
-import type { Principal } from '@recordbase/server-kit/auth';
 import { findAccessibleDatabase } from '../access';
 import { ensureSqlViews } from './views';
 

@@ -1,4 +1,3 @@
-import type { Logger } from '@recordbase/server-kit/logger';
 import type pg from 'pg';
 
 /**
@@ -17,6 +16,12 @@ export interface Listener {
   close(): Promise<void>;
 }
 
+/** Where a listener tells of a lost connection (a service's pino logger is one). */
+export interface ListenerLogger {
+  warn(details: object, message: string): void;
+  warn(message: string): void;
+}
+
 /** How often the connection must answer a round trip, and how long it may take. */
 const HEARTBEAT_INTERVAL_MS = 30_000;
 const HEARTBEAT_TIMEOUT_MS = 10_000;
@@ -26,7 +31,7 @@ export function createListener(options: {
   channels: readonly string[];
   onNotification(channel: string, payload: string): void;
   onConnected?(): void;
-  logger: Logger;
+  logger: ListenerLogger;
   reconnectDelayMs?: number;
   heartbeatIntervalMs?: number;
   heartbeatTimeoutMs?: number;

@@ -1,6 +1,5 @@
 import pg from 'pg';
-import { createListener, type Listener } from './listener';
-import type { Logger } from './logger';
+import { createListener, type Listener, type ListenerLogger } from './listener';
 
 /**
  * Values kept per process and trusted only while the process LISTENs on channels that every
@@ -37,7 +36,7 @@ export function createNotifiedCache<V>(options: {
   pool: pg.Pool;
   /** Every channel a change of what is kept NOTIFYs on; one connection listens to them all. */
   channels: string[];
-  logger: Logger;
+  logger: ListenerLogger;
   /** Entries kept, oldest forgotten first. */
   maxEntries: number;
   /** Whether a loaded value may be kept (a lookup that found nothing should not, for one). */
