@@ -75,7 +75,7 @@ export const COMPANIES_FIELDS = [
   { name: 'Employees', type: 'number' },
 ] as const;
 
-/** Every field type of the specification (2.2), plus Ref: the unique key upserts match on. */
+/** Every field type, plus Ref: the unique key upserts match on. */
 export const DEALS_FIELDS = [
   { name: 'Name', type: 'single_line_text' },
   { name: 'Notes', type: 'long_text' },

@@ -249,7 +249,7 @@ export function readCases(dataset: Dataset): ReadCase[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The same page, projected and expanded (issue 14)
+// The same page, projected and expanded
 // ---------------------------------------------------------------------------------------------
 
 /** Q7p's projection: the sort key and two short fields. */
@@ -320,7 +320,7 @@ function shapedPageCases(dataset: Dataset): ReadCase[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Aggregation beside the same GROUP BY (issue 14)
+// Aggregation beside the same GROUP BY
 // ---------------------------------------------------------------------------------------------
 
 const Q8_AMOUNT = 90_000;

@@ -10,7 +10,7 @@ import { trace } from './trace';
 import { importBombs } from './xlsx-bombs';
 
 /**
- * Entry of the hostile tenant's process (hostile.ts starts it): issue 25's attacks, each in one or
+ * Entry of the hostile tenant's process (hostile.ts starts it): its attacks, each in one or
  * more loops, from `start` until `stop`. Every answer is counted by attack and status. Refusals
  * (400, 403, 404, 413, 429) are what the fixes promise; a 5xx, a dropped connection, a request
  * left unanswered, or a success an attack must never get is a finding, printed at once with the

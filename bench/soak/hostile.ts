@@ -7,8 +7,8 @@ import type { SoakConfig } from './config';
 import type { AnswerFigures } from './measure';
 
 /**
- * The hostile tenant (issue 25): one tenant with a base of its own and keys limited to it, running
- * the review's attacks in a loop beside the normal load (hostile-child.ts has them). This side
+ * The hostile tenant: one tenant with a base of its own and keys limited to it, running
+ * the attacks of a security review in a loop beside the normal load (hostile-child.ts has them). This side
  * sets the tenant up with the root key and runs the attacks in a child process, so that building
  * its uploads and reading its answers takes no turn of the load generator's event loop, whose
  * open-loop schedule and latencies are the other tenants' figures.
@@ -22,7 +22,7 @@ export interface HostilePlan {
   gatewayUrl: string;
   /** Every scope, on the tenant's own base only. */
   key: string;
-  /** webhooks:manage and schema:read only: the key of finding 3, which must not read records. */
+  /** webhooks:manage and schema:read only: a key that must not read records, even through a webhook. */
   webhooksKey: string;
   baseId: string;
   /** Its table of long texts (Title, Body, Notes) with an attachments field, Files. */

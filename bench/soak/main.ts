@@ -20,10 +20,10 @@ import { startSoakStack } from './stack';
 import { dealRecord, knownEmail, operationSchedule, type SoakTarget, STATUSES, soakRandom } from './workload';
 
 /**
- * The soak (issue 16): a steady mixed load through the gateway for SOAK_MINUTES, then a wait for
+ * The soak: a steady mixed load through the gateway for SOAK_MINUTES, then a wait for
  * every record event to reach the receiver and every import to finish. Prints the figures and
  * the verdicts; a full-length run also writes them to bench/README.md and soak/results.json.
- * With SOAK_HOSTILE=1 a hostile tenant attacks beside the load (issue 25, hostile.ts), and the
+ * With SOAK_HOSTILE=1 a hostile tenant attacks beside the load (hostile.ts), and the
  * figures go to soak/results-hostile.json.
  */
 

@@ -6,8 +6,8 @@ import type { AnswerFigures, ErrorSample, MinuteFigures } from './measure';
 import type { PostgresFigures, QueryRoleBackends } from './postgres';
 
 /**
- * The soak's figures, its verdicts against issue 16's targets (and issue 25's with a hostile
- * tenant), and its README section.
+ * The soak's figures, its verdicts against its targets (the other tenants' latency, with a hostile
+ * tenant, within twice the quiet run's), and its README section.
  */
 
 interface ImportCounts {
@@ -54,7 +54,8 @@ export interface SoakResults {
   events: { appended: number; delivered: number; drainSeconds: number };
   imports: ImportCounts;
   errorSamples: ErrorSample[];
-  // Absent from runs before issue 25's: the root key did all the requests, no quota was set.
+  // Absent from runs before tenants had keys of their own: the root key did all the requests, no
+  // quota was set.
   /** API keys the normal load was dealt among: the other tenants. */
   tenants?: number;
   storageQuotaBytes?: number;

@@ -2,7 +2,7 @@ import { crc32, deflateRawSync } from 'node:zlib';
 
 /**
  * The hostile tenant's import bombs: workbooks of a few kilobytes that would expand to far more
- * than their size (issue 25, finding 5). Zipped by hand, as exceljs would never write them; the
+ * than their size. Zipped by hand, as exceljs would never write them; the
  * same two the import tests use, which the import worker must end `failed` with memory flat.
  */
 

@@ -3,7 +3,7 @@ import { verifyFileToken } from '@recordbase/server-kit/file-tokens';
 import { createBase, type Harness, schemaNameOf, startHarness } from './harness';
 
 /**
- * Which attachment urls are files of our upload service (issue 25, finding 7). Only those get an
+ * Which attachment urls are files of our upload service. Only those get an
  * upload's metadata and a `signedUrl`, whose token opens the file for the key that read it: a url
  * of another host that merely mimics the path `/files/{key}` must never be sent a reader's token.
  */

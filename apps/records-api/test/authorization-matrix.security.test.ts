@@ -19,7 +19,7 @@ import {
 } from './route-table';
 
 /**
- * The authorization matrix of records-api (issue 16): every route of the OpenAPI document that
+ * The authorization matrix of records-api: every route of the OpenAPI document that
  * records-api serves, called with each of the five keys of `keyCases`, answers exactly what the
  * contract says and changes nothing. Path parameters name real fixtures and bodies are the
  * document's examples (valid against the route's schema), so each refusal is about the key alone.

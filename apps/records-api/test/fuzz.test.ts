@@ -1,5 +1,5 @@
 /**
- * Fuzzing every JSON route of the API from its schema (issue 16).
+ * Fuzzing every JSON route of the API from its schema.
  *
  * The routes come from the OpenAPI document (every operation under /api/v1; the document is
  * checked against the routers by openapi.routes.test.ts), so a new route is fuzzed without being

@@ -1,5 +1,5 @@
 /**
- * Fuzzing the upload-service's path and query inputs (issue 16), as fuzz.test.ts does the API's:
+ * Fuzzing the upload-service's path and query inputs, as fuzz.test.ts does the API's:
  * its documented operations outside /api/v1 that take path or query parameters (today
  * `GET /files/{key}?token=`), read from the same OpenAPI document. The app runs on the records
  * harness's database, with a stored file whose key and signed link the generated requests often

@@ -2,7 +2,7 @@ import { MAX_AGGREGATE_GROUPS } from '@recordbase/contracts/records';
 import { createBase, type Harness, startHarness } from './harness';
 
 /**
- * `POST .../records/aggregate` (issue 14): groups of the matching records with their counts,
+ * `POST .../records/aggregate`: groups of the matching records with their counts,
  * sums, averages, extremes and emptiness counts, from one statement; groups sorted and capped.
  */
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createBase, databaseSnapshot, type Harness, lastOutboxSeq, startHarness } from './harness';
 
 /**
- * `PATCH .../records/bulk` (issue 14): records by id, each changing only the fields it gives,
+ * `PATCH .../records/bulk`: records by id, each changing only the fields it gives,
  * 1 to 100, all or nothing, one record.updated event.
  */
 

@@ -1,7 +1,7 @@
 import { createBase, type Harness, lastOutboxSeq, startHarness } from './harness';
 
 /**
- * record.updated says what changed (issue 14): per record, the ids of the fields whose value
+ * record.updated says what changed: per record, the ids of the fields whose value
  * changed and their previous values, from every path that updates (single, bulk by id, upsert),
  * and the outbox row lists the changed fields for webhooks' field filters. Webhooks may name
  * `fieldIds` (ids or names of their table's fields).

@@ -2,7 +2,7 @@ import { MAX_EXPANDED_LINKS } from '@recordbase/contracts/records';
 import { createBase, type Harness, startHarness } from './harness';
 
 /**
- * `expand` (issue 14): beside a link field's ids, each linked record's id and primary field value,
+ * `expand`: beside a link field's ids, each linked record's id and primary field value,
  * one level, in link order, capped; in the same statement as the page.
  */
 

@@ -1,7 +1,7 @@
 import { createBase, type Harness, startHarness } from './harness';
 
 /**
- * Projection (issue 14): `fields` on a list and on a single read returns only the fields named,
+ * Projection: `fields` on a list and on a single read returns only the fields named,
  * by name or id, in both `data` and `fields`; the rest of the record (id, times) is unchanged.
  */
 

@@ -6,7 +6,7 @@ import { loadTableMeta } from '@recordbase/domain/records/table-loader';
 import { createBase, type Harness, schemaNameOf, startHarness } from './harness';
 
 /**
- * `search` on records/list (issue 14): any text, email, url, phone or select field holding the
+ * `search` on records/list: any text, email, url, phone or select field holding the
  * text, case aside, ANDed with the filter, with an exact total, bound to its cursor, and served
  * by the trigram indexes listings build.
  */

@@ -1,7 +1,7 @@
 import { createBase, type Harness, lastOutboxSeq, startHarness } from './harness';
 
 /**
- * `suppressWebhooks: true` (issue 14): every write route writes its records and appends no event
+ * `suppressWebhooks: true`: every write route writes its records and appends no event
  * for webhooks; without it, the same write appends its event. A DELETE, which has no body, takes
  * it as a query parameter.
  */

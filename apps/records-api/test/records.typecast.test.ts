@@ -1,7 +1,7 @@
 import { createBase, databaseSnapshot, type Harness, lastOutboxSeq, startHarness } from './harness';
 
 /**
- * `typecast: true` (issue 14): values given as text are converted to their fields' types, numbers
+ * `typecast: true`: values given as text are converted to their fields' types, numbers
  * given to text become text, and select options the records name that the field lacks are added
  * to it in the write's own transaction (with a field.updated event). Without typecast the same
  * values are refused; a refused typecast write adds no option.

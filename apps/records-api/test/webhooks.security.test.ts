@@ -245,7 +245,7 @@ describe('database scope', () => {
 });
 
 /**
- * Finding 3 of issue 25: a key that may not read record values must not be able to point a webhook
+ * A key that may not read record values must not be able to point a webhook
  * that still has record deliveries to send at its own address (nor one with table or field
  * deliveries, without schema:read), and no retry may send an event the webhook no longer hears.
  */

@@ -23,7 +23,7 @@ import { type Harness, startHarness } from './harness';
 import { excelWorkbook, onePixelPng } from './sniff-files';
 
 /**
- * The authorization matrix of upload-service (issue 16): every route of the OpenAPI document that
+ * The authorization matrix of upload-service: every route of the OpenAPI document that
  * upload-service serves (uploads, downloads, operational routes), called with each of the five
  * keys of `keyCases`, answers exactly what the contract says and changes nothing: neither the
  * database nor the storage. Uploads carry a file each route accepts and headers naming real
@@ -207,7 +207,7 @@ describe.each(served.map((op) => [describeOperation(op), op] as const))('%s', (_
 });
 
 /**
- * The bounds of issue 25, route by route: a key past its rate limit is 429 with Retry-After on
+ * The bounds of a tenant's capacity, route by route: a key past its rate limit is 429 with Retry-After on
  * every route that takes a key, and an attachment past its database's storage quota is 413 naming
  * it; either changes nothing.
  */

@@ -10,8 +10,9 @@ import { type Harness, startHarness } from './harness';
 import { onePixelPng } from './sniff-files';
 
 /**
- * The capacity one key or one database may take of upload-service (issue 25, finding 6): the
- * per-key rate limit the JSON API has, and the operator's optional storage quota per database.
+ * The capacity one key or one database may take of upload-service, so that no tenant takes
+ * another's: the per-key rate limit the JSON API has, and the operator's optional storage quota
+ * per database.
  */
 
 let h: Harness;

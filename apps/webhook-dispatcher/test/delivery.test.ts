@@ -654,7 +654,7 @@ describe('operational routes', () => {
 });
 
 /**
- * Finding 3 of issue 25: a delivery goes only to a webhook that still hears its event. A webhook
+ * A delivery goes only to a webhook that still hears its event. A webhook
  * repointed elsewhere with other events must not receive the record deliveries still open on it.
  */
 describe('a webhook that no longer subscribes', () => {

@@ -24,7 +24,7 @@ export { MAX_SELECT_OPTIONS, textValuePatterns } from './field-values';
 export const MAX_COLOR_LENGTH = 32;
 export const MAX_CURRENCY_SYMBOL_LENGTH = 8;
 
-/** The type groups of the specification's filter rules (section 2.2), in this order. */
+/** The type groups filter rules are given by, in this order. */
 export const fieldTypeGroupNames = [
   'text',
   'number',

@@ -27,7 +27,7 @@ export const filterOperators = [
 export const filterOperatorSchema = z.enum(filterOperators);
 export type FilterOperator = z.infer<typeof filterOperatorSchema>;
 
-/** Which field type groups each operator applies to (specification 4.1.2). */
+/** Which field type groups each operator applies to. */
 export const fieldTypeGroupsByFilterOperator = {
   equals: ['text', 'number', 'date', 'selection', 'checkbox'],
   does_not_equal: ['text', 'number', 'date', 'selection', 'checkbox'],

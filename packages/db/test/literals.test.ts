@@ -5,7 +5,7 @@ import { linkTableName, quoteLiteral, schemaNameForDatabase } from '../src/physi
 import { createTestDatabase, type TestDatabase } from '../src/testing';
 
 /**
- * Finding 7 of issue 25: user-given names reach DDL as literals (COMMENT ON takes no parameters),
+ * User-given names reach DDL as literals (COMMENT ON takes no parameters),
  * and a literal must read as the same text whatever standard_conforming_strings is. With it off,
  * a backslash in a plain '…' literal escapes the next character: `a\'; DROP …` ended the literal
  * and ran what followed.

@@ -271,7 +271,7 @@ interface EndpointSpec<P extends z.ZodType, Q extends z.ZodType, B extends z.Zod
   bodyLimit?: string | number;
   /**
    * The 404 for a `databaseId` outside the key's reach, when the route words it differently
-   * (a webhook route answers "webhook not found", as the specification asks).
+   * (a webhook route answers "webhook not found", as for a webhook that does not exist).
    */
   unreachable?: (params: Parsed<P>) => Error;
   /** Status of a successful answer; 200 when omitted. */

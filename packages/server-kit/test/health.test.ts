@@ -6,7 +6,7 @@ import { createLogger } from '../src/logger';
 import { createMetrics } from '../src/metrics';
 
 /**
- * Finding 7 of issue 25: `/readyz` answers anyone, so it says only whether each dependency
+ * `/readyz` answers anyone, so it says only whether each dependency
  * answers. What failed, which can name hosts, users, paths and versions, goes to the log,
  * clipped, and once a minute at most per check however often the route is polled.
  */

@@ -17,7 +17,7 @@ import { createLogger } from '../src/logger';
 import { type SilentProxy, startSilentProxy } from './silent-proxy';
 
 /**
- * Finding 7 of issue 25: API keys are kept per process until a revocation's NOTIFY. When the
+ * API keys are kept per process until a revocation's NOTIFY. When the
  * listening connection dies and the process is told (PostgreSQL restarted, the backend killed),
  * nothing is served from memory until it listens again. When nothing tells it (a partition, a
  * host gone), it must not go on trusting what it kept: entries have a bounded age, and a

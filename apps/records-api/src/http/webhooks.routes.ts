@@ -27,7 +27,7 @@ const webhookParams = baseParams.extend({ webhookId: pathSegmentSchema });
 const deliveryParams = webhookParams.extend({ deliveryId: pathSegmentSchema });
 
 const manage = { scope: 'webhooks:manage' } as const;
-/** The specification: a webhook of a database the key cannot reach is simply "not found". */
+/** A webhook of a database the key cannot reach is simply "not found", as a missing one is. */
 const webhookNotFound = (params: { webhookId: string }) => notFound(`Webhook ${params.webhookId} not found`);
 
 const deleted = (message: string): z.infer<typeof successMessageSchema> => ({ success: true, message });

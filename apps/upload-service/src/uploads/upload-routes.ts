@@ -27,7 +27,7 @@ import {
 } from './streaming-engine';
 
 /**
- * The three upload routes of the specification (4.5): multipart/form-data with the file in the
+ * The three upload routes: multipart/form-data with the file in the
  * form field `filepond`. Everything that can be checked before the body is read is (the key's
  * scope, the attachment headers, the database, the declared length), then the file streams into
  * storage, is judged by its bytes, and gets its row in uploaded_files.

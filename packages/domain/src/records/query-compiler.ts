@@ -20,11 +20,10 @@ import { systemColumnSql } from './sort-order';
 import { fieldSql, resolveFieldOrSystem, type TableMeta, unknownField } from './table-meta';
 
 /**
- * Compiles list filters (specification 2.4 and 4.1.2; api-contract "Records") to
- * SQL over a record table aliased `r`. Identifiers come only from the naming helpers and every
- * operand travels as a parameter with an explicit cast. Each field type's module in the registry
+ * Compiles list filters (docs/filters.md) to SQL over a record table aliased `r`. Identifiers come
+ * only from the naming helpers and every operand travels as a parameter with an explicit cast. Each field type's module in the registry
  * (@recordbase/db/field-types) holds the SQL of its operators, and their conventions
- * (field-types/operators.ts); this file resolves fields, checks support and words the 400s.
+ * (field-types/operators.ts); this file resolves fields, checks support and words the refusals.
  * docs/filters.md states the semantics for API users; each module's oracle states them again,
  * independently, in memory (the test oracle, see filter-evaluator.ts).
  */
