@@ -52,7 +52,7 @@ export async function findTableByRef(client: Client, databaseId: string, tableRe
 }
 
 /**
- * The 404 for a table reference that names no table of the database: `tableNames` are that
+ * The refusal of a table reference that names no table of the database: `tableNames` are that
  * database's only (the key may see them all), and the nearest of them is suggested.
  */
 export function tableNotFound(tableRef: string, tableNames: readonly string[]): DomainError {

@@ -72,8 +72,8 @@ function parseDeliveryId(ref: string): bigint | null {
 
 /**
  * The webhook if it exists in this database and the key may see the database. An id that cannot
- * exist, a webhook of another database and a database outside the key's scope all answer the same
- * 404, so a key learns nothing about webhooks it cannot reach.
+ * exist, a webhook of another database and a database outside the key's scope are all the same
+ * "not found", so a key learns nothing about webhooks it cannot reach.
  */
 async function findWebhook(
   client: Pick<Tx, 'webhook'>,

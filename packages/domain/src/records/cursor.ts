@@ -63,7 +63,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 
 /**
  * The key values a cursor holds, checked: a cursor that does not decode, was made for another
- * order or filter, or holds a value its key cannot take is a 400 naming `body.cursor`.
+ * order or filter, or holds a value its key cannot take is refused at the input's `cursor`.
  */
 export function decodeCursor(text: string, keys: readonly SortKey[], digest: string): KeyValue[] {
   let body: unknown;

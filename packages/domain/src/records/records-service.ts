@@ -41,7 +41,7 @@ import { type PreparedRecord, prepareRecords } from './values';
 import { runWrite, type WriteProblem } from './write-statement';
 
 /**
- * The record use cases. HTTP-free: they take parsed input and return JSON text or throw DomainError.
+ * The record use cases: they take parsed input and return JSON text or throw DomainError.
  * Each runs through record-work.ts: the table's metadata, a statement or a transaction.
  */
 

@@ -11,7 +11,7 @@ import type { SqlCredentials } from './roles';
  * `idleMs`, or closed at once to make room for another database's; one older than `maxLifetimeMs`
  * is closed when released, so that a process kept busy cannot hold the role's connections for good
  * while another process waits for one. Callers wait their turn in order; one that gets no
- * connection within `acquireTimeoutMs` gets SqlConnectionsBusy (a 503).
+ * connection within `acquireTimeoutMs` gets SqlConnectionsBusy (the service is busy).
  */
 
 export interface SqlConnectionOptions {

@@ -10,7 +10,7 @@ import type { SqlCredentials, SqlRoles } from './roles';
 import { columnTypes } from './values';
 
 /**
- * Read-only SQL over HTTP. What keeps a query to reading its own database is PostgreSQL: the
+ * Read-only SQL. What keeps a query to reading its own database is PostgreSQL: the
  * query runs on a connection logged in as the database's role (roles.ts), which may read that
  * database's views and nothing else, inside a read-only transaction that is always rolled back,
  * under a statement timeout, one statement per request (the extended protocol takes no more).
@@ -24,7 +24,7 @@ export const SQL_DEFAULTS = {
   connectionsPerBase: 4,
   /**
    * Per database, and per key, across processes: twice its connections, so a burst waits for a
-   * connection rather than being refused; past it, 429.
+   * connection rather than being refused; past it, too many.
    */
   inFlightPerBase: 8,
   maxResultBytes: 10 * 1024 * 1024,
@@ -208,7 +208,7 @@ interface PostgresError {
 /**
  * Refusals that are the database's state rather than the query's fault. Narrower than
  * classifyDatabaseError's: in a caller's own SQL, the rest of class 53 (its temp_file_limit, the
- * memory it asked for) is the query's doing, answered 400.
+ * memory it asked for) is the query's doing, refused as invalid.
  */
 const BUSY_STATES = new Set(['53300', '57P01', '57P02', '57P03', '40001', '40P01']);
 
