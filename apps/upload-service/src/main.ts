@@ -6,7 +6,7 @@ import { createStorage } from '@recordbase/storage';
 import { Redis } from 'ioredis';
 import { createApp } from './app';
 import { loadConfig } from './config';
-import { scheduleOrphanSweeps } from './files/orphan-sweeper';
+import { scheduleOrphanSweeps } from './sweeps/orphan-sweeper';
 
 /** Orphans are rare and their grace is long: a look every quarter hour is plenty. */
 const SWEEP_INTERVAL_MS = 15 * 60_000;

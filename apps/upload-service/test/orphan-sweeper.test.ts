@@ -1,4 +1,4 @@
-import { sweepOrphans } from '../src/files/orphan-sweeper';
+import { sweepOrphans } from '../src/sweeps/orphan-sweeper';
 import { insertBaseWithStorage, insertRecordWithAttachments, type TestBase } from './fixtures';
 import { type Harness, startHarness } from './harness';
 import { onePixelPng } from './sniff-files';

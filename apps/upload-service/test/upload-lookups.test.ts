@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { notifyStatement, SCHEMA_CHANNEL } from '@recordbase/db';
 import type pg from 'pg';
-import { sweepOrphans } from '../src/files/orphan-sweeper';
 import { FILES_FREED_CHANNEL, type UploadLookups } from '../src/files/upload-lookups';
+import { sweepOrphans } from '../src/sweeps/orphan-sweeper';
 import { insertBase, insertBaseWithStorage, type TestBase } from './fixtures';
 import { type Harness, startHarness } from './harness';
 

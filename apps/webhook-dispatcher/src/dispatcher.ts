@@ -19,9 +19,9 @@ import { createDispatcherMetrics, type DispatcherMetrics } from './metrics';
 import { createQueues, type DispatchQueues } from './queues';
 import { ReceiverLimits } from './receiver-limits';
 import { createRecorder } from './recorder';
-import { pruneOnce } from './retention';
 import { SigningKeys, SubscriptionCache } from './subscriptions';
-import { sweepOnce } from './sweeper';
+import { pruneOnce } from './sweeps/retention';
+import { sweepOnce } from './sweeps/sweeper';
 
 /**
  * Wires the dispatcher: the event workers (events published by records-api), the delivery workers

@@ -3,7 +3,7 @@ import type { DeliveryStatus } from '@recordbase/db';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
 import pg from 'pg';
 import { loadConfig } from '../src/config';
-import { pruneOnce } from '../src/retention';
+import { pruneOnce } from '../src/sweeps/retention';
 
 /**
  * Retention against a real database: rows are written straight into outbox_events,

@@ -5,7 +5,7 @@ import {
   undispatchedEventIds,
 } from '@recordbase/db';
 import type pg from 'pg';
-import type { DispatcherMetrics } from './metrics';
+import type { DispatcherMetrics } from '../metrics';
 
 /**
  * PostgreSQL is the truth and Redis may forget (it keeps nothing on disk here), so a periodic

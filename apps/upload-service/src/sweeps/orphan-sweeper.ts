@@ -4,7 +4,7 @@ import type { Logger } from '@recordbase/server-kit/logger';
 import { createLoop, type Loop } from '@recordbase/server-kit/periodic';
 import type { ObjectStorage } from '@recordbase/storage';
 import type pg from 'pg';
-import { notifyFilesFreed } from './upload-lookups';
+import { notifyFilesFreed } from '../files/upload-lookups';
 
 /**
  * Deletes uploaded files nothing refers to once their grace period is over: an attachment no
