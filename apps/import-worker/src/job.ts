@@ -10,8 +10,6 @@ import { DEFAULT_READER_LIMITS, ImportFileError, type ImportRow, readCsv, readXl
 import { type ImportContext, NotOurs } from './run-context';
 import { dropStaging } from './staging';
 
-export type { ImportContext } from './run-context';
-
 /**
  * One import, start to end. The file is read once as it streams from storage: for a new table,
  * each column's type is inferred from every value while the rows are staged as the types look so

@@ -1,18 +1,18 @@
-import { importStartedBy, importsToRequeue, releaseImport } from '@recordbase/db';
-import { addImportJob, openQueue, openWorker, workerConnection } from '@recordbase/queues';
+import { importStartedBy, releaseImport } from '@recordbase/db';
+import { openQueue, openWorker, workerConnection } from '@recordbase/queues';
 import { createLoop } from '@recordbase/server-kit/periodic';
-import { type ImportContext, MAX_IMPORT_RUNS, runImport } from './job';
+import { MAX_IMPORT_RUNS, runImport } from './job';
 import type { ImportMetrics } from './metrics';
-import { sweepStaging } from './staging';
+import type { ImportContext } from './run-context';
+import { sweepLostImports } from './sweeps/lost-imports';
 
 /**
  * The import worker: one import at a time per process (scale by running more), taken from the
  * BullMQ queue. A worker killed mid-import loses its job's lock; BullMQ hands the stalled job to
  * another worker (or this one, restarted), which runs the import again from the start, since
  * nothing of the dead run was committed, up to MAX_IMPORT_RUNS runs in all (job.ts): a file that
- * kills the worker fails then. A worker shut down gracefully hands its import back uncounted. The
- * sweep queues imports Redis lost (queued, or running with no progress for a while) and drops the
- * staging tables of dead runs.
+ * kills the worker fails then. A worker shut down gracefully hands its import back uncounted. Its
+ * sweep (sweeps/lost-imports.ts) runs on server-kit's loop.
  */
 
 export interface ImportWorkerOptions {
@@ -39,10 +39,6 @@ export interface ImportWorker {
 
 const DEFAULT_SWEEP_MS = 30_000;
 const DEFAULT_STALE_MS = 5 * 60_000;
-/** An import that waits this long without being taken is queued again (Redis may have lost it). */
-const QUEUED_GRACE_MS = 30_000;
-/** Imports queued again per sweep at most. */
-const SWEEP_BATCH = 100;
 
 /** The run's time, from the budget of the key that started the import (the root key has none). */
 async function spendImportTime(
@@ -100,19 +96,7 @@ export function startImportWorker(options: ImportWorkerOptions): ImportWorker {
   worker.on('error', (error) => ctx.logger.warn({ err: error }, 'import worker error'));
   const queue = openQueue('imports', connection, options.prefix);
 
-  const requeue = async (importId: string) => {
-    const job = await queue.getJob(importId);
-    if (job && !(await job.isCompleted()) && !(await job.isFailed())) return;
-    await job?.remove();
-    await addImportJob(queue, importId);
-  };
-
-  const sweep = async () => {
-    const staleAfter = options.staleAfterMs ?? DEFAULT_STALE_MS;
-    const lost = await importsToRequeue(ctx.db.pool, QUEUED_GRACE_MS, staleAfter, SWEEP_BATCH);
-    for (const id of lost) await requeue(id);
-    await sweepStaging(ctx.db.pool);
-  };
+  const sweep = () => sweepLostImports(ctx.db.pool, queue, options.staleAfterMs ?? DEFAULT_STALE_MS);
   const sweeps = createLoop('import sweep', options.sweepEveryMs ?? DEFAULT_SWEEP_MS, sweep, ctx.logger);
   sweeps.start();
 

@@ -3,8 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import type { ImportContext } from '@recordbase/import-worker/job';
 import type { ReaderLimits } from '@recordbase/import-worker/readers';
+import type { ImportContext } from '@recordbase/import-worker/run-context';
 import {
   type ImportWorker,
   type ImportWorkerOptions,

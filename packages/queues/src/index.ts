@@ -1,3 +1,4 @@
+export type { Queue } from 'bullmq';
 export { createEventPublisher, type EventPublisher } from './event-publisher';
 export { createImportQueue, type ImportQueue } from './import-queue';
 export { createQueueInspector, type QueueInspector } from './inspector';
