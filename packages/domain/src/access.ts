@@ -13,7 +13,7 @@ export interface DatabaseRef {
   schemaName: string;
 }
 
-/** The database if it exists and the key may see it (server-kit's accessibleDatabaseId). */
+/** The database if it exists and the key may see it (access-policy.ts's accessibleDatabaseId). */
 export async function findAccessibleDatabase(
   client: Client,
   principal: Principal,

@@ -29,7 +29,7 @@ const MAX_KEPT = 10_000;
  *   grows, so any figure read is a lower bound of the current one: a refusal it gives is exact,
  *   and the room it leaves is checked again, exactly and under a lock, once the file is stored.
  *
- * Kept only while this process LISTENs on both channels (server-kit's notified-cache.ts).
+ * Kept only while this process LISTENs on both channels (db's notified-cache.ts).
  */
 export interface UploadLookups {
   /** `databaseRef` is the database as the request wrote it, for the 404's message. */

@@ -13,7 +13,7 @@ const MAX_CACHED_TABLES = 10_000;
 
 /**
  * Table metadata per process, so a record request needs no metadata round trip, trusted only
- * while this process LISTENs on the schema channel (server-kit's notified-cache.ts). What a
+ * while this process LISTENs on the schema channel (db's notified-cache.ts). What a
  * notification still in flight could leave stale, the callers catch: an error the old metadata
  * explains makes them load it again and retry once (see `withTable` in records-service.ts).
  */

@@ -17,7 +17,7 @@ interface TableRow {
 
 /**
  * Everything a record request needs to know about its table, in one round trip (`id` comes from
- * server-kit's accessibleDatabaseId).
+ * access-policy.ts's accessibleDatabaseId).
  */
 export async function loadTableMeta(
   pool: Pick<pg.Pool, 'query'>,
