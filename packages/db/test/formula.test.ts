@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import {
+  dependentsOf,
+  type FieldReads,
   FormulaError,
   type FormulaField,
   type FormulaNode,
@@ -9,6 +11,7 @@ import {
   MAX_FORMULA_LENGTH,
   parseFormula,
   printFormula,
+  selfReadingChain,
 } from '../src/formula';
 
 /** The tree without places, to compare shapes. */
@@ -258,5 +261,35 @@ describe('inferring what a formula gives', () => {
         'ARRAYCOMPACT',
       ].sort(),
     );
+  });
+});
+
+describe('how computed fields depend on each other', () => {
+  // total = price * qty; taxed = total * 1.2; label = taxed & name
+  const reads: FieldReads = new Map([
+    ['total', ['price', 'qty']],
+    ['taxed', ['total']],
+    ['label', ['taxed', 'name', 'taxed']],
+  ]);
+
+  it('finds the chain by which a field would read itself, and none when it would not', () => {
+    expect(selfReadingChain('total', ['label'], reads)).toEqual(['total', 'label', 'taxed', 'total']);
+    expect(selfReadingChain('total', ['total'], reads)).toEqual(['total', 'total']);
+    expect(selfReadingChain('total', ['price', 'name'], reads)).toBeNull();
+    expect(selfReadingChain('fresh', ['label', 'taxed'], reads)).toBeNull();
+  });
+
+  it('lists what reads a field, through any chain, nearest first and each once', () => {
+    expect(dependentsOf('price', reads)).toEqual(['total', 'taxed', 'label']);
+    expect(dependentsOf('name', reads)).toEqual(['label']);
+    expect(dependentsOf('label', reads)).toEqual([]);
+  });
+
+  it('walks a long chain without recursion', () => {
+    const chain: FieldReads = new Map(
+      Array.from({ length: 50_000 }, (_, index) => [`f${index + 1}`, [`f${index}`]] as const),
+    );
+    expect(dependentsOf('f0', chain)).toHaveLength(50_000);
+    expect(selfReadingChain('f0', ['f50000'], chain)).toHaveLength(50_002);
   });
 });

@@ -1,3 +1,4 @@
+export { dependentsOf, type FieldReads, selfReadingChain } from './dependencies';
 export {
   type FormulaField,
   type FormulaType,
