@@ -12,7 +12,7 @@ import {
 } from '@recordbase/db';
 import type { RequestHandler, Response } from 'express';
 import type { AuthThrottle } from './auth-throttle';
-import { AppError, forbidden, notFound, unauthorized } from './errors';
+import { AppError, unauthorized } from './errors';
 import type { Logger } from './logger';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
