@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import {
   dependentsOf,
+  displayFormula,
   type FieldReads,
   FormulaError,
   type FormulaField,
@@ -10,6 +11,7 @@ import {
   MAX_FORMULA_DEPTH,
   MAX_FORMULA_LENGTH,
   parseFormula,
+  prepareFormula,
   printFormula,
   selfReadingChain,
 } from '../src/formula';
@@ -291,5 +293,33 @@ describe('how computed fields depend on each other', () => {
     );
     expect(dependentsOf('f0', chain)).toHaveLength(50_000);
     expect(selfReadingChain('f0', ['f50000'], chain)).toHaveLength(50_002);
+  });
+});
+
+describe('a formula as a computed field keeps it', () => {
+  const fields: FormulaField[] = [
+    { id: 'fldPrice000000', name: 'Unit price', type: 'number' },
+    { id: 'fldQty00000000', name: 'Qty', type: 'number' },
+  ];
+
+  it('stores field references by id, whether written by name or id, and shows them by current name', () => {
+    const prepared = prepareFormula('{unit price} * {fldQty00000000} + 1', fields);
+    expect(prepared).toEqual({
+      type: 'number',
+      fieldIds: ['fldPrice000000', 'fldQty00000000'],
+      stored: '{fldPrice000000} * {fldQty00000000} + 1',
+    });
+    // Renamed since: the stored text names the field by id, and reads under its new name.
+    const names = new Map([
+      ['fldPrice000000', 'Price (EUR)'],
+      ['fldQty00000000', 'Quantity'],
+    ]);
+    expect(displayFormula(prepared.stored, names)).toBe('{Price (EUR)} * {Quantity} + 1');
+  });
+
+  it('refuses what it cannot store, at the place of the fault', () => {
+    expect(refusal(() => prepareFormula('{Unit price} * {Qt}', fields))).toBe(
+      'at character 16: unknown field {Qt} (did you mean "Qty"?)',
+    );
   });
 });

@@ -1,10 +1,13 @@
 export { dependentsOf, type FieldReads, selfReadingChain } from './dependencies';
 export {
+  displayFormula,
   type FormulaField,
   type FormulaType,
   formulaFunctionNames,
   type InferredFormula,
   inferFormula,
+  type PreparedFormula,
+  prepareFormula,
 } from './infer';
 export {
   type BinaryOperator,

@@ -1,5 +1,5 @@
 import { didYouMean } from '../field-types/suggest';
-import { FormulaError, type FormulaNode } from './parse';
+import { FormulaError, type FormulaNode, parseFormula, printFormula } from './parse';
 
 /**
  * What a formula gives, worked out from its tree before anything runs: its result type (a computed
@@ -143,10 +143,11 @@ function arity(spec: FunctionSpec): string {
 }
 
 /**
- * The result type and fields of `tree`, whose field references are looked up by name
- * (case-insensitively, as fields are named) among `fields`; a FormulaError at the first fault.
+ * The result type and fields of `tree`, whose field references are looked up among `fields` by
+ * id, else by name (case-insensitively, as fields are named); a FormulaError at the first fault.
  */
 export function inferFormula(tree: FormulaNode, fields: readonly FormulaField[]): InferredFormula {
+  const byId = new Map(fields.map((field) => [field.id, field]));
   const byName = new Map(fields.map((field) => [field.name.toLowerCase(), field]));
   const fieldIds: string[] = [];
   const infer = (node: FormulaNode): Inferred => {
@@ -156,7 +157,7 @@ export function inferFormula(tree: FormulaNode, fields: readonly FormulaField[])
       case 'text':
         return 'text';
       case 'field': {
-        const field = byName.get(node.name.toLowerCase());
+        const field = byId.get(node.name) ?? byName.get(node.name.toLowerCase());
         if (!field) {
           const names = fields.map((candidate) => candidate.name);
           throw new FormulaError(node.at, `unknown field {${node.name}}${didYouMean(node.name, names)}`);
@@ -189,4 +190,28 @@ export function inferFormula(tree: FormulaNode, fields: readonly FormulaField[])
   const type = infer(tree);
   // A formula of nothing but BLANK() holds no value of any type: text, the type of an empty cell.
   return { type: type === 'blank' ? 'text' : type, fieldIds };
+}
+
+/** A formula as a computed field keeps it: its text with field references by id, and what it gives. */
+export interface PreparedFormula extends InferredFormula {
+  /** The expression with every field reference written by the field's id, as it is stored. */
+  stored: string;
+}
+
+/**
+ * A formula as written by a client (fields named by name or id) checked and made ready to store:
+ * a FormulaError naming the place of its first fault otherwise.
+ */
+export function prepareFormula(expression: string, fields: readonly FormulaField[]): PreparedFormula {
+  const tree = parseFormula(expression);
+  const inferred = inferFormula(tree, fields);
+  const byId = new Map(fields.map((field) => [field.id, field]));
+  const byName = new Map(fields.map((field) => [field.name.toLowerCase(), field]));
+  const idOf = (name: string) => (byId.get(name) ?? byName.get(name.toLowerCase()))!.id;
+  return { ...inferred, stored: printFormula(tree, idOf) };
+}
+
+/** A stored formula as a client reads it: each field by its current name (an unknown id as is). */
+export function displayFormula(stored: string, nameOfId: ReadonlyMap<string, string>): string {
+  return printFormula(parseFormula(stored), (id) => nameOfId.get(id) ?? id);
 }
