@@ -168,6 +168,8 @@ describe('inferring what a formula gives', () => {
     ['IF({Done}, {Amount}, "none")', 'text'],
     ['SWITCH({Name}, "a", 1, "b", 2, 0)', 'number'],
     ['SWITCH({Name}, "a", {Due})', 'date'],
+    ['SWITCH({Name}, {Amount})', 'number'],
+    ['DATETIME_DIFF({Seen at}, {Due})', 'number'],
     ['DATEADD({Due}, 1, "days")', 'datetime'],
     ['DATETIME_DIFF({Seen at}, {Due}, "days")', 'number'],
     ['TODAY()', 'date'],

@@ -58,7 +58,8 @@ function switchResults(args: readonly Inferred[]): Inferred[] {
 /** Every function of the contract's list, by its upper-case name. */
 const FUNCTIONS: Readonly<Record<string, FunctionSpec>> = {
   IF: spec(2, 3, (args) => unify(args[1]!, args[2] ?? 'blank')),
-  SWITCH: spec(3, ANY, (args) => switchResults(args).reduce<Inferred>(unify, 'blank')),
+  // SWITCH(expression, default) is Airtable's too: no pattern, always the default.
+  SWITCH: spec(2, ANY, (args) => switchResults(args).reduce<Inferred>(unify, 'blank')),
   AND: spec(1, ANY, fixed('checkbox')),
   OR: spec(1, ANY, fixed('checkbox')),
   NOT: spec(1, 1, fixed('checkbox')),
@@ -107,7 +108,8 @@ const FUNCTIONS: Readonly<Record<string, FunctionSpec>> = {
   SECOND: spec(1, 1, fixed('number')),
   WEEKDAY: spec(1, 2, fixed('number')),
   DATEADD: spec(3, 3, fixed('datetime')),
-  DATETIME_DIFF: spec(3, 3, fixed('number')),
+  // The unit may be left out, as in Airtable: seconds.
+  DATETIME_DIFF: spec(2, 3, fixed('number')),
   DATESTR: spec(1, 1, fixed('text')),
   IS_BEFORE: spec(2, 2, fixed('checkbox')),
   IS_AFTER: spec(2, 2, fixed('checkbox')),
