@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { fieldTypeModules } from '../src/field-types/registry';
 import {
   dependentsOf,
   displayFormula,
@@ -323,5 +324,31 @@ describe('a formula as a computed field keeps it', () => {
     expect(refusal(() => prepareFormula('{Unit price} * {Qt}', fields))).toBe(
       'at character 16: unknown field {Qt} (did you mean "Qty"?)',
     );
+  });
+});
+
+describe('how each field type reads inside a formula', () => {
+  it("is its module's to say, as docs/formulas.md's table of value kinds lists", () => {
+    expect(
+      Object.fromEntries(Object.values(fieldTypeModules).map((module) => [module.type, module.formula])),
+    ).toEqual({
+      single_line_text: 'text',
+      long_text: 'text',
+      email: 'text',
+      url: 'text',
+      phone_number: 'text',
+      single_select: 'text',
+      number: 'number',
+      currency: 'number',
+      percent: 'number',
+      rating: 'number',
+      duration: 'number',
+      checkbox: 'checkbox',
+      date: 'date',
+      datetime: 'datetime',
+      multiple_select: 'array',
+      attachments: 'array',
+      linked_record: 'array',
+    });
   });
 });

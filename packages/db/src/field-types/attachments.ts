@@ -7,6 +7,7 @@ import type { FieldTypeModule } from './types';
  */
 export const attachments: FieldTypeModule<'attachments'> = {
   type: 'attachments',
+  formula: 'array',
   column: { sqlType: 'jsonb', notNullDefault: "'[]'::jsonb" },
   primary: false,
   prepared: 'attachments',

@@ -8,6 +8,7 @@ import type { FieldTypeModule } from './types';
 /** true or false, never empty: an absent value is false. */
 export const checkbox: FieldTypeModule<'checkbox'> = {
   type: 'checkbox',
+  formula: 'checkbox',
   column: { sqlType: 'boolean', notNullDefault: 'false' },
   prepared: 'columns',
   coerce: (value) => value ?? false,

@@ -55,6 +55,7 @@ function matchDate(day: string | null, operator: FilterOperator, operand: unknow
 /** A calendar day without a time or zone. */
 export const date: FieldTypeModule<'date'> = {
   type: 'date',
+  formula: 'date',
   column: { sqlType: 'date' },
   prepared: 'columns',
   fromText: dateFromText,

@@ -116,6 +116,7 @@ function normaliseDateTime(text: string): string | null {
 
 export const datetime: FieldTypeModule<'datetime'> = {
   type: 'datetime',
+  formula: 'datetime',
   column: { sqlType: 'timestamptz' },
   prepared: 'columns',
   fromText: dateTimeFromText,

@@ -40,6 +40,7 @@ function matchLinkedRecords(linkedIds: string[], operator: FilterOperator, opera
 
 export const linkedRecord: FieldTypeModule<'linked_record'> = {
   type: 'linked_record',
+  formula: 'array',
   primary: false,
   prepared: 'links',
   // Ids in the lower case PostgreSQL answers with, each once.

@@ -39,6 +39,7 @@ function matchMultipleSelect(options: string[], operator: FilterOperator, operan
 /** A set of option names in a text[] column, never null ('{}' when empty). */
 export const multipleSelect: FieldTypeModule<'multiple_select'> = {
   type: 'multiple_select',
+  formula: 'array',
   column: { sqlType: 'text[]', notNullDefault: "'{}'::text[]" },
   prepared: 'columns',
   fromText: listFromText,

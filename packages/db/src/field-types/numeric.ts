@@ -84,6 +84,7 @@ export function numeric<T extends FieldType>(
   return {
     type,
     column,
+    formula: 'number',
     prepared: 'columns',
     coerce,
     fromText,

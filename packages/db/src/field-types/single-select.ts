@@ -35,6 +35,7 @@ function matchSingleSelect(option: string | null, operator: FilterOperator, oper
 /** One option name of the template's options, in a text column. */
 export const singleSelect: FieldTypeModule<'single_select'> = {
   type: 'single_select',
+  formula: 'text',
   column: { sqlType: 'text' },
   prepared: 'columns',
   fromText: (text) => text.trim(),

@@ -80,6 +80,7 @@ export function textLike<T extends FieldType>(
   return {
     type,
     column: { sqlType: 'text' },
+    formula: 'text',
     prepared: 'columns',
     coerce: (value) => (value === null || value === '' ? null : value),
     fromText,

@@ -1,5 +1,6 @@
 import type { FieldType } from '@recordbase/contracts/fields';
 import type { FilterOperator } from '@recordbase/contracts/filters';
+import type { FormulaType } from '../formula/types';
 import type { SqlParams } from '../physical/params';
 import type { KeyKind } from './key-kinds';
 
@@ -14,6 +15,8 @@ export interface FieldTypeModule<T extends FieldType = FieldType> {
   column?: ColumnSpec;
   /** Whether it can be a table's primary field, which names each record (absent: it can). */
   primary?: false;
+  /** How its values read inside a formula (docs/formulas.md, "Value kinds"). */
+  formula: FormulaType;
   /** Where a record body's value goes once coerced (see the records service's PreparedRecord). */
   prepared: 'columns' | 'links' | 'attachments';
   /**

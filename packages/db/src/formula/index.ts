@@ -2,7 +2,6 @@ export { dependentsOf, type FieldReads, selfReadingChain } from './dependencies'
 export {
   displayFormula,
   type FormulaField,
-  type FormulaType,
   formulaFunctionNames,
   type InferredFormula,
   inferFormula,
@@ -18,3 +17,4 @@ export {
   parseFormula,
   printFormula,
 } from './parse';
+export type { FormulaType } from './types';

@@ -1,14 +1,12 @@
 import { didYouMean } from '../field-types/suggest';
 import { FormulaError, type FormulaNode, parseFormula, printFormula } from './parse';
+import type { FormulaType } from './types';
 
 /**
  * What a formula gives, worked out from its tree before anything runs: its result type (a computed
  * field's `resultType`, whose filter operators it takes), the fields it reads, and every fault the
  * contract names (an unknown function or field, the wrong number of arguments) at its place.
  */
-
-/** A formula's result type, as a computed field's `resultType` says it. */
-export type FormulaType = 'text' | 'number' | 'checkbox' | 'date' | 'datetime' | 'array';
 
 /** A type while inferring: `blank` is BLANK()'s, which takes the type of whatever it stands beside. */
 type Inferred = FormulaType | 'blank';
