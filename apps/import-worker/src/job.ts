@@ -1,7 +1,6 @@
 import { DomainError } from '@recordbase/contracts/domain-errors';
 import { claimImport, type Db, databaseErrorOf, failImport, type ImportRun } from '@recordbase/db';
 import { importFormat } from '@recordbase/domain/imports';
-import { AppError } from '@recordbase/server-kit/errors';
 import { StorageNotFoundError } from '@recordbase/storage';
 import { CellErrors } from './errors';
 import { intoExistingTable } from './existing-table';
@@ -100,7 +99,6 @@ function failureOf(error: unknown): Failure | null {
   // Named from the import: a table it creates is the input (`import.fields[2].name`).
   if (error instanceof DomainError && error.kind !== 'busy')
     return { row: null, message: error.words('import') };
-  if (error instanceof AppError && error.status < 500) return { row: null, message: error.message };
   const database = databaseErrorOf(error);
   if (database && /^(22|23|54)/.test(database.code)) {
     return { row: null, message: `The database refused the rows: ${database.message}` };

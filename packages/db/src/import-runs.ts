@@ -15,6 +15,7 @@ type Queryable = Pick<pg.Pool, 'query'>;
 
 /** The statuses an import is open in: it holds a place among its key's imports. */
 const OPEN_STATUSES = ['queued', 'running'];
+const OPEN_STATUSES_SQL = `(${OPEN_STATUSES.map((status) => `'${status}'`).join(', ')})`;
 
 /** What a run needs of its import, read as it claims it. */
 export interface ImportRun {
@@ -88,7 +89,7 @@ export async function claimImport(
   const { rows } = await client.query<ImportRun>(
     `UPDATE imports SET status = 'running', attempt = $2, attempts = attempts + 1, rows_imported = 0,
             rows_total = NULL, errors = '[]', skipped_columns = '[]', updated_at = now()
-      WHERE id = $1 AND status IN ('queued', 'running') AND attempts < $3
+      WHERE id = $1 AND status IN ${OPEN_STATUSES_SQL} AND attempts < $3
       RETURNING id, attempt, database_id AS "databaseId", s3_key AS "s3Key", table_id AS "tableId",
                 table_name AS "tableName", sheet, first_row_is_header AS "firstRowIsHeader"`,
     [importId, randomUUID(), maxRuns],
@@ -97,7 +98,7 @@ export async function claimImport(
   const { rowCount } = await client.query(
     `UPDATE imports SET status = 'failed', attempt = NULL, rows_imported = 0, errors = $2::jsonb,
             updated_at = now()
-      WHERE id = $1 AND status IN ('queued', 'running') AND attempts >= $3`,
+      WHERE id = $1 AND status IN ${OPEN_STATUSES_SQL} AND attempts >= $3`,
     [importId, JSON.stringify([{ row: null, column: null, message: usedUpMessage }]), maxRuns],
   );
   return rowCount === 0 ? null : 'used-up';
