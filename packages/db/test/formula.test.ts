@@ -87,6 +87,7 @@ describe('parsing a formula', () => {
     ['(1 + 2', 'at character 7: expected ")", found the end of the formula'],
     ['1 2', 'at character 3: expected an operator or the end of the formula, found the number 2'],
     ['* 3', 'at character 1: expected a value, found "*"'],
+    ['2 * 1e999', 'at character 5: the number 1e999 is too large'],
   ])('refuses %j, naming the place: %s', (formula, message) => {
     expect(refusal(() => parseFormula(formula))).toBe(message);
   });

@@ -74,7 +74,10 @@ function tokenize(text: string): Token[] {
           while (i < text.length && DIGIT.test(text[i]!)) i += 1;
         }
       }
-      tokens.push({ kind: 'number', value: Number(text.slice(at, i)), at });
+      const value = Number(text.slice(at, i));
+      // Infinity would be stored as the text "Infinity", which reads back as no formula at all.
+      if (!Number.isFinite(value)) throw new FormulaError(at, `the number ${text.slice(at, i)} is too large`);
+      tokens.push({ kind: 'number', value, at });
       continue;
     }
     if (char === '"' || char === "'") {
