@@ -162,6 +162,15 @@ describe('inferring what a formula gives', () => {
   const typeOf = (formula: string) => inferFormula(parseFormula(formula), fields).type;
 
   it.each([
+    ['{Due} + 1', 'at character 7: + cannot take a date: use DATEADD'],
+    ['1 - {Seen at}', 'at character 3: - cannot take a date: use DATEADD'],
+    ['{Due} * {Due}', 'at character 7: * cannot take a date'],
+    ['-{Due}', 'at character 1: - cannot take a date'],
+  ])('refuses arithmetic on a date but date - date: %s', (formula, message) => {
+    expect(() => typeOf(formula)).toThrow(message);
+  });
+
+  it.each([
     ['{Amount} * 2', 'number'],
     ['{Name} & " x"', 'text'],
     ['{Amount} > 3', 'checkbox'],
@@ -173,6 +182,7 @@ describe('inferring what a formula gives', () => {
     ['SWITCH({Name}, {Amount})', 'number'],
     ['DATETIME_DIFF({Seen at}, {Due})', 'number'],
     ['DATEADD({Due}, 1, "days")', 'datetime'],
+    ['{Seen at} - {Due}', 'number'],
     ['DATETIME_DIFF({Seen at}, {Due}, "days")', 'number'],
     ['TODAY()', 'date'],
     ['ARRAYUNIQUE({Tags})', 'array'],

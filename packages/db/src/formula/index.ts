@@ -1,3 +1,13 @@
+export {
+  type CompileContext,
+  type CompiledFormula,
+  compileFormula,
+  FORMULA_COLUMN_TYPE,
+  type FormulaFieldSql,
+  formulaReadSql,
+  formulaResultSql,
+  MAX_COMPILED_FORMULA_LENGTH,
+} from './compile';
 export { dependentsOf, type FieldReads, selfReadingChain } from './dependencies';
 export {
   displayFormula,

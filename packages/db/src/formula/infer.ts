@@ -1,5 +1,5 @@
 import { didYouMean } from '../field-types/suggest';
-import { FormulaError, type FormulaNode, parseFormula, printFormula } from './parse';
+import { type BinaryOperator, FormulaError, type FormulaNode, parseFormula, printFormula } from './parse';
 import type { FormulaType } from './types';
 
 /**
@@ -9,7 +9,7 @@ import type { FormulaType } from './types';
  */
 
 /** A type while inferring: `blank` is BLANK()'s, which takes the type of whatever it stands beside. */
-type Inferred = FormulaType | 'blank';
+export type Inferred = FormulaType | 'blank';
 
 /** A field a formula may name: its id (how the formula stores it) and the type of its values. */
 export interface FormulaField {
@@ -25,7 +25,7 @@ export interface InferredFormula {
 }
 
 /** The type two places of one result (IF's branches, SWITCH's results) give together. */
-function unify(a: Inferred, b: Inferred): Inferred {
+export function unify(a: Inferred, b: Inferred): Inferred {
   if (a === 'blank') return b;
   if (b === 'blank' || a === b) return a;
   if ((a === 'date' && b === 'datetime') || (a === 'datetime' && b === 'date')) return 'datetime';
@@ -136,6 +136,28 @@ const OPERATOR_TYPES: Readonly<Record<string, Inferred>> = {
   '>=': 'checkbox',
 };
 
+/** The type of a call of `name` (a function of the catalogue, arity checked) on arguments of these types. */
+export function callType(name: string, args: readonly Inferred[]): Inferred {
+  return FUNCTIONS[name]!.result(args);
+}
+
+const isDate = (type: Inferred) => type === 'date' || type === 'datetime';
+
+/**
+ * The type of `left operator right`. Dates take part in arithmetic only as `date - date` (days
+ * between); moving one is DATEADD's, since a bare number says nothing of its unit.
+ */
+export function binaryType(operator: BinaryOperator, left: Inferred, right: Inferred, at: number): Inferred {
+  const arithmetic = operator === '+' || operator === '-' || operator === '*' || operator === '/';
+  if (arithmetic && (isDate(left) || isDate(right)) && !(operator === '-' && isDate(left) && isDate(right))) {
+    throw new FormulaError(
+      at,
+      `${operator} cannot take a date: use DATEADD to move a date and DATETIME_DIFF or date - date to compare two`,
+    );
+  }
+  return OPERATOR_TYPES[operator]!;
+}
+
 function arity(spec: FunctionSpec): string {
   if (spec.min === spec.max) return `${spec.min} argument${spec.min === 1 ? '' : 's'}`;
   if (spec.max === ANY) return `at least ${spec.min} argument${spec.min === 1 ? '' : 's'}`;
@@ -166,12 +188,12 @@ export function inferFormula(tree: FormulaNode, fields: readonly FormulaField[])
         return field.type;
       }
       case 'negate':
-        infer(node.operand);
+        if (isDate(infer(node.operand))) {
+          throw new FormulaError(node.at, '- cannot take a date: use DATEADD to move a date');
+        }
         return 'number';
       case 'binary':
-        infer(node.left);
-        infer(node.right);
-        return OPERATOR_TYPES[node.operator]!;
+        return binaryType(node.operator, infer(node.left), infer(node.right), node.at);
       case 'call': {
         const spec = FUNCTIONS[node.name];
         if (!spec) {

@@ -183,6 +183,10 @@ function parseTextDate(raw: string): number | null {
 /** Every non-finite number is blank, at the operation that made it. */
 const finite = (n: number): number | null => (Number.isFinite(n) ? n : null);
 
+/** A multiple rounded to 15 significant digits, as a spreadsheet shows it; the largest doubles as they are. */
+const spreadsheetDigits = (n: number) =>
+  !Number.isFinite(n) || Math.abs(n) > 1.7976931348623e308 ? n : Number(n.toPrecision(15));
+
 /** An exact power of ten, 1e0…1e22 (all exactly representable), without Math.pow's rounding. */
 const pow10 = (k: number) => Number(`1e${k}`);
 
@@ -296,7 +300,8 @@ function convert(value: Value, from: Static, to: Static): Value {
     case 'text':
       return textOrBlank(toText(value, from));
     case 'checkbox':
-      return from === 'checkbox' ? value : truthy(value, from);
+      // BLANK() where a checkbox is wanted stays blank (IF(c, TRUE()) & "" is "" when c is false).
+      return from === 'checkbox' || from === 'blank' ? value : truthy(value, from);
     case 'date':
     case 'datetime':
       return toInstant(value, from);
@@ -748,11 +753,11 @@ class Evaluation {
         return this.numeric(args, (x, p = 0) => Math.sign(x) * roundAt(Math.abs(x), p, Math.trunc));
       case 'CEILING':
         return this.numeric(args, (x, s = 1) =>
-          s === 0 ? Number.NaN : Math.ceil(x / Math.abs(s)) * Math.abs(s),
+          s === 0 ? Number.NaN : spreadsheetDigits(Math.ceil(x / Math.abs(s)) * Math.abs(s)),
         );
       case 'FLOOR':
         return this.numeric(args, (x, s = 1) =>
-          s === 0 ? Number.NaN : Math.floor(x / Math.abs(s)) * Math.abs(s),
+          s === 0 ? Number.NaN : spreadsheetDigits(Math.floor(x / Math.abs(s)) * Math.abs(s)),
         );
       case 'MIN':
       case 'MAX':
