@@ -17,9 +17,26 @@ export type ApiKeyScope = z.infer<typeof apiKeyScopeSchema>;
 export interface Principal {
   /** null for the operator's ROOT_API_KEY. */
   keyId: string | null;
+  /** The key's name, which created_by and last_modified_by fields show; `root` for the root key. */
+  keyName: string;
   scopes: ReadonlySet<ApiKeyScope>;
   /** null: every database, including ones created later. */
   databaseIds: ReadonlySet<string> | null;
+}
+
+/** The id and name the root key goes by where a key is shown (created_by, last_modified_by). */
+export const ROOT_KEY_ID = 'root';
+export const ROOT_KEY_NAME = 'root';
+
+/** A key as created_by and last_modified_by fields show the one that wrote a record. */
+export interface RecordAuthor {
+  /** The key's id; `root` for the root key. */
+  id: string;
+  name: string;
+}
+
+export function recordAuthor(keyId: string | null, keyName: string): RecordAuthor {
+  return { id: keyId ?? ROOT_KEY_ID, name: keyName };
 }
 
 /** What a route asks of the key that calls it: a scope, or the root key. */

@@ -2,6 +2,7 @@ import {
   type ApiKeyScope,
   apiKeyScopes,
   type Principal,
+  ROOT_KEY_NAME,
   type RouteAccess,
 } from '@recordbase/contracts/api-keys';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
@@ -23,7 +24,12 @@ export function requireScope(principal: Principal, scope: ApiKeyScope, why?: str
 
 /** The service itself at work on one database (the import worker): every scope, on it alone. */
 export function serviceOn(databaseId: string): Principal {
-  return { keyId: null, scopes: new Set(apiKeyScopes), databaseIds: new Set([databaseId]) };
+  return {
+    keyId: null,
+    keyName: ROOT_KEY_NAME,
+    scopes: new Set(apiKeyScopes),
+    databaseIds: new Set([databaseId]),
+  };
 }
 
 export function isRoot(principal: Principal): boolean {

@@ -1,5 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { type ApiKeyScope, apiKeyScopes as allScopes, type Principal } from '@recordbase/contracts/api-keys';
+import {
+  type ApiKeyScope,
+  apiKeyScopes as allScopes,
+  type Principal,
+  ROOT_KEY_NAME,
+} from '@recordbase/contracts/api-keys';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
 import {
   API_KEYS_CHANNEL,
@@ -119,7 +124,7 @@ export function createAuthenticator(deps: {
   const lookup = (hash: string): Promise<KnownApiKey | null> =>
     deps.prisma.apiKey.findUnique({
       where: { hash },
-      select: { id: true, scopes: true, allDatabases: true, databaseIds: true, lastUsedAt: true },
+      select: { id: true, name: true, scopes: true, allDatabases: true, databaseIds: true, lastUsedAt: true },
     });
   return async (authorization) => {
     const read = readBearer(authorization);
@@ -127,7 +132,7 @@ export function createAuthenticator(deps: {
     const { token } = read;
     if (token.length > 256) throw unauthorized(INVALID_KEY);
     if (rootDigest && timingSafeEqual(sha256(token), rootDigest)) {
-      return { keyId: null, scopes: new Set(allScopes), databaseIds: null };
+      return rootPrincipal();
     }
     if (!isWellFormedApiKey(token)) throw unauthorized(INVALID_KEY);
     const hash = hashApiKey(token);
@@ -145,11 +150,19 @@ export function createAuthenticator(deps: {
   };
 }
 
-type ApiKeyRow = { id: string; scopes: string[]; allDatabases: boolean; databaseIds: string[] };
+type ApiKeyRow = { id: string; name: string; scopes: string[]; allDatabases: boolean; databaseIds: string[] };
+
+const rootPrincipal = (): Principal => ({
+  keyId: null,
+  keyName: ROOT_KEY_NAME,
+  scopes: new Set(allScopes),
+  databaseIds: null,
+});
 
 function principalOfKey(key: ApiKeyRow): Principal {
   return {
     keyId: key.id,
+    keyName: key.name,
     scopes: new Set(key.scopes as ApiKeyScope[]),
     databaseIds: key.allDatabases ? null : new Set(key.databaseIds),
   };
@@ -164,8 +177,7 @@ export async function principalByKeyId(
   deps: { prisma: PrismaClient; rootApiKey: string | undefined },
   keyId: string | null,
 ): Promise<Principal | null> {
-  if (keyId === null)
-    return deps.rootApiKey ? { keyId: null, scopes: new Set(allScopes), databaseIds: null } : null;
+  if (keyId === null) return deps.rootApiKey ? rootPrincipal() : null;
   if (!UUID_PATTERN.test(keyId)) return null;
   const key = await deps.prisma.apiKey.findUnique({ where: { id: keyId } });
   return key ? principalOfKey(key) : null;

@@ -22,6 +22,7 @@ function app() {
   server.use((req, res, next) => {
     res.locals.principal = {
       keyId: req.headers['x-key'] ?? 'member',
+      keyName: 'member',
       scopes: new Set(['records:read']),
       databaseIds: null,
     };

@@ -51,7 +51,7 @@ beforeAll(async () => {
   });
   // A route whose work is abandoned when its client goes away, as a cancelled query is.
   app.use((_req, res, next) => {
-    res.locals.principal = { keyId: 'k', scopes: new Set(['records:read']), databaseIds: null };
+    res.locals.principal = { keyId: 'k', keyName: 'k', scopes: new Set(['records:read']), databaseIds: null };
     next();
   });
   app.get(
