@@ -69,7 +69,7 @@ export async function intoExistingTable(
       const database = await tx.database.findUnique({ where: { id: run.databaseId } });
       const current = await tx.field.findMany({
         where: { tableId: table.id },
-        select: { id: true, type: true },
+        select: { id: true, type: true, template: true },
       });
       const typeOf = new Map(current.map((field) => [field.id, field.type]));
       const changed = columns.find((column) => typeOf.get(column.fieldId as string) !== column.type);
@@ -81,7 +81,12 @@ export async function intoExistingTable(
           null,
         );
       }
-      const target = { databaseId: database.id, id: table.id, schemaName: database.schemaName };
+      const target = {
+        databaseId: database.id,
+        id: table.id,
+        schemaName: database.schemaName,
+        fields: current.map((field) => ({ ...field, type: field.type as FieldType })),
+      };
       await moveRows(tx, events, run, target, columns);
       await finish(tx, run, {
         tableId: table.id,

@@ -1,5 +1,11 @@
-import { appendSelectedEventsSql, type ImportRun, succeedImport, type Tx } from '@recordbase/db';
-import { fieldTypeModule, importCell } from '@recordbase/db/field-types';
+import {
+  appendSelectedEventsSql,
+  type ImportRun,
+  importAuthor,
+  succeedImport,
+  type Tx,
+} from '@recordbase/db';
+import { type FieldShape, fieldTypeModule, importCell, insertedColumns } from '@recordbase/db/field-types';
 import { copyValue, qualifiedTable, quoteIdent, quoteLiteral, systemColumns } from '@recordbase/db/physical';
 import type { TransactionEvents } from '@recordbase/domain/events';
 import type { CellErrors } from './errors';
@@ -36,18 +42,35 @@ function stagedValues(columns: readonly PlannedColumn[]): string[] {
   });
 }
 
-/** The staged rows into an existing table, in the file's order, and their events. */
+/**
+ * The staged rows into an existing table, in the file's order, and their events; the computed
+ * columns a write keeps (created_by…) are filled as the API's writes fill them, by the key that
+ * started the import.
+ */
 export async function moveRows(
   tx: Tx,
   events: TransactionEvents,
   run: ImportRun,
-  target: Target,
+  target: Target & { fields: readonly FieldShape[] },
   columns: readonly PlannedColumn[],
 ): Promise<void> {
-  const into = ['id', ...columns.map((column) => quoteIdent(column.fieldId as string))].join(', ');
-  const from = ['id', ...stagedValues(columns)].join(', ');
+  let authored = false;
+  const kept = insertedColumns(target.fields, {
+    author: () => {
+      authored = true;
+      return '$1::jsonb';
+    },
+  });
+  const into = [
+    'id',
+    ...columns.map((column) => quoteIdent(column.fieldId as string)),
+    ...kept.map((column) => column.column),
+  ].join(', ');
+  const from = ['id', ...stagedValues(columns), ...kept.map((column) => column.value)].join(', ');
+  const author = authored ? [JSON.stringify(await importAuthor(tx, run.id))] : [];
   await tx.$executeRawUnsafe(
     `INSERT INTO ${qualifiedTable(target.schemaName, target.id)} (${into}) SELECT ${from} FROM ${stagingTable(run.attempt)} ORDER BY ord`,
+    ...author,
   );
   await appendRecordEvents(tx, events, run, target);
 }

@@ -14,7 +14,11 @@ import { buildTableMeta, type FieldMeta, type TableMeta } from '@recordbase/doma
 import { AppError, httpErrorOf } from '@recordbase/server-kit/errors';
 
 // One field of every type; the id spells the type so failures read well.
-const idOf = (type: FieldType) => `fld${type.replace(/_/g, '').slice(0, 12).padEnd(12, '0')}`;
+const idOf = (type: FieldType) => {
+  const letters = type.replace(/_/g, '');
+  // Long names keep their ends, which tell last_modified_time from last_modified_by.
+  return `fld${(letters.length <= 12 ? letters : `${letters.slice(0, 10)}${letters.slice(-2)}`).padEnd(12, '0')}`;
+};
 const nameOf: Record<FieldType, string> = {
   single_line_text: 'Name',
   long_text: 'Notes',
@@ -33,6 +37,11 @@ const nameOf: Record<FieldType, string> = {
   checkbox: 'Done',
   attachments: 'Files',
   linked_record: 'Owners',
+  autonumber: 'No',
+  created_time: 'Created',
+  last_modified_time: 'Modified',
+  created_by: 'Creator',
+  last_modified_by: 'Editor',
 };
 
 function templateOf(type: FieldType): FieldMeta['template'] {

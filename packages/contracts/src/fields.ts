@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   boundedFormat,
+  fieldReferenceSchema,
   identifierSchema,
   isoDateString,
   isoDateTimeString,
@@ -59,6 +60,39 @@ const recordIdValue = boundedFormat(
   'must be a record id (UUID)',
   z.uuid({ error: 'must be a record id (UUID)' }),
 );
+
+/**
+ * What a computed field's value is, as its Field object's `resultType` says: the filter group and
+ * sorts follow it (`array` reads as a multiple_select), and so does how a formula reads it.
+ */
+export const computedResultTypes = ['text', 'number', 'checkbox', 'date', 'datetime', 'array'] as const;
+export type ComputedResultType = (typeof computedResultTypes)[number];
+export const computedResultTypeSchema = z.enum(computedResultTypes);
+
+const groupOfResultType = {
+  text: 'text',
+  number: 'number',
+  checkbox: 'checkbox',
+  date: 'date',
+  datetime: 'date',
+  array: 'selection',
+} as const satisfies Record<ComputedResultType, FieldTypeGroup>;
+
+/** Computed fields are never written: a record body naming one is refused before this is asked. */
+const notWritten = z.never({ error: 'is computed and cannot be written' });
+
+/** The most fields a last_modified_time field watches by name. */
+export const MAX_WATCHED_FIELDS = 500;
+
+/** A computed type's entry: its group is its result type's. */
+function computed<R extends ComputedResultType, T extends z.ZodType>(resultType: R, template: T) {
+  return {
+    group: groupOfResultType[resultType],
+    template,
+    writeValue: notWritten,
+    computed: { resultType },
+  } as const;
+}
 
 /**
  * Every field type, once: its filter group, its template (absent templates take the defaults;
@@ -173,7 +207,35 @@ export const fieldTypeContracts = {
       .max(MAX_LINKED_RECORDS_PER_VALUE)
       .nullable(),
   },
-} as const satisfies Record<string, { group: FieldTypeGroup; template: z.ZodType; writeValue: z.ZodType }>;
+  /** 1, 2, 3… in creation order, never reused. */
+  autonumber: computed('number', noTemplate),
+  /** The record's createdAt. */
+  created_time: computed('datetime', noTemplate),
+  /** When a write last changed a watched field (its creation before that). */
+  last_modified_time: computed(
+    'datetime',
+    z.strictObject({
+      /** Fields by id or name, stored by id; left out: every field written. */
+      fieldIds: z
+        .array(fieldReferenceSchema)
+        .min(1, { error: 'must name at least one field (leave it out to watch every field)' })
+        .max(MAX_WATCHED_FIELDS)
+        .optional(),
+    }),
+  ),
+  /** `{id, name}` of the API key that created the record; filters and sorts read the name. */
+  created_by: computed('text', noTemplate),
+  /** `{id, name}` of the API key that last wrote to the record. */
+  last_modified_by: computed('text', noTemplate),
+} as const satisfies Record<
+  string,
+  {
+    group: FieldTypeGroup;
+    template: z.ZodType;
+    writeValue: z.ZodType;
+    computed?: { resultType: ComputedResultType };
+  }
+>;
 
 type Contracts = typeof fieldTypeContracts;
 export type FieldType = keyof Contracts;
@@ -203,6 +265,20 @@ export const fieldTypeGroups: Readonly<Record<FieldTypeGroup, readonly FieldType
 
 export function groupOfFieldType(type: FieldType): FieldTypeGroup {
   return fieldTypeContracts[type].group;
+}
+
+/** Whether the service computes the type's values: read everywhere, never written. */
+export function isComputedFieldType(type: FieldType): boolean {
+  return 'computed' in fieldTypeContracts[type];
+}
+
+/** The computed types, in the order of `fieldTypes`. */
+export const computedFieldTypes: readonly FieldType[] = fieldTypes.filter(isComputedFieldType);
+
+/** A computed type's result type; undefined for a type whose values are written. */
+export function resultTypeOfFieldType(type: FieldType): ComputedResultType | undefined {
+  const contract = fieldTypeContracts[type];
+  return 'computed' in contract ? contract.computed.resultType : undefined;
 }
 
 export type FieldTemplate<T extends FieldType = FieldType> = z.output<(typeof templateSchemaByType)[T]>;
@@ -252,6 +328,10 @@ export const fieldSchema = z.object({
   template: z
     .record(z.string(), z.unknown())
     .meta({ description: "The field's settings, defaults filled in; their shape depends on the type." }),
+  resultType: computedResultTypeSchema.optional().meta({
+    description:
+      "A computed field's kind of value, which its filters and sorts follow (created_by and last_modified_by: text, the key's name); absent on written fields.",
+  }),
 });
 export type Field = z.infer<typeof fieldSchema>;
 

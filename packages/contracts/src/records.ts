@@ -41,6 +41,12 @@ export * from './sorts';
 // Record values
 // ---------------------------------------------------------------------------------------------
 
+/** The API key that wrote a record, as created_by and last_modified_by fields answer it. */
+export const authorValueSchema = z.object({
+  id: z.string().meta({ description: 'The key\'s id; "root" for the root key.' }),
+  name: z.string(),
+});
+
 /** Any value a record returns. Empty is null, except checkbox (false) and the array types ([]). */
 export const recordValueSchema = z.union([
   z.string(),
@@ -49,6 +55,7 @@ export const recordValueSchema = z.union([
   z.null(),
   z.array(z.string()),
   z.array(attachmentValueSchema),
+  authorValueSchema,
 ]);
 export type RecordValue = z.infer<typeof recordValueSchema>;
 

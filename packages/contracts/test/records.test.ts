@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { fieldTypeGroups, fieldTypes } from '../src/fields';
+import { fieldTypeGroups, fieldTypes, isComputedFieldType } from '../src/fields';
 import {
   bulkDeleteRecordsRequestSchema,
   bulkRecordsRequestSchema,
@@ -507,7 +507,16 @@ describe('record values on write', () => {
 
   it('covers every field type and accepts null as empty', () => {
     expect(Object.keys(recordValueWriteSchemaByType).sort()).toEqual([...fieldTypes].sort());
-    for (const type of fieldTypes) expect(accepts(type, null)).toBe(true);
+    for (const type of fieldTypes.filter((type) => !isComputedFieldType(type))) {
+      expect(accepts(type, null)).toBe(true);
+    }
+  });
+
+  it('takes no value at all for a computed type', () => {
+    for (const type of fieldTypes.filter(isComputedFieldType)) {
+      for (const value of [null, 1, 'x', { id: 'root', name: 'root' }])
+        expect(accepts(type, value)).toBe(false);
+    }
   });
 
   it('checks the shape of each type', () => {

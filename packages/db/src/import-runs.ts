@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type RecordAuthor, ROOT_KEY_NAME, recordAuthor } from '@recordbase/contracts/api-keys';
 import type { ImportRowError } from '@recordbase/contracts/imports';
 import type pg from 'pg';
 import type { PrismaClient, Tx } from './client';
@@ -202,4 +203,17 @@ export async function importStartedBy(client: Queryable, importId: string): Prom
     [importId],
   );
   return rows[0]?.api_key_id ?? null;
+}
+
+/**
+ * The key an import's records are created by, as their created_by fields show it. A key revoked
+ * since the import began keeps its id, and its id stands for its name.
+ */
+export async function importAuthor(tx: Pick<Tx, '$queryRawUnsafe'>, importId: string): Promise<RecordAuthor> {
+  const rows = await tx.$queryRawUnsafe<{ id: string | null; name: string | null }[]>(
+    `SELECT i.api_key_id::text AS id, k.name FROM imports i LEFT JOIN api_keys k ON k.id = i.api_key_id WHERE i.id = $1::uuid`,
+    importId,
+  );
+  const id = rows[0]?.id ?? null;
+  return recordAuthor(id, id === null ? ROOT_KEY_NAME : (rows[0]?.name ?? id));
 }

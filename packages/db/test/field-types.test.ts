@@ -1,4 +1,10 @@
-import { type FieldType, fieldTypes, groupOfFieldType } from '@recordbase/contracts/fields';
+import {
+  type FieldType,
+  fieldTypes,
+  groupOfFieldType,
+  isComputedFieldType,
+  resultTypeOfFieldType,
+} from '@recordbase/contracts/fields';
 import { filterOperatorsByFieldTypeGroup } from '@recordbase/contracts/records';
 import { fieldTypeModule, fieldTypeModules } from '../src/field-types';
 import { canConvert } from '../src/physical';
@@ -16,12 +22,26 @@ describe('the field type registry', () => {
     expect(operators).toEqual([...filterOperatorsByFieldTypeGroup[groupOfFieldType(type)]].sort());
   });
 
-  it('gives a column to every type whose values are not links', () => {
-    for (const type of fieldTypes) {
+  it('gives a column to every written type whose values are not links', () => {
+    for (const type of fieldTypes.filter((type) => !isComputedFieldType(type))) {
       const module = fieldTypeModule(type);
       expect(module.column === undefined).toBe(module.prepared === 'links');
     }
   });
+
+  it.each(fieldTypes.filter(isComputedFieldType))(
+    'reads computed %s from a column or its valueSql, never takes a written value, never names a record',
+    (type) => {
+      const module = fieldTypeModule(type);
+      expect(module.prepared).toBeUndefined();
+      expect(module.fromText).toBeUndefined();
+      expect(module.match).toBeUndefined();
+      expect(module.primary).toBe(false);
+      expect((module.column ?? module.columnOf) === undefined).toBe(module.valueSql !== undefined);
+      // How a formula reads it is how its Field object says it reads.
+      expect(module.formula).toBe(resultTypeOfFieldType(type));
+    },
+  );
 });
 
 /** Which pairs convert, as they did when each type's switch lived in conversions.ts. */
@@ -57,6 +77,24 @@ const convertibleTo: Partial<Record<FieldType, FieldType[]>> = {
   attachments: [],
   linked_record: [],
 };
+
+describe('conversions of computed types', () => {
+  const computed = fieldTypes.filter(isComputedFieldType);
+  it.each(computed)('nothing converts into %s', (to) => {
+    expect(fieldTypes.filter((from) => from !== to && canConvert(from, to))).toEqual([]);
+  });
+  it.each<[FieldType, FieldType[]]>([
+    ['autonumber', [...textTypes, ...numberTypes, 'single_select', 'checkbox']],
+    ['created_time', [...textTypes, 'date', 'datetime']],
+    ['last_modified_time', [...textTypes, 'date', 'datetime']],
+    // The key's name, as text.
+    ['created_by', textTypes],
+    ['last_modified_by', textTypes],
+  ])('%s keeps its values as the types its readings build', (from, targets) => {
+    const converts = fieldTypes.filter((to) => to !== from && canConvert(from, to));
+    expect(converts.sort()).toEqual([...targets].sort());
+  });
+});
 
 describe('type conversions', () => {
   const pinned = Object.keys(convertibleTo) as FieldType[];

@@ -360,6 +360,11 @@ describe('how each field type reads inside a formula', () => {
       multiple_select: 'array',
       attachments: 'array',
       linked_record: 'array',
+      autonumber: 'number',
+      created_time: 'datetime',
+      last_modified_time: 'datetime',
+      created_by: 'text',
+      last_modified_by: 'text',
     });
   });
 });

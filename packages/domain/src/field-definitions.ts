@@ -4,6 +4,7 @@ import {
   type FieldInput,
   type FieldTemplate,
   type FieldType,
+  isComputedFieldType,
 } from '@recordbase/contracts/fields';
 import { newFieldId, type Tx } from '@recordbase/db';
 import { fieldTypeModule } from '@recordbase/db/field-types';
@@ -75,6 +76,53 @@ export async function defineField(
   return { id: newFieldId(), name: input.name, nameKey: nameKey(input.name), type: input.type, template };
 }
 
+/** A field of the same table, as templates name them. */
+export interface SiblingField {
+  id: string;
+  name: string;
+  type: string;
+}
+
+/**
+ * A template that names fields of its own table (last_modified_time's fieldIds: by id or name on
+ * input) naming them by id, each once; a name that is no field of the table, or a computed field
+ * (which no write changes), is refused at its place.
+ */
+export function resolveTemplateFields(
+  type: FieldType,
+  template: FieldTemplate,
+  siblings: readonly SiblingField[],
+  where: InputPath,
+): FieldTemplate {
+  if (type !== 'last_modified_time') return template;
+  const { fieldIds } = template as FieldTemplate<'last_modified_time'>;
+  if (fieldIds === undefined) return template;
+  const ids = fieldIds.map((ref, index) => {
+    const place = [...where, 'template', 'fieldIds', index];
+    const field =
+      siblings.find((sibling) => sibling.id === ref) ??
+      siblings.find((sibling) => nameKey(sibling.name) === nameKey(ref));
+    if (!field) throw invalid(place, `no field ${JSON.stringify(ref)} in this table`);
+    if (isComputedFieldType(field.type as FieldType)) {
+      throw invalid(
+        place,
+        `field ${JSON.stringify(field.name)} is computed, and no write changes it: a last_modified_time field watches written fields`,
+      );
+    }
+    return field.id;
+  });
+  return { fieldIds: [...new Set(ids)] };
+}
+
+/** The last_modified_time fields among `fields` that watch the field `fieldId` by name. */
+export function watchersOf(fields: readonly (SiblingField & { template: unknown })[], fieldId: string) {
+  return fields.filter(
+    (field) =>
+      field.type === 'last_modified_time' &&
+      (field.template as FieldTemplate<'last_modified_time'>).fieldIds?.includes(fieldId),
+  );
+}
+
 export function assertUniqueNames(inputs: readonly { name: string }[], where: InputPath): void {
   const seen = new Set<string>();
   inputs.forEach((input, index) => {
@@ -94,5 +142,11 @@ export function toPhysicalField(field: {
   const type = field.type as FieldType;
   const linkedTableId =
     type === 'linked_record' ? (field.template as FieldTemplate<'linked_record'>).tableId : undefined;
-  return { id: field.id, name: field.name, type, ...(linkedTableId ? { linkedTableId } : {}) };
+  return {
+    id: field.id,
+    name: field.name,
+    type,
+    template: field.template,
+    ...(linkedTableId ? { linkedTableId } : {}),
+  };
 }

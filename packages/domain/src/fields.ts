@@ -6,6 +6,7 @@ import {
   type FieldInput,
   type FieldTemplate,
   type FieldType,
+  isComputedFieldType,
   MAX_SELECT_OPTIONS,
   type SelectOption,
   type UpdateFieldRequest,
@@ -23,7 +24,13 @@ import {
   quoteIdent,
 } from '@recordbase/db/physical';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
-import { defineField, toPhysicalField, validTemplate } from './field-definitions';
+import {
+  defineField,
+  resolveTemplateFields,
+  toPhysicalField,
+  validTemplate,
+  watchersOf,
+} from './field-definitions';
 import { databaseForChange, inSchemaTransaction, runConversion, runDdl, type SchemaDb } from './schema-tx';
 import { toFieldDto } from './serialize';
 
@@ -70,6 +77,8 @@ export async function createField(
       throw invalid(null, `a table holds at most ${MAX_FIELDS_PER_TABLE} fields`);
     const last = await tx.field.aggregate({ where: { tableId: table.id }, _max: { position: true } });
     const definition = await defineField(tx, database.id, input, []);
+    const siblings = await tx.field.findMany({ where: { tableId: table.id } });
+    definition.template = resolveTemplateFields(definition.type, definition.template, siblings, []);
     const created = await tx.field.create({
       data: {
         id: definition.id,
@@ -175,6 +184,13 @@ export async function updateField(
     if (to !== from && table.primaryFieldId === field.id && fieldTypeModule(to).primary === false) {
       throw invalid(['type'], `the primary field cannot become ${to}`);
     }
+    // Its values would be lost: a computed field starts from the records as they are.
+    if (to !== from && isComputedFieldType(to)) {
+      throw invalid(
+        ['type'],
+        `a ${from} field cannot become ${to}, whose values the service computes; add a new ${to} field instead`,
+      );
+    }
     let template = validTemplate(
       to,
       patch.template ?? (to === from ? field.template : carriedTemplate(to, field.template)),
@@ -183,6 +199,10 @@ export async function updateField(
     const { updatedTemplate } = fieldTypeModule(to);
     if (patch.template !== undefined && updatedTemplate) {
       template = updatedTemplate(template, field.template) as FieldTemplate;
+    }
+    if (patch.template !== undefined) {
+      const siblings = await tx.field.findMany({ where: { tableId: table.id, NOT: { id: field.id } } });
+      template = resolveTemplateFields(to, template, siblings, []);
     }
     if (from === 'linked_record' && to === 'linked_record') {
       const before = (field.template as FieldTemplate<'linked_record'>).tableId;
@@ -238,6 +258,13 @@ export async function deleteField(
     const field = await findFieldByRef(tx, table.id, fieldRef);
     if (table.primaryFieldId === field.id) {
       throw invalid(null, `Field ${JSON.stringify(field.name)} is the primary field and cannot be deleted`);
+    }
+    const watchers = watchersOf(await tx.field.findMany({ where: { tableId: table.id } }), field.id);
+    if (watchers.length > 0) {
+      throw invalid(
+        null,
+        `Field ${JSON.stringify(field.name)} is watched by ${watchers.map((watcher) => `last_modified_time field ${JSON.stringify(watcher.name)}`).join(', ')}; take it out of their fieldIds first`,
+      );
     }
     await runDdl(tx, dropField(physical, toPhysicalField(field)));
     await tx.field.delete({ where: { id: field.id } });

@@ -1,5 +1,5 @@
 import type { ApiKey as ApiKeyDto, ApiKeyScope } from '@recordbase/contracts/api-keys';
-import type { Field as FieldDto, FieldType } from '@recordbase/contracts/fields';
+import { type Field as FieldDto, type FieldType, resultTypeOfFieldType } from '@recordbase/contracts/fields';
 import type { Database as DatabaseDto, Table as TableDto } from '@recordbase/contracts/schema';
 
 /** Shapes of the metadata rows as Prisma returns them, narrowed to what the API shows. */
@@ -27,11 +27,13 @@ export interface DatabaseRow {
 }
 
 export function toFieldDto(field: FieldRow): FieldDto {
+  const resultType = resultTypeOfFieldType(field.type as FieldType);
   return {
     id: field.id,
     name: field.name,
     type: field.type as FieldType,
     template: (field.template ?? {}) as Record<string, unknown>,
+    ...(resultType ? { resultType } : {}),
   };
 }
 

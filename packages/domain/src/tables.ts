@@ -22,6 +22,7 @@ import {
   assertUniqueNames,
   defineField,
   type FieldDefinition,
+  resolveTemplateFields,
   toPhysicalField,
 } from './field-definitions';
 import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
@@ -72,6 +73,14 @@ export async function createTablesInTx(
       );
     }
     assertPrimaryCapable(fields[0]!.type, [...where(index), 'fields', 0]);
+    // Templates may name the table's other fields, all known once every one is defined.
+    for (const [fieldIndex, field] of fields.entries()) {
+      field.template = resolveTemplateFields(field.type, field.template, fields, [
+        ...where(index),
+        'fields',
+        fieldIndex,
+      ]);
+    }
     definitions.push(fields);
   }
   for (const [index, input] of inputs.entries()) {

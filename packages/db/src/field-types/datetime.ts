@@ -156,6 +156,8 @@ export const datetime: FieldTypeModule<'datetime'> = {
       );
     }
     if (from.day !== undefined) return `(${from.day}::timestamp AT TIME ZONE 'UTC')`;
+    // The computed instants (created_time, last_modified_time) as written ones.
+    if (from.instant !== undefined) return from.instant;
     return null;
   },
   oracle: {

@@ -15,3 +15,10 @@ export { optionNames } from './select-options';
 export { didYouMean, editDistanceWithin, nearestNames } from './suggest';
 export { typecastValue } from './typecast';
 export type * from './types';
+export {
+  insertedColumns,
+  once,
+  updatedColumns,
+  type WrittenBy,
+  type WrittenColumn,
+} from './written-columns';

@@ -14,7 +14,7 @@ import type { ColumnSpec, FieldTypeModule, MatchKey, OperatorSql, Readings } fro
  * its coercion (the template's max) and how it is built from other types.
  */
 
-const numberOperators: Partial<Record<FilterOperator, OperatorSql>> = {
+export const numberOperators: Partial<Record<FilterOperator, OperatorSql>> = {
   ...equalityOperators(needNumber, 'double precision'),
   ...comparisonOperators(needNumber, 'double precision'),
   is_empty: isNull,
@@ -50,7 +50,7 @@ export function matchNumber(number: number | null, operator: FilterOperator, ope
   }
 }
 
-function numericReadings(column: string): Readings {
+export function numericReadings(column: string): Readings {
   return { text: `${column}::text`, number: `${column}::double precision`, numberColumn: column };
 }
 

@@ -1,11 +1,15 @@
 import type { FieldType } from '@recordbase/contracts/fields';
 import { attachments } from './attachments';
+import { createdBy, lastModifiedBy } from './authors';
+import { autonumber } from './autonumber';
 import { checkbox } from './checkbox';
+import { createdTime } from './created-time';
 import { currency } from './currency';
 import { date } from './date';
 import { datetime } from './datetime';
 import { duration } from './duration';
 import { email } from './email';
+import { lastModifiedTime } from './last-modified-time';
 import { linkedRecord } from './linked-record';
 import { longText } from './long-text';
 import { multipleSelect } from './multiple-select';
@@ -41,6 +45,11 @@ export const fieldTypeModules: { readonly [Type in FieldType]: FieldTypeModule<T
   checkbox,
   attachments,
   linked_record: linkedRecord,
+  autonumber,
+  created_time: createdTime,
+  last_modified_time: lastModifiedTime,
+  created_by: createdBy,
+  last_modified_by: lastModifiedBy,
 };
 
 export function fieldTypeModule(type: FieldType): FieldTypeModule {

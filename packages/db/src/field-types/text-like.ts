@@ -20,7 +20,7 @@ export const containsOperators: Partial<Record<FilterOperator, OperatorSql>> = {
     notIlike(column, `%${escapeLike(needString(ctx, 'a string'))}%`, ctx),
 };
 
-const textOperators: Partial<Record<FilterOperator, OperatorSql>> = {
+export const textOperators: Partial<Record<FilterOperator, OperatorSql>> = {
   ...equalityOperators((ctx) => needString(ctx, 'a string'), 'text'),
   ...containsOperators,
   starts_with: ({ column }, ctx) => ilike(column, `${escapeLike(needString(ctx, 'a string'))}%`, ctx),

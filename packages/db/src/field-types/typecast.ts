@@ -1,13 +1,15 @@
-import { type FieldType, fieldTypeContracts } from '@recordbase/contracts/fields';
+import { type FieldType, fieldTypeContracts, isComputedFieldType } from '@recordbase/contracts/fields';
 import { fieldTypeModule } from './registry';
 
 /**
  * `typecast: true` on a write: a value given as text is read the way an import reads a cell (the
  * type's `fromText`: "42" a number, "yes" a checkbox, "a, b" a list of options), and a number or
  * true/false given to a text or select field becomes its text. What cannot be read is left as given, so the
- * write schema refuses it with its usual words.
+ * write schema refuses it with its usual words; so is any value of a computed field.
  */
 export function typecastValue(type: FieldType, given: unknown): unknown {
+  // Left as given, for the write's one refusal of computed fields to name.
+  if (isComputedFieldType(type)) return given;
   const group = fieldTypeContracts[type].group;
   const value =
     (typeof given === 'number' || typeof given === 'boolean') && (group === 'text' || group === 'selection')

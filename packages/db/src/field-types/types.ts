@@ -11,14 +11,41 @@ import type { KeyKind } from './key-kinds';
  */
 export interface FieldTypeModule<T extends FieldType = FieldType> {
   type: T;
-  /** Its column on the record table, or absent when it has none (links live in a junction table). */
+  /**
+   * Its column on the record table, or absent when it has none (links live in a junction table,
+   * created_time reads the record's created_at).
+   */
   column?: ColumnSpec;
+  /**
+   * The column of one field, for a type whose column depends on the field (its template); absent:
+   * `column`. Every column decision asks columnSpecOf (physical/column-types.ts), which asks this.
+   */
+  columnOf?(field: FieldShape): ColumnSpec | undefined;
+  /**
+   * A computed field's value as SQL over the record table aliased `r`, for a field without a
+   * column (created_time: `r.created_at`). What every SQL consumer reads as the field's value
+   * (fieldValueSql, physical/column-types.ts) is its column or this.
+   */
+  valueSql?(field: FieldShape): string;
+  /**
+   * Statements that complete a new field's column, once added, on a table that may already hold
+   * records: their values (autonumber numbers them) and what keeps new ones filled (a default).
+   */
+  columnAdded?(column: AddedColumn): string[];
+  /**
+   * What a write puts in the column itself, for computed types the write keeps (who wrote, when a
+   * watched field changed). The write paths ask writtenColumns (written-columns.ts) for these.
+   */
+  written?: WrittenSpec;
   /** Whether it can be a table's primary field, which names each record (absent: it can). */
   primary?: false;
   /** How its values read inside a formula (docs/formulas.md, "Value kinds"). */
   formula: FormulaType;
-  /** Where a record body's value goes once coerced (see the records service's PreparedRecord). */
-  prepared: 'columns' | 'links' | 'attachments';
+  /**
+   * Where a record body's value goes once coerced (see the records service's PreparedRecord);
+   * absent for computed types, whose values are never written.
+   */
+  prepared?: 'columns' | 'links' | 'attachments';
   /**
    * A written value, already shaped by the contracts' write schema, made ready to store.
    * Rules that need the field's template are checked here; `fail` ends with a 400.
@@ -80,12 +107,53 @@ export interface CoerceInput {
   fail(message: string): never;
 }
 
+/** A field as its column and computed value are decided from: never by the type alone. */
+export interface FieldShape {
+  id: string;
+  type: FieldType;
+  template?: unknown;
+}
+
+/** A field's column just added to its table (quoted, qualified identifiers). */
+export interface AddedColumn {
+  field: FieldShape;
+  schemaName: string;
+  /** The record table, schema-qualified. */
+  table: string;
+  /** The column, quoted. */
+  column: string;
+}
+
 /** A field as SQL over a record table aliased `r` sees it. */
 export interface FieldSql {
   field: { id: string; template: unknown };
   schemaName: string;
-  /** `r."<field id>"`; unused by types without a column. */
+  /**
+   * The field's value over `r` (fieldValueSql): its column `r."<field id>"`, or what a computed
+   * type's valueSql gives; '' for links, which read their junction table.
+   */
   column: string;
+}
+
+/** What a write statement offers the computed columns it keeps, as SQL. */
+export interface WriteContext {
+  /** The field's column over `r`: in an update, its value before the write. */
+  column: string;
+  field: FieldShape;
+  /** `{id, name}` of the API key that writes, as jsonb. */
+  author: string;
+  /**
+   * Whether the write changes any of these fields of the record (by id; every field written when
+   * undefined), comparing with the values before it; an insert passes 'true'.
+   */
+  changed(fieldIds: readonly string[] | undefined): string;
+}
+
+export interface WrittenSpec {
+  /** The value of a new record (absent: the column's default). */
+  inserted?(ctx: WriteContext): string;
+  /** The value after an update of the record (absent: kept). */
+  updated?(ctx: WriteContext): string;
 }
 
 /** What an operator's SQL needs: where to put values and how to refuse an operand. */

@@ -1,5 +1,6 @@
 import type { FieldType } from '@recordbase/contracts/fields';
-import { columnDefinition, hasColumn, requireColumnSpec } from './column-types';
+import { fieldTypeModule } from '../field-types';
+import { columnDefinition, fieldValueSql, hasColumn, requireColumnSpec } from './column-types';
 import { type ConversionContext, conversionExpression } from './conversions';
 import {
   linkTableName,
@@ -21,8 +22,25 @@ export interface PhysicalField {
   id: string;
   name: string;
   type: FieldType;
+  /** What some types' columns depend on (see columnSpecOf). */
+  template?: unknown;
   /** For linked_record: the id of the linked table (same database). */
   linkedTableId?: string;
+}
+
+/** Link fields have a junction table instead of a column. */
+const hasLinkTable = (field: PhysicalField) => fieldTypeModule(field.type).prepared === 'links';
+
+/** What completes a column just added: its type's columnAdded, when it has one. */
+function completeColumn(table: PhysicalTable, field: PhysicalField): string[] {
+  const { columnAdded } = fieldTypeModule(field.type);
+  if (!columnAdded) return [];
+  return columnAdded({
+    field,
+    schemaName: table.schemaName,
+    table: qualifiedTable(table.schemaName, table.id),
+    column: quoteIdent(field.id),
+  });
 }
 
 export interface PhysicalTable {
@@ -57,7 +75,7 @@ export function createTableWithoutIndexes(table: PhysicalTable, fields: readonly
     `${systemColumns.updatedAt} timestamptz NOT NULL DEFAULT now()`,
   ];
   for (const field of fields) {
-    if (hasColumn(field.type)) columns.push(`${quoteIdent(field.id)} ${columnDefinition(field.type)}`);
+    if (hasColumn(field)) columns.push(`${quoteIdent(field.id)} ${columnDefinition(field)}`);
   }
   const statements = [
     `CREATE TABLE ${ref} (${columns.join(', ')})`,
@@ -65,7 +83,7 @@ export function createTableWithoutIndexes(table: PhysicalTable, fields: readonly
     ...rowCountTriggers(table),
   ];
   for (const field of fields) {
-    if (hasColumn(field.type)) statements.push(...commentOnField(table, field));
+    if (hasColumn(field)) statements.push(...commentOnField(table, field), ...completeColumn(table, field));
   }
   return statements;
 }
@@ -133,7 +151,9 @@ export function commentOnTable(table: PhysicalTable): string[] {
 
 /** The field's name rides along as the column comment, so the physical table explains itself. */
 export function commentOnField(table: PhysicalTable, field: PhysicalField): string[] {
-  if (!hasColumn(field.type)) {
+  // A computed field read from other columns (created_time) has nothing of its own to name.
+  if (!hasColumn(field) && !hasLinkTable(field)) return [];
+  if (hasLinkTable(field)) {
     return [
       `COMMENT ON TABLE ${qualifiedTable(table.schemaName, linkTableName(field.id))} IS ${quoteLiteral(`links of field ${field.name}`)}`,
     ];
@@ -144,15 +164,18 @@ export function commentOnField(table: PhysicalTable, field: PhysicalField): stri
 }
 
 export function addField(table: PhysicalTable, field: PhysicalField): string[] {
-  if (!hasColumn(field.type)) return createLinkTable(table, field);
+  if (hasLinkTable(field)) return createLinkTable(table, field);
+  if (!hasColumn(field)) return [];
   return [
-    `ALTER TABLE ${qualifiedTable(table.schemaName, table.id)} ADD COLUMN ${quoteIdent(field.id)} ${columnDefinition(field.type)}`,
+    `ALTER TABLE ${qualifiedTable(table.schemaName, table.id)} ADD COLUMN ${quoteIdent(field.id)} ${columnDefinition(field)}`,
     ...commentOnField(table, field),
+    ...completeColumn(table, field),
   ];
 }
 
 export function dropField(table: PhysicalTable, field: PhysicalField): string[] {
-  if (!hasColumn(field.type))
+  if (!hasColumn(field) && !hasLinkTable(field)) return [];
+  if (hasLinkTable(field))
     return [
       `DROP TABLE ${qualifiedTable(table.schemaName, linkTableName(field.id))}`,
       advanceWriteVersion(table),
@@ -181,12 +204,14 @@ export function changeFieldType(
   to: FieldType,
   context: ConversionContext = {},
 ): string[] | null {
-  if (!hasColumn(field.type) || !hasColumn(to)) return null;
+  const changed: PhysicalField = { ...field, type: to, template: context.template };
+  if (!hasColumn(changed)) return null;
+  if (!hasColumn(field)) return columnFromComputedValues(table, field, changed, context);
   const column = quoteIdent(field.id);
   const expression = conversionExpression(field.type, to, column, context);
   if (expression === null) return null;
   const ref = qualifiedTable(table.schemaName, table.id);
-  const target = requireColumnSpec(to);
+  const target = requireColumnSpec(changed);
   const statements = [
     `SET LOCAL TIME ZONE 'UTC'`,
     ...dropServiceIndexesOfColumn(table, field.id),
@@ -200,6 +225,37 @@ export function changeFieldType(
     );
   }
   return statements;
+}
+
+/**
+ * A computed field without a column (created_time) becoming a written one keeps the values it
+ * showed: a new column filled from what the field read. Null when the pair has no conversion.
+ */
+function columnFromComputedValues(
+  table: PhysicalTable,
+  field: PhysicalField,
+  changed: PhysicalField,
+  context: ConversionContext,
+): string[] | null {
+  const value = fieldValueSql(field);
+  if (value === '') return null;
+  const expression = conversionExpression(field.type, changed.type, value, context);
+  if (expression === null) return null;
+  const ref = qualifiedTable(table.schemaName, table.id);
+  const column = quoteIdent(field.id);
+  const target = requireColumnSpec(changed);
+  return [
+    `SET LOCAL TIME ZONE 'UTC'`,
+    `ALTER TABLE ${ref} ADD COLUMN ${column} ${target.sqlType}`,
+    `UPDATE ${ref} AS r SET ${column} = ${expression}`,
+    ...(target.notNullDefault
+      ? [
+          `ALTER TABLE ${ref} ALTER COLUMN ${column} SET DEFAULT ${target.notNullDefault}, ALTER COLUMN ${column} SET NOT NULL`,
+        ]
+      : []),
+    ...commentOnField(table, changed),
+    advanceWriteVersion(table),
+  ];
 }
 
 /**

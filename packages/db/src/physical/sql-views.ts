@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FieldType } from '@recordbase/contracts/fields';
 import { fieldTypeModule } from '../field-types';
+import { fieldValueSql } from './column-types';
 import { qualifiedTable, quoteIdent, schemaNameForDatabase } from './naming';
 
 /**
@@ -58,7 +59,7 @@ export function sqlViewsDdl(
   for (const table of tables) {
     const columns = ['r.id AS "id"', 'r.created_at AS "createdAt"', 'r.updated_at AS "updatedAt"'];
     for (const field of table.fields) {
-      const column = `r.${quoteIdent(field.id)}`;
+      const column = fieldValueSql(field);
       const module = fieldTypeModule(field.type);
       const value = module.sqlValue ? module.sqlValue({ field, schemaName: baseSchemaName, column }) : column;
       columns.push(`${value} AS ${quoteName(sqlName(field.name))}`);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Principal } from '@recordbase/contracts/api-keys';
+import { type Principal, recordAuthor } from '@recordbase/contracts/api-keys';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
 import { DomainError, type InputPath, invalid, notFound } from '@recordbase/contracts/domain-errors';
 import type {
@@ -35,7 +35,7 @@ import {
   lockKeys,
   updateRecords,
 } from './store';
-import { type FieldMeta, projectedFields, type TableMeta } from './table-meta';
+import { type FieldMeta, projectedFields, type TableMeta, unwritable } from './table-meta';
 import { typecastRecords } from './typecast';
 import { type PreparedRecord, prepareRecords } from './values';
 import { runWrite, type WriteProblem } from './write-statement';
@@ -46,6 +46,9 @@ import { runWrite, type WriteProblem } from './write-statement';
  */
 
 export type { RecordsDb, TableAddress } from './record-work';
+
+/** The key a write is made by, as the JSON its created_by and last_modified_by fields keep. */
+const authorOf = (principal: Principal) => JSON.stringify(recordAuthor(principal.keyId, principal.keyName));
 
 function validRecordId(id: string): string {
   if (!UUID_PATTERN.test(id))
@@ -106,6 +109,8 @@ function matchOnFields(table: TableMeta, matchOn: readonly string[]): FieldMeta[
   return matchOn.map((id, index) => {
     const field = table.fieldsById.get(id);
     if (!field) throw invalid(['matchOn', index], `no field with id ${JSON.stringify(id)} in this table`);
+    const refused = unwritable(field);
+    if (refused) throw invalid(['matchOn', index], `${refused}, so it cannot be matched on`);
     if (!matchableTypes(field))
       throw invalid(['matchOn', index], `a ${field.type} field cannot be matched on`);
     return field;
@@ -214,6 +219,7 @@ export async function bulkWrite(
         ...(matchOn ? { matchOn } : {}),
         eventIds: { created: randomUUID() },
         suppressEvents: body.suppressWebhooks === true,
+        author: authorOf(principal),
       });
       if (outcome.problem) refuse(outcome.problem, table, where);
       events.appended(outcome.eventIds);
@@ -281,7 +287,7 @@ export async function createOne(
     const json = await inTransaction({ db, events: publisher }, async (client, events) => {
       await addSelectOptions(client, events, table, newOptions);
       await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
-      const [id] = await insertRecords(client, table, [prepared]);
+      const [id] = await insertRecords(client, table, [prepared], authorOf(principal));
       const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
       if (!options.suppressWebhooks) await events.records(table, 'record.created', [id!], `[${json}]`);
       return json;
@@ -338,7 +344,7 @@ export async function updateOne(
       const announced = changes && !options.suppressWebhooks;
       // The state the event's `changes` compare with.
       const before = announced ? await recordsInOrder(client, table, [id]) : '';
-      if (changes) await updateRecords(client, table, [{ id, record: prepared }]);
+      if (changes) await updateRecords(client, table, [{ id, record: prepared }], authorOf(principal));
       const json = (await fetchRecordsJson(client, table, [id])).get(id)!;
       if (announced) {
         await events.records(table, 'record.updated', [id], `[${json}]`, {
@@ -395,7 +401,7 @@ export async function updateMany(
       const announced = writes.length > 0 && !body.suppressWebhooks;
       // The state the event's `changes` compare with.
       const before = announced ? await recordsInOrder(client, table, changed) : '';
-      await updateRecords(client, table, writes);
+      await updateRecords(client, table, writes, authorOf(principal));
       const json = await recordsInOrder(client, table, ids);
       if (announced) {
         const changedJson =

@@ -1,7 +1,7 @@
 import { type DomainError, invalid } from '@recordbase/contracts/domain-errors';
 import type { ListRecordsRequest } from '@recordbase/contracts/records';
 import { databaseErrorOf, newRecordId } from '@recordbase/db';
-import { fieldTypeModule } from '@recordbase/db/field-types';
+import { fieldTypeModule, insertedColumns, once, updatedColumns } from '@recordbase/db/field-types';
 import {
   linkTableName,
   qualifiedTable,
@@ -30,7 +30,13 @@ export type Queryable = Pick<pg.PoolClient, 'query'>;
 const tableRef = (table: TableMeta) => qualifiedTable(table.schemaName, table.id);
 
 function castFor(field: FieldMeta): string {
-  return requireColumnSpec(field.type).sqlType;
+  return requireColumnSpec(field).sqlType;
+}
+
+/** A link field's linked ids as stored, in order: what an update compares a new list with. */
+export function storedLinksSql(table: TableMeta, field: FieldMeta): string {
+  const link = qualifiedTable(table.schemaName, linkTableName(field.id));
+  return `ARRAY(SELECT l.linked_id FROM ${link} l WHERE l.record_id = r.id ORDER BY l.position)`;
 }
 
 export interface ListedRecords {
@@ -338,12 +344,15 @@ export async function insertRecords(
   client: Queryable,
   table: TableMeta,
   records: readonly PreparedRecord[],
+  /** `{id, name}` of the key that writes (authorOf), as JSON. */
+  author: string,
 ): Promise<string[]> {
   const ids = records.map(() => newRecordId());
   const columnFields = table.fields.filter(
     (field) => field.type !== 'linked_record' && records.some((record) => record.columns.has(field.id)),
   );
   const params = new SqlParams();
+  const kept = insertedColumns(table.fields, { author: once(() => `${params.add(author)}::jsonb`) });
   const rows = records.map((record, index) => {
     const values = [`${params.add(ids[index])}::uuid`];
     for (const field of columnFields) {
@@ -353,9 +362,14 @@ export async function insertRecords(
           : 'DEFAULT',
       );
     }
+    values.push(...kept.map((column) => column.value));
     return `(${values.join(', ')})`;
   });
-  const columns = ['id', ...columnFields.map((field) => quoteIdent(field.id))].join(', ');
+  const columns = [
+    'id',
+    ...columnFields.map((field) => quoteIdent(field.id)),
+    ...kept.map((column) => column.column),
+  ].join(', ');
   await client.query(`INSERT INTO ${tableRef(table)} (${columns}) VALUES ${rows.join(', ')}`, params.values);
   await replaceLinks(
     client,
@@ -368,16 +382,23 @@ export async function insertRecords(
 
 /**
  * Partial updates in one statement: each record changes only the fields it gave (a flag per column
- * says whether the value applies); updatedAt moves for each.
+ * says whether the value applies, a link list is null when not given); updatedAt moves for each,
+ * and the computed columns the write keeps are set from what the record had before (the
+ * statement still sees its old links, replaced after it).
  */
 export async function updateRecords(
   client: Queryable,
   table: TableMeta,
   writes: readonly { id: string; record: PreparedRecord }[],
+  /** `{id, name}` of the key that writes (authorOf), as JSON. */
+  author: string,
 ) {
   if (writes.length === 0) return;
   const columnFields = table.fields.filter(
     (field) => field.type !== 'linked_record' && writes.some((write) => write.record.columns.has(field.id)),
+  );
+  const linkFields = table.fields.filter(
+    (field) => field.type === 'linked_record' && writes.some((write) => write.record.links.has(field.id)),
   );
   const params = new SqlParams();
   const rows = writes.map((write) => {
@@ -391,15 +412,42 @@ export async function updateRecords(
           : `NULL::${castFor(field)}`,
       );
     }
+    for (const field of linkFields) {
+      const links = write.record.links.get(field.id);
+      values.push(links ? `${params.add(links)}::uuid[]` : 'NULL::uuid[]');
+    }
     return `(${values.join(', ')})`;
   });
-  const names = ['id', ...columnFields.flatMap((_, i) => [`given${i}`, `value${i}`])];
+  const names = [
+    'id',
+    ...columnFields.flatMap((_, i) => [`given${i}`, `value${i}`]),
+    ...linkFields.map((_, i) => `links${i}`),
+  ];
+  const changed = (fieldIds: readonly string[] | undefined) => {
+    const watched = (field: FieldMeta) => fieldIds === undefined || fieldIds.includes(field.id);
+    const conditions = [
+      ...columnFields.flatMap((field, i) =>
+        watched(field) ? [`(v.given${i} AND v.value${i} IS DISTINCT FROM r.${quoteIdent(field.id)})`] : [],
+      ),
+      ...linkFields.flatMap((field, i) =>
+        watched(field)
+          ? [`(v.links${i} IS NOT NULL AND v.links${i} IS DISTINCT FROM ${storedLinksSql(table, field)})`]
+          : [],
+      ),
+    ];
+    return conditions.length > 0 ? `(${conditions.join(' OR ')})` : 'false';
+  };
+  const kept = updatedColumns(table.fields, {
+    author: once(() => `${params.add(author)}::jsonb`),
+    changed,
+  });
   const assignments = [
     'updated_at = now()',
     ...columnFields.map(
       (field, i) =>
         `${quoteIdent(field.id)} = CASE WHEN v.given${i} THEN v.value${i} ELSE r.${quoteIdent(field.id)} END`,
     ),
+    ...kept.map((column) => `${column.column} = ${column.value}`),
   ];
   await client.query(
     `UPDATE ${tableRef(table)} AS r SET ${assignments.join(', ')}

@@ -1,9 +1,9 @@
 import { type InputPath, invalid } from '@recordbase/contracts/domain-errors';
 import type { FieldTemplate, FieldType, SystemFieldName } from '@recordbase/contracts/fields';
-import { systemFieldNames } from '@recordbase/contracts/fields';
+import { isComputedFieldType, systemFieldNames } from '@recordbase/contracts/fields';
 import type { FieldSql } from '@recordbase/db/field-types';
 import { didYouMean } from '@recordbase/db/field-types';
-import { hasColumn, quoteIdent } from '@recordbase/db/physical';
+import { fieldValueSql } from '@recordbase/db/physical';
 import { nameKey } from '../access';
 
 export interface FieldMeta {
@@ -91,8 +91,19 @@ export function resolveFieldOrSystem(table: TableMeta, ref: string): FieldOrSyst
   return system ? { kind: 'system', name: system } : undefined;
 }
 
-/** A field as the registry's SQL builders see it, over a record table aliased `r`. */
+/**
+ * A field as the registry's SQL builders see it, over a record table aliased `r`: `column` is its
+ * value, its own column or what its computed type reads instead (fieldValueSql).
+ */
 export function fieldSql(table: Pick<TableMeta, 'schemaName'>, field: FieldMeta): FieldSql {
-  const column = hasColumn(field.type) ? `r.${quoteIdent(field.id)}` : '';
-  return { field, schemaName: table.schemaName, column };
+  return { field, schemaName: table.schemaName, column: fieldValueSql(field) };
+}
+
+/**
+ * Why a write may not give the field a value, or null when it may: computed fields are read,
+ * never written. The one check of every write path (record bodies, upserts' matchOn).
+ */
+export function unwritable(field: FieldMeta): string | null {
+  if (!isComputedFieldType(field.type)) return null;
+  return `field ${JSON.stringify(field.name)} is a ${field.type} field, which the service computes: it cannot be written`;
 }

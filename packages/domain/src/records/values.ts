@@ -11,7 +11,7 @@ import {
   recordValueWriteSchemaByType,
 } from '@recordbase/contracts/records';
 import { fieldTypeModule } from '@recordbase/db/field-types';
-import { type FieldMeta, findField, type TableMeta, unknownField } from './table-meta';
+import { type FieldMeta, findField, type TableMeta, unknownField, unwritable } from './table-meta';
 
 /**
  * Turns a record body (keys are field names or ids) into values ready for the typed columns,
@@ -124,8 +124,11 @@ function prepareRecord(
     const field = findField(table, key);
     const earlier = field && keyByField.get(field.id);
     let problem: (() => Problem[]) | undefined;
+    const refused = field && unwritable(field);
     if (!field) {
       problem = () => [{ path: where, message: unknownField(table, key) }];
+    } else if (refused) {
+      problem = () => [{ path: [...where, key], message: refused }];
     } else if (earlier !== undefined) {
       problem = () => [
         {
@@ -136,8 +139,10 @@ function prepareRecord(
     } else {
       keyByField.set(field.id, key);
       const value = fieldValue(field, raw, where, key);
+      // Every written type says where its values go; only computed ones, refused above, do not.
+      const into = fieldTypeModule(field.type).prepared ?? 'columns';
       if (!(value instanceof ValueProblem)) {
-        (prepared[fieldTypeModule(field.type).prepared] as Map<string, unknown>).set(field.id, value);
+        (prepared[into] as Map<string, unknown>).set(field.id, value);
         continue;
       }
       problem = () => value.problems;

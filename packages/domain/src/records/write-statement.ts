@@ -1,5 +1,6 @@
 import type { FieldTemplate } from '@recordbase/contracts/fields';
 import { appendSelectedEventsSql } from '@recordbase/db';
+import { insertedColumns, once, updatedColumns } from '@recordbase/db/field-types';
 import {
   hasColumn,
   linkTableName,
@@ -12,7 +13,7 @@ import type { TransactionEvents } from '../events';
 import { recordChanges } from './record-changes';
 import { recordJsonSql } from './record-json';
 import type { Queryable } from './store';
-import { matchCondition } from './store';
+import { matchCondition, storedLinksSql } from './store';
 import type { FieldMeta, TableMeta } from './table-meta';
 import type { PreparedRecord } from './values';
 
@@ -37,6 +38,8 @@ export interface WriteInput {
   eventIds: { created: string };
   /** Write no events (the request asked that webhooks not hear of it). */
   suppressEvents?: boolean;
+  /** `{id, name}` of the key that writes (authorOf), as JSON. */
+  author: string;
 }
 
 export type WriteProblem =
@@ -54,16 +57,16 @@ export interface WriteOutcome {
   problem?: WriteProblem;
 }
 
-const isColumn = (field: FieldMeta) => hasColumn(field.type);
+const isColumn = (field: FieldMeta) => hasColumn(field);
 
 /** Attachments arrive as JSON text and are cast; every other column is typed by json_to_recordset. */
 function recordsetType(field: FieldMeta): string {
-  const sqlType = requireColumnSpec(field.type).sqlType;
+  const sqlType = requireColumnSpec(field).sqlType;
   return sqlType === 'jsonb' ? 'text' : sqlType;
 }
 
 function columnValue(field: FieldMeta, column: string): string {
-  const spec = requireColumnSpec(field.type);
+  const spec = requireColumnSpec(field);
   return spec.sqlType === 'jsonb' ? `${column}::jsonb` : column;
 }
 
@@ -139,20 +142,48 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
        FROM input x ${upsert ? 'LEFT JOIN matches m ON m.n = x.n' : ''}
       WHERE NOT EXISTS (SELECT 1 FROM missing) AND NOT EXISTS (SELECT 1 FROM many))`,
   );
-  const insertColumns = ['id', ...columnFields.map((field) => quoteIdent(field.id))];
+  const author = once(() => `${params.add(input.author)}::jsonb`);
+  const insertedKept = insertedColumns(table.fields, { author });
+  const insertColumns = [
+    'id',
+    ...columnFields.map((field) => quoteIdent(field.id)),
+    ...insertedKept.map((column) => column.column),
+  ];
   const insertValues = [
     'w.rid',
     ...columnFields.map((field, i) => {
       const value = columnValue(field, `w.c${i}`);
-      const fallback = requireColumnSpec(field.type).notNullDefault;
+      const fallback = requireColumnSpec(field).notNullDefault;
       return givenByAll[i] || !fallback ? value : `COALESCE(${value}, ${fallback})`;
     }),
+    ...insertedKept.map((column) => column.value),
   ];
   ctes.push(
     `ins AS (INSERT INTO ${ref} (${insertColumns.join(', ')})
        SELECT ${insertValues.join(', ')} FROM target w WHERE NOT w.matched ORDER BY w.n RETURNING *)`,
   );
   if (upsert) {
+    // Whether a matched record's watched fields change: its values before, in the statement's
+    // snapshot (its links too, which the link CTEs below change only after it).
+    const changed = (fieldIds: readonly string[] | undefined) => {
+      const watched = (field: FieldMeta) => fieldIds === undefined || fieldIds.includes(field.id);
+      const conditions = [
+        ...columnFields.flatMap((field, i) =>
+          watched(field)
+            ? [
+                `(${given(i)} AND ${columnValue(field, `w.c${i}`)} IS DISTINCT FROM r.${quoteIdent(field.id)})`,
+              ]
+            : [],
+        ),
+        ...linkFields.flatMap((field, i) =>
+          watched(field)
+            ? [`(w.l${i} IS NOT NULL AND w.l${i} IS DISTINCT FROM ${storedLinksSql(table, field)})`]
+            : [],
+        ),
+      ];
+      return conditions.length > 0 ? `(${conditions.join(' OR ')})` : 'false';
+    };
+    const updatedKept = updatedColumns(table.fields, { author, changed });
     const assignments = [
       'updated_at = now()',
       ...columnFields.map((field, i) => {
@@ -162,6 +193,7 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
           ? `${column} = ${value}`
           : `${column} = CASE WHEN ${given(i)} THEN ${value} ELSE r.${column} END`;
       }),
+      ...updatedKept.map((column) => `${column.column} = ${column.value}`),
     ];
     ctes.push(
       `upd AS (UPDATE ${ref} AS r SET ${assignments.join(', ')} FROM target w WHERE w.matched AND r.id = w.rid RETURNING r.*)`,

@@ -5,6 +5,8 @@ import {
   fieldNameSchema,
   fieldTypeContracts,
   fieldTypes,
+  isComputedFieldType,
+  resultTypeOfFieldType,
   templateSchemaByType,
   updateFieldRequestSchema,
 } from '@recordbase/contracts/fields';
@@ -140,7 +142,9 @@ const writeValueDocs = fieldTypes.map((type, index) =>
     id: writeValueIds[index],
     unusedIO: 'input',
     title: type,
-    description: `A value written to a ${type} field; null empties it. ${typeNotes[type] ?? ''}`.trim(),
+    description: isComputedFieldType(type)
+      ? `None: the service computes a ${type} field's values (resultType ${resultTypeOfFieldType(type)}), and a record body that gives one is refused.`
+      : `A value written to a ${type} field; null empties it. ${typeNotes[type] ?? ''}`.trim(),
   }),
 );
 
