@@ -49,6 +49,7 @@ const emptyValue: Record<FieldType, RecordValue> = {
   last_modified_time: null,
   created_by: null,
   last_modified_by: null,
+  formula: null,
 };
 
 const ID = '0190f3c2-7a4e-7b1c-8d2e-3f4a5b6c7d8e';

@@ -388,6 +388,8 @@ const casesByType: Record<FieldType, Case[]> = {
   last_modified_time: [],
   created_by: [],
   last_modified_by: [],
+  // Formulas filter as their result type: computed-fields.test.ts and formula-fields.test.ts.
+  formula: [],
 };
 
 /** [field, operator, operand, expected labels] for every field and system field. */
@@ -511,6 +513,7 @@ const castByType: Record<Exclude<FieldType, 'linked_record'>, string> = {
   last_modified_time: 'timestamptz',
   created_by: 'jsonb',
   last_modified_by: 'jsonb',
+  formula: 'text',
 };
 
 /** How a column is read so its value comes back in API shape. */

@@ -42,6 +42,7 @@ const nameOf: Record<FieldType, string> = {
   last_modified_time: 'Modified',
   created_by: 'Creator',
   last_modified_by: 'Editor',
+  formula: 'Formula',
 };
 
 function templateOf(type: FieldType): FieldMeta['template'] {

@@ -84,6 +84,20 @@ const notWritten = z.never({ error: 'is computed and cannot be written' });
 /** The most fields a last_modified_time field watches by name. */
 export const MAX_WATCHED_FIELDS = 500;
 
+/** The longest formula read: far past any real one, short of what a tree that long would cost. */
+export const MAX_FORMULA_LENGTH = 10_000;
+
+/**
+ * A formula's template as a client writes it: its expression, fields by name or id. The service
+ * keeps it with fields by id and returns it with their current names.
+ */
+const formulaTemplateSchema = z.strictObject({
+  expression: z
+    .string({ error: 'must be a formula, such as {Price} * {Quantity}' })
+    .min(1, { error: 'must not be empty' })
+    .max(MAX_FORMULA_LENGTH, { error: `must be at most ${MAX_FORMULA_LENGTH} characters` }),
+});
+
 /** A computed type's entry: its group is its result type's. */
 function computed<R extends ComputedResultType, T extends z.ZodType>(resultType: R, template: T) {
   return {
@@ -227,6 +241,11 @@ export const fieldTypeContracts = {
   created_by: computed('text', noTemplate),
   /** `{id, name}` of the API key that last wrote to the record. */
   last_modified_by: computed('text', noTemplate),
+  /**
+   * Its expression's value. Its result type, and with it its group, is each field's own (its
+   * expression's, resultTypeOfField); `text` here only stands for it where a type alone is asked.
+   */
+  formula: computed('text', formulaTemplateSchema),
 } as const satisfies Record<
   string,
   {
@@ -279,6 +298,31 @@ export const computedFieldTypes: readonly FieldType[] = fieldTypes.filter(isComp
 export function resultTypeOfFieldType(type: FieldType): ComputedResultType | undefined {
   const contract = fieldTypeContracts[type];
   return 'computed' in contract ? contract.computed.resultType : undefined;
+}
+
+/** A field as its result type and group are decided from: a formula's by its template. */
+export interface TypedField {
+  type: FieldType;
+  template?: unknown;
+}
+
+/**
+ * A computed field's result type: a formula's is its expression's (kept in its template by the
+ * service), the other computed types' their type's; undefined for a written field.
+ */
+export function resultTypeOfField(field: TypedField): ComputedResultType | undefined {
+  if (field.type === 'formula') {
+    const kept = (field.template as { resultType?: unknown } | undefined)?.resultType;
+    return computedResultTypeSchema.safeParse(kept).data ?? 'text';
+  }
+  return resultTypeOfFieldType(field.type);
+}
+
+/** The group a field's filters and sorts follow: a formula's is its result type's. */
+export function groupOfField(field: TypedField): FieldTypeGroup {
+  return field.type === 'formula'
+    ? groupOfResultType[resultTypeOfField(field)!]
+    : groupOfFieldType(field.type);
 }
 
 export type FieldTemplate<T extends FieldType = FieldType> = z.output<(typeof templateSchemaByType)[T]>;

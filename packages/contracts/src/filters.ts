@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { fieldReferenceSchema, isPlainObject, textSchema, unionError } from './common';
-import { type FieldType, type FieldTypeGroup, fieldTypeGroups, groupOfFieldType } from './fields';
+import {
+  type FieldType,
+  type FieldTypeGroup,
+  fieldTypeGroups,
+  groupOfField,
+  groupOfFieldType,
+  type TypedField,
+} from './fields';
 
 /**
  * The filter language of record reads (docs/filters.md): its operators and the field type groups
@@ -60,6 +67,13 @@ export const filterOperatorsByFieldTypeGroup: Readonly<Record<FieldTypeGroup, re
 export function filterOperatorSupportsFieldType(operator: FilterOperator, type: FieldType): boolean {
   return (fieldTypeGroupsByFilterOperator[operator] as readonly FieldTypeGroup[]).includes(
     groupOfFieldType(type),
+  );
+}
+
+/** Whether a field takes the operator: by its group, which a formula's result type decides. */
+export function filterOperatorSupportsField(operator: FilterOperator, field: TypedField): boolean {
+  return (fieldTypeGroupsByFilterOperator[operator] as readonly FieldTypeGroup[]).includes(
+    groupOfField(field),
   );
 }
 

@@ -37,6 +37,14 @@ CREATE FUNCTION rb_f_compact(items text[]) RETURNS text[]
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 AS $$ SELECT array_remove(array_remove(items, ''), NULL) $$;
 
+-- An attachments value (a jsonb array of files) as a formula reads it: the files' names, in order.
+CREATE FUNCTION rb_f_attachment_names(files jsonb) RETURNS text[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+  SELECT coalesce(array_agg(file ->> 'fileName' ORDER BY at), '{}'::text[])
+  FROM jsonb_array_elements(files) WITH ORDINALITY AS f(file, at)
+$$;
+
 -- Halving cannot overflow; a magnitude below 1e-300 halves to 0 rather than raise an underflow.
 CREATE FUNCTION rb_f_half(x float8) RETURNS float8
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
@@ -636,6 +644,7 @@ DROP FUNCTION rb_f_mul(float8, float8);
 DROP FUNCTION rb_f_sub(float8, float8);
 DROP FUNCTION rb_f_add(float8, float8);
 DROP FUNCTION rb_f_half(float8);
+DROP FUNCTION rb_f_attachment_names(jsonb);
 DROP FUNCTION rb_f_compact(text[]);
 DROP FUNCTION rb_f_trim(text);
 DROP FUNCTION rb_f_upper(text);

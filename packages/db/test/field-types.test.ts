@@ -1,13 +1,17 @@
 import {
+  type ComputedResultType,
+  computedResultTypes,
   type FieldType,
   fieldTypes,
+  groupOfField,
+  resultTypeOfField,
   groupOfFieldType,
   isComputedFieldType,
   resultTypeOfFieldType,
 } from '@recordbase/contracts/fields';
 import { filterOperatorsByFieldTypeGroup } from '@recordbase/contracts/records';
-import { fieldTypeModule, fieldTypeModules } from '../src/field-types';
-import { canConvert } from '../src/physical';
+import { fieldTypeModule, fieldTypeModules, moduleOfField } from '../src/field-types';
+import { canConvert, columnSpecOf, fieldValueSql } from '../src/physical';
 
 /** The registry against the contracts: one module per type, each with exactly its group's operators. */
 
@@ -17,7 +21,9 @@ describe('the field type registry', () => {
     for (const type of fieldTypes) expect(fieldTypeModule(type).type).toBe(type);
   });
 
-  it.each(fieldTypes)('gives %s SQL for exactly the operators of its group', (type) => {
+  const ofTheirOwn = fieldTypes.filter((type) => type !== 'formula');
+
+  it.each(ofTheirOwn)('gives %s SQL for exactly the operators of its group', (type) => {
     const operators = Object.keys(fieldTypeModule(type).filters).sort();
     expect(operators).toEqual([...filterOperatorsByFieldTypeGroup[groupOfFieldType(type)]].sort());
   });
@@ -29,7 +35,7 @@ describe('the field type registry', () => {
     }
   });
 
-  it.each(fieldTypes.filter(isComputedFieldType))(
+  it.each(ofTheirOwn.filter(isComputedFieldType))(
     'reads computed %s from a column or its valueSql, never takes a written value, never names a record',
     (type) => {
       const module = fieldTypeModule(type);
@@ -42,6 +48,47 @@ describe('the field type registry', () => {
       expect(module.formula).toBe(resultTypeOfFieldType(type));
     },
   );
+});
+
+describe('a formula field', () => {
+  const formulaField = (resultType: ComputedResultType, stored: boolean) => ({
+    id: 'fldformula0000000',
+    type: 'formula' as const,
+    template: {
+      expression: '1',
+      resultType,
+      fieldIds: [],
+      ...(stored ? { columnSql: '1' } : { valueSql: 'NULL' }),
+    },
+  });
+
+  it.each(computedResultTypes)(
+    'reads, filters and sorts as its result type %s, with exactly that group’s operators',
+    (resultType) => {
+      for (const stored of [true, false]) {
+        const field = formulaField(resultType, stored);
+        const module = moduleOfField(field);
+        expect(module.type).toBe('formula');
+        expect(module.formula).toBe(resultType);
+        expect(resultTypeOfField(field)).toBe(resultType);
+        expect(Object.keys(module.filters).sort()).toEqual(
+          [...filterOperatorsByFieldTypeGroup[groupOfField(field)]].sort(),
+        );
+        expect(module.match).toBeUndefined();
+        expect(module.prepared).toBeUndefined();
+        expect(module.fromText).toBeUndefined();
+        // A stored formula is a generated column, indexed as its result type; one read at read
+        // time has no column, and nothing for an index to hold.
+        expect(columnSpecOf(field)?.generated).toBe(stored ? '1' : undefined);
+        expect(fieldValueSql(field)).toBe(stored ? 'r."fldformula0000000"' : '(NULL)');
+        expect(module.readIndex !== undefined).toBe(stored && resultType !== 'array');
+      }
+    },
+  );
+
+  it('may name records, as a formula primary field does in Airtable', () => {
+    expect(fieldTypeModule('formula').primary).toBeUndefined();
+  });
 });
 
 /** Which pairs convert, as they did when each type's switch lived in conversions.ts. */

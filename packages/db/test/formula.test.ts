@@ -365,6 +365,8 @@ describe('how each field type reads inside a formula', () => {
       last_modified_time: 'datetime',
       created_by: 'text',
       last_modified_by: 'text',
+      // A formula field reads as its own result type (moduleOfField); its type alone says text.
+      formula: 'text',
     });
   });
 });

@@ -13,17 +13,19 @@ import {
 } from '@recordbase/contracts/fields';
 import { MAX_FIELDS_PER_TABLE } from '@recordbase/contracts/schema';
 import type { PrismaClient, Tx } from '@recordbase/db';
-import { type FieldTypeModule, fieldTypeModule } from '@recordbase/db/field-types';
+import { type FieldTypeModule, fieldTypeModule, type KeptFormula } from '@recordbase/db/field-types';
 import {
   addField,
   changeFieldType,
   commentOnField,
   dropField,
+  hasColumn,
   type PhysicalTable,
   qualifiedTable,
   quoteIdent,
 } from '@recordbase/db/physical';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
+import type { TransactionEvents } from './events';
 import {
   defineField,
   resolveTemplateFields,
@@ -31,8 +33,15 @@ import {
   validTemplate,
   watchersOf,
 } from './field-definitions';
+import {
+  formulasReading,
+  keepFormula,
+  recompiledReaders,
+  type TableField,
+  usedByFormulas,
+} from './formula-fields';
 import { databaseForChange, inSchemaTransaction, runConversion, runDdl, type SchemaDb } from './schema-tx';
-import { toFieldDto } from './serialize';
+import { fieldNames, toFieldDto } from './serialize';
 
 async function locateTable(tx: Tx, principal: Principal, databaseId: string, tableRef: string) {
   const database = await databaseForChange(tx, principal, databaseId);
@@ -79,6 +88,16 @@ export async function createField(
     const definition = await defineField(tx, database.id, input, []);
     const siblings = await tx.field.findMany({ where: { tableId: table.id } });
     definition.template = resolveTemplateFields(definition.type, definition.template, siblings, []);
+    if (definition.type === 'formula') {
+      const { expression } = definition.template as FieldTemplate<'formula'>;
+      definition.template = keepFormula(
+        definition,
+        expression,
+        siblings as TableField[],
+        database.schemaName,
+        [],
+      ) as unknown as FieldTemplate;
+    }
     const created = await tx.field.create({
       data: {
         id: definition.id,
@@ -92,7 +111,7 @@ export async function createField(
     });
     await runDdl(tx, addField(physical, toPhysicalField(created)));
     await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
-    const field = toFieldDto(created);
+    const field = toFieldDto(created, fieldNames(siblings));
     await events.field(database.id, table.id, 'field.created', field);
     return field;
   });
@@ -107,7 +126,14 @@ export async function getField(
 ): Promise<Field> {
   const database = await findAccessibleDatabase(prisma, principal, databaseId);
   const table = await findTableByRef(prisma, database.id, tableRef);
-  return toFieldDto(await findFieldByRef(prisma, table.id, fieldRef));
+  const field = await findFieldByRef(prisma, table.id, fieldRef);
+  const names =
+    field.type === 'formula'
+      ? fieldNames(
+          await prisma.field.findMany({ where: { tableId: table.id }, select: { id: true, name: true } }),
+        )
+      : undefined;
+  return toFieldDto(field, names);
 }
 
 /** The template a field keeps across a type change when none is given: whatever still fits. */
@@ -184,6 +210,16 @@ export async function updateField(
     if (to !== from && table.primaryFieldId === field.id && fieldTypeModule(to).primary === false) {
       throw invalid(['type'], `the primary field cannot become ${to}`);
     }
+    const tableFields = (await tx.field.findMany({ where: { tableId: table.id } })) as TableField[];
+    if (from === 'formula' && to !== 'formula') {
+      throw invalid(
+        ['type'],
+        `a formula field cannot become ${to}: add a ${to} field and copy the values into it instead`,
+      );
+    }
+    if (from === 'formula') {
+      return updateFormula(tx, events, table, physical, field as TableField, tableFields, name, patch);
+    }
     // Its values would be lost: a computed field starts from the records as they are.
     if (to !== from && isComputedFieldType(to)) {
       throw invalid(
@@ -214,6 +250,20 @@ export async function updateField(
         template = { tableId: before };
       }
     }
+    // Formulas reading the field are compiled for its new type, and must still give what they gave;
+    // PostgreSQL converts no column a stored formula reads, so those are built again around it.
+    const readers =
+      to !== from
+        ? recompiledReaders(
+            tableFields.map((sibling) =>
+              sibling.id === field.id ? { ...sibling, type: to, template } : sibling,
+            ),
+            field.id,
+            physical.schemaName,
+            ['type'],
+          )
+        : [];
+    await dropFormulaColumns(tx, physical, readers);
     if (to !== from) {
       const statements = changeFieldType(physical, toPhysicalField(field), to, { template });
       if (!statements) throw invalid(['type'], `a ${from} field cannot be converted to ${to}`);
@@ -232,6 +282,7 @@ export async function updateField(
       }
     }
     await applyTemplateToValues(tx, physical, field.id, to, template);
+    await keepRecompiledFormulas(tx, physical, readers);
     if (name !== field.name) {
       await runDdl(tx, commentOnField(physical, { ...toPhysicalField(field), type: to, name }));
     }
@@ -240,10 +291,91 @@ export async function updateField(
       data: { name, nameKey: nameKey(name), type: to, template, updatedAt: new Date() },
     });
     await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
-    const dto = toFieldDto(updated);
+    const dto = toFieldDto(updated, fieldNames(tableFields));
     await events.field(table.databaseId, table.id, 'field.updated', dto);
     return dto;
   });
+}
+
+/** The columns of stored formulas about to be compiled again (readers of a field being converted). */
+async function dropFormulaColumns(
+  tx: Tx,
+  physical: PhysicalTable,
+  recompiled: readonly { field: TableField }[],
+): Promise<void> {
+  for (const { field } of recompiled) {
+    if (hasColumn(field)) await runDdl(tx, dropField(physical, toPhysicalField(field)));
+  }
+}
+
+/**
+ * Formulas compiled again kept: a stored one's column added back (PostgreSQL computes it for every
+ * record), a read-time one's SQL in its template. Their columns must have been dropped first.
+ */
+async function keepRecompiledFormulas(
+  tx: Tx,
+  physical: PhysicalTable,
+  recompiled: readonly { field: TableField; kept: KeptFormula }[],
+): Promise<void> {
+  for (const { field, kept } of recompiled) {
+    const updated = { ...field, template: kept };
+    if (hasColumn(updated)) await runDdl(tx, addField(physical, toPhysicalField(updated)));
+    await tx.field.update({
+      where: { id: field.id },
+      data: { template: kept as unknown as FieldTemplate, updatedAt: new Date() },
+    });
+  }
+}
+
+/**
+ * A formula field's update: its name, its expression, or both. A new expression is compiled
+ * against the table, and so are the formulas that read this one, which must still give what they
+ * gave; the stored columns of all of them are built again (PostgreSQL computes every record).
+ */
+async function updateFormula(
+  tx: Tx,
+  events: TransactionEvents,
+  table: { id: string; databaseId: string },
+  physical: PhysicalTable,
+  field: TableField,
+  tableFields: readonly TableField[],
+  name: string,
+  patch: UpdateFieldRequest,
+): Promise<Field> {
+  let template = field.template as KeptFormula;
+  if (patch.template !== undefined) {
+    const { expression } = validTemplate('formula', patch.template, []);
+    const kept = keepFormula({ id: field.id, name }, expression, tableFields, physical.schemaName, []);
+    const changed = { ...field, template: kept };
+    const readers = recompiledReaders(
+      tableFields.map((sibling) => (sibling.id === field.id ? changed : sibling)),
+      field.id,
+      physical.schemaName,
+      ['template', 'expression'],
+    );
+    await dropFormulaColumns(tx, physical, [{ field }, ...readers]);
+    await keepRecompiledFormulas(tx, physical, [{ field, kept }, ...readers]);
+    template = kept;
+  }
+  if (name !== field.name) {
+    await runDdl(tx, commentOnField(physical, { ...toPhysicalField({ ...field, template }), name }));
+  }
+  const updated = await tx.field.update({
+    where: { id: field.id },
+    data: {
+      name,
+      nameKey: nameKey(name),
+      template: template as unknown as FieldTemplate,
+      updatedAt: new Date(),
+    },
+  });
+  await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
+  const names = fieldNames(
+    tableFields.map((sibling) => (sibling.id === field.id ? { ...sibling, name } : sibling)),
+  );
+  const dto = toFieldDto(updated, names);
+  await events.field(table.databaseId, table.id, 'field.updated', dto);
+  return dto;
 }
 
 export async function deleteField(
@@ -259,7 +391,12 @@ export async function deleteField(
     if (table.primaryFieldId === field.id) {
       throw invalid(null, `Field ${JSON.stringify(field.name)} is the primary field and cannot be deleted`);
     }
-    const watchers = watchersOf(await tx.field.findMany({ where: { tableId: table.id } }), field.id);
+    const tableFields = (await tx.field.findMany({ where: { tableId: table.id } })) as TableField[];
+    const readers = formulasReading(tableFields, field.id);
+    if (readers.length > 0) {
+      throw usedByFormulas(field, readers, 'change or delete those formulas first', null);
+    }
+    const watchers = watchersOf(tableFields, field.id);
     if (watchers.length > 0) {
       throw invalid(
         null,
@@ -269,6 +406,11 @@ export async function deleteField(
     await runDdl(tx, dropField(physical, toPhysicalField(field)));
     await tx.field.delete({ where: { id: field.id } });
     await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
-    await events.field(table.databaseId, table.id, 'field.deleted', toFieldDto(field));
+    await events.field(
+      table.databaseId,
+      table.id,
+      'field.deleted',
+      toFieldDto(field, fieldNames(tableFields)),
+    );
   });
 }

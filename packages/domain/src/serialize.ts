@@ -1,6 +1,7 @@
 import type { ApiKey as ApiKeyDto, ApiKeyScope } from '@recordbase/contracts/api-keys';
-import { type Field as FieldDto, type FieldType, resultTypeOfFieldType } from '@recordbase/contracts/fields';
+import { type Field as FieldDto, type FieldType, resultTypeOfField } from '@recordbase/contracts/fields';
 import type { Database as DatabaseDto, Table as TableDto } from '@recordbase/contracts/schema';
+import { shownFormulaTemplate } from './formula-fields';
 
 /** Shapes of the metadata rows as Prisma returns them, narrowed to what the API shows. */
 export interface FieldRow {
@@ -26,23 +27,36 @@ export interface DatabaseRow {
   tables: TableRow[];
 }
 
-export function toFieldDto(field: FieldRow): FieldDto {
-  const resultType = resultTypeOfFieldType(field.type as FieldType);
+/**
+ * A field as the API shows it. A formula's expression names fields by their current names, which
+ * `names` (the table's fields' names by id) gives; without it, by id.
+ */
+export function toFieldDto(field: Omit<FieldRow, 'position'>, names?: ReadonlyMap<string, string>): FieldDto {
+  const type = field.type as FieldType;
+  const resultType = resultTypeOfField({ type, template: field.template });
+  const template =
+    type === 'formula' ? shownFormulaTemplate(field.template, names ?? new Map()) : (field.template ?? {});
   return {
     id: field.id,
     name: field.name,
-    type: field.type as FieldType,
-    template: (field.template ?? {}) as Record<string, unknown>,
+    type,
+    template: template as Record<string, unknown>,
     ...(resultType ? { resultType } : {}),
   };
 }
+
+/** The names of a table's fields by id, as formulas are shown with them. */
+export const fieldNames = (fields: readonly { id: string; name: string }[]) =>
+  new Map(fields.map((field) => [field.id, field.name]));
 
 export function toTableDto(table: TableRow): TableDto {
   return {
     id: table.id,
     name: table.name,
     primaryFieldId: table.primaryFieldId ?? table.fields[0]?.id ?? '',
-    fields: [...table.fields].sort((a, b) => a.position - b.position).map(toFieldDto),
+    fields: [...table.fields]
+      .sort((a, b) => a.position - b.position)
+      .map((field) => toFieldDto(field, fieldNames(table.fields))),
     createdAt: table.createdAt.toISOString(),
     updatedAt: table.updatedAt.toISOString(),
   };

@@ -25,6 +25,7 @@ import {
   resolveTemplateFields,
   toPhysicalField,
 } from './field-definitions';
+import { keepNewTableFormulas } from './formula-fields';
 import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toFieldDto, toTableDto } from './serialize';
 
@@ -81,6 +82,15 @@ export async function createTablesInTx(
         fieldIndex,
       ]);
     }
+    // Formulas may read any field of the body, formulas too: compiled once all are defined.
+    const withFormulas = keepNewTableFormulas(fields, database.schemaName, (fieldIndex) => [
+      ...where(index),
+      'fields',
+      fieldIndex,
+    ]);
+    withFormulas.forEach((field, fieldIndex) => {
+      fields[fieldIndex]!.template = field.template as FieldTemplate;
+    });
     definitions.push(fields);
   }
   for (const [index, input] of inputs.entries()) {

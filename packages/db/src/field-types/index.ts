@@ -6,11 +6,12 @@
 
 export { type DateTimeOperand, epochMicros, parseDateTimeOperand } from './dates';
 export { dateTimeCondition, matchDateTime } from './datetime';
+export { type KeptFormula, keptFormula } from './formula';
 export * from './imports';
 export { type KeyKind, type KeyKindSpec, type KeyValue, keyKinds } from './key-kinds';
 export { needUuid, needUuidList } from './operands';
 export { lower, notSupported } from './oracle';
-export { fieldTypeModule, fieldTypeModules } from './registry';
+export { fieldTypeModule, fieldTypeModules, moduleOfField } from './registry';
 export { optionNames } from './select-options';
 export { didYouMean, editDistanceWithin, nearestNames } from './suggest';
 export { typecastValue } from './typecast';

@@ -9,6 +9,7 @@ import { date } from './date';
 import { datetime } from './datetime';
 import { duration } from './duration';
 import { email } from './email';
+import { formula } from './formula';
 import { lastModifiedTime } from './last-modified-time';
 import { linkedRecord } from './linked-record';
 import { longText } from './long-text';
@@ -19,7 +20,7 @@ import { phoneNumber } from './phone-number';
 import { rating } from './rating';
 import { singleLineText } from './single-line-text';
 import { singleSelect } from './single-select';
-import type { FieldTypeModule } from './types';
+import type { FieldShape, FieldTypeModule } from './types';
 import { url } from './url';
 
 /**
@@ -50,8 +51,15 @@ export const fieldTypeModules: { readonly [Type in FieldType]: FieldTypeModule<T
   last_modified_time: lastModifiedTime,
   created_by: createdBy,
   last_modified_by: lastModifiedBy,
+  formula,
 };
 
 export function fieldTypeModule(type: FieldType): FieldTypeModule {
   return fieldTypeModules[type] as FieldTypeModule;
+}
+
+/** The module that reads, filters and sorts one field: its type's, or for a formula its result type's. */
+export function moduleOfField(field: FieldShape): FieldTypeModule {
+  const module = fieldTypeModule(field.type);
+  return module.forField ? module.forField(field) : module;
 }

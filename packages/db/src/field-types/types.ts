@@ -37,6 +37,12 @@ export interface FieldTypeModule<T extends FieldType = FieldType> {
    * watched field changed). The write paths ask writtenColumns (written-columns.ts) for these.
    */
   written?: WrittenSpec;
+  /**
+   * The module one field of the type reads, filters and sorts by, for a type whose behaviour
+   * depends on the field (a formula takes its result type's); absent: the module itself. Everything
+   * that has the field asks moduleOfField (registry.ts), which asks this.
+   */
+  forField?(field: FieldShape): FieldTypeModule;
   /** Whether it can be a table's primary field, which names each record (absent: it can). */
   primary?: false;
   /** How its values read inside a formula (docs/formulas.md, "Value kinds"). */
@@ -98,6 +104,8 @@ export interface ColumnSpec {
   sqlType: string;
   /** NOT NULL with this default, for types whose empty value is not null. */
   notNullDefault?: string;
+  /** A stored generated column's expression over the row's columns (a stored formula). */
+  generated?: string;
 }
 
 export interface CoerceInput {

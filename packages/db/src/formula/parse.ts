@@ -1,3 +1,5 @@
+import { MAX_FORMULA_LENGTH } from '@recordbase/contracts/fields';
+
 /**
  * The formula language of computed fields (and of the Airtable-compatible API's filterByFormula),
  * read into a tree. Airtable's syntax: field references `{Field name}` (a `}` in a name written
@@ -32,8 +34,7 @@ export class FormulaError extends Error {
   }
 }
 
-/** The longest formula read: far past any real one, short of what a tree that deep would cost. */
-export const MAX_FORMULA_LENGTH = 10_000;
+export { MAX_FORMULA_LENGTH } from '@recordbase/contracts/fields';
 /** How deep calls, parentheses and operators may nest. */
 export const MAX_FORMULA_DEPTH = 100;
 

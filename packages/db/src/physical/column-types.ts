@@ -29,6 +29,7 @@ export function requireColumnSpec(field: FieldShape): ColumnSpec {
 
 export function columnDefinition(field: FieldShape): string {
   const spec = requireColumnSpec(field);
+  if (spec.generated) return `${spec.sqlType} GENERATED ALWAYS AS (${spec.generated}) STORED`;
   return spec.notNullDefault ? `${spec.sqlType} NOT NULL DEFAULT ${spec.notNullDefault}` : spec.sqlType;
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FieldType } from '@recordbase/contracts/fields';
-import { fieldTypeModule } from '../field-types';
+import { moduleOfField } from '../field-types';
 import { fieldValueSql } from './column-types';
 import { qualifiedTable, quoteIdent, schemaNameForDatabase } from './naming';
 
@@ -60,7 +60,7 @@ export function sqlViewsDdl(
     const columns = ['r.id AS "id"', 'r.created_at AS "createdAt"', 'r.updated_at AS "updatedAt"'];
     for (const field of table.fields) {
       const column = fieldValueSql(field);
-      const module = fieldTypeModule(field.type);
+      const module = moduleOfField(field);
       const value = module.sqlValue ? module.sqlValue({ field, schemaName: baseSchemaName, column }) : column;
       columns.push(`${value} AS ${quoteName(sqlName(field.name))}`);
     }

@@ -1,7 +1,7 @@
 import { invalid } from '@recordbase/contracts/domain-errors';
-import { type FieldType, groupOfFieldType } from '@recordbase/contracts/fields';
+import { type FieldType, groupOfField } from '@recordbase/contracts/fields';
 import { type AggregateRecordsRequest, MAX_AGGREGATE_GROUPS } from '@recordbase/contracts/records';
-import { fieldTypeModule } from '@recordbase/db/field-types';
+import { moduleOfField } from '@recordbase/db/field-types';
 import { qualifiedTable, SqlParams } from '@recordbase/db/physical';
 import { compileFilter } from './query-compiler';
 import { withSearch } from './search';
@@ -28,8 +28,8 @@ function aggregationSql(
   if (aggregation.fn === 'count') return 'count(*)::text';
   const where = ['aggregations', index];
   const field = requireField(table, aggregation.field as string, [...where, 'field']);
-  const module = fieldTypeModule(field.type);
-  const group = groupOfFieldType(field.type);
+  const module = moduleOfField(field);
+  const group = groupOfField(field);
   const sql = fieldSql(table, field);
   if (aggregation.fn === 'count_empty' || aggregation.fn === 'count_not_empty') {
     const operator = aggregation.fn === 'count_empty' ? 'is_empty' : 'is_not_empty';
@@ -76,13 +76,13 @@ export async function aggregateRecords(
   const where = filter ? compileFilter(filter, table, params) : 'TRUE';
   const key = groupFields.map(
     (field) =>
-      `${params.add(field.name)}::text, (${fieldTypeModule(field.type).json(fieldSql(table, field))})::json`,
+      `${params.add(field.name)}::text, (${moduleOfField(field).json(fieldSql(table, field))})::json`,
   );
   const row = `json_build_object('key', json_build_object(${key.join(', ')}), 'values', json_build_array(${values.map((value) => `(${value})::json`).join(', ')}))::text`;
   const columns = groupFields.map((field) => fieldSql(table, field).column);
   // Empty values first, as an ascending sort on the fields puts them.
   const order = groupFields.map((field) => {
-    const { expression } = fieldTypeModule(field.type).sort(fieldSql(table, field));
+    const { expression } = moduleOfField(field).sort(fieldSql(table, field));
     return `${expression} ASC NULLS FIRST`;
   });
   const grouping = columns.length > 0 ? `GROUP BY ${columns.join(', ')} ORDER BY ${order.join(', ')}` : '';

@@ -1,7 +1,7 @@
 import { type InputPath, invalid } from '@recordbase/contracts/domain-errors';
 import type { FieldTemplate } from '@recordbase/contracts/fields';
 import { MAX_EXPANDED_LINKS } from '@recordbase/contracts/records';
-import { fieldTypeModule } from '@recordbase/db/field-types';
+import { moduleOfField } from '@recordbase/db/field-types';
 import { linkTableName, qualifiedTable, quoteIdent, type SqlParams } from '@recordbase/db/physical';
 import type pg from 'pg';
 import { loadTableMeta } from './table-loader';
@@ -62,7 +62,7 @@ export function expandedPieces(
       linked.fields.find((candidate) => candidate.id === linked.primaryFieldId) ?? linked.fields[0];
     // The linked table is aliased lt: r stays the record being rendered.
     const primaryJson = primary
-      ? fieldTypeModule(primary.type).json({
+      ? moduleOfField(primary).json({
           field: primary,
           schemaName: linked.schemaName,
           column: `lt.${quoteIdent(primary.id)}`,

@@ -8,9 +8,9 @@ import {
 } from '@recordbase/contracts/records';
 import {
   epochMicros,
-  fieldTypeModule,
   lower,
   matchDateTime,
+  moduleOfField,
   notSupported,
   type OracleSortKey,
 } from '@recordbase/db/field-types';
@@ -64,7 +64,7 @@ export function matchesFilter(record: TableRecord, filter: Filter, table: TableM
   }
 
   const value: unknown = record.data[target.field.id];
-  return fieldTypeModule(target.field.type).oracle.matches(value, operator, operand);
+  return moduleOfField(target.field).oracle.matches(value, operator, operand);
 }
 
 /** The `id` system field: always present, so `does_not_equal` and `not_in` are plain negations. */
@@ -117,7 +117,7 @@ function sortKey(record: TableRecord, ref: string, table: TableMeta): SortKey {
     if (target.name === 'id') return lower(record.id);
     return epochMicros(target.name === 'createdAt' ? record.createdAt : record.updatedAt);
   }
-  return fieldTypeModule(target.field.type).oracle.sortKey(record.data[target.field.id]);
+  return moduleOfField(target.field).oracle.sortKey(record.data[target.field.id]);
 }
 
 function compareKeys(a: SortKey, b: SortKey): number {

@@ -1,4 +1,4 @@
-import { fieldTypeModule, type MatchKey } from '@recordbase/db/field-types';
+import { type MatchKey, moduleOfField } from '@recordbase/db/field-types';
 import { matchIndexName, matchIndexPrefix, quoteIdent } from '@recordbase/db/physical';
 import type pg from 'pg';
 import { ensureIndex, indexBuildLock, indexBuildsSettled } from './background-indexes';
@@ -21,7 +21,7 @@ export const MAX_MATCH_INDEXES_PER_TABLE = 5;
 
 /** The index key of a field, as its type declares it; undefined for types no index covers. */
 export function matchKeyOf(field: FieldMeta): MatchKey | undefined {
-  return fieldTypeModule(field.type).match?.key;
+  return moduleOfField(field).match?.key;
 }
 
 /** By field id, as the index name is: [a, b] and [b, a] lock the same keys and share one index. */

@@ -1,17 +1,17 @@
 import { type InputPath, invalid } from '@recordbase/contracts/domain-errors';
-import { type FieldType, groupOfFieldType, systemFieldNames } from '@recordbase/contracts/fields';
+import { type FieldType, groupOfField, systemFieldNames } from '@recordbase/contracts/fields';
 import {
   type Filter,
   type FilterCondition,
   type FilterOperator,
-  filterOperatorSupportsFieldType,
+  filterOperatorSupportsField,
   filterOperatorsByFieldTypeGroup,
   readFilterCondition,
 } from '@recordbase/contracts/records';
 import {
   type ConditionContext,
   dateTimeCondition,
-  fieldTypeModule,
+  moduleOfField,
   needUuid,
   needUuidList,
 } from '@recordbase/db/field-types';
@@ -110,10 +110,10 @@ function compileCondition(
 
   const { field } = target;
   const subject = `${field.type} field "${field.name}"`;
-  if (!filterOperatorSupportsFieldType(operator, field.type)) {
-    throw unsupported(operator, subject, filterOperatorsByFieldTypeGroup[groupOfFieldType(field.type)], path);
+  if (!filterOperatorSupportsField(operator, field)) {
+    throw unsupported(operator, subject, filterOperatorsByFieldTypeGroup[groupOfField(field)], path);
   }
-  const operatorSql = fieldTypeModule(field.type).filters[operator];
+  const operatorSql = moduleOfField(field).filters[operator];
   if (!operatorSql) throw noSql(operator, field.type);
   return operatorSql(fieldSql(table, field), conditionContext(operator, operand, params, subject, path));
 }

@@ -5,7 +5,7 @@ import {
   isFilterGroup,
   readFilterCondition,
 } from '@recordbase/contracts/records';
-import { fieldTypeModule } from '@recordbase/db/field-types';
+import { moduleOfField } from '@recordbase/db/field-types';
 import { quoteIdent, readIndexName, readIndexPrefix } from '@recordbase/db/physical';
 import type pg from 'pg';
 import { ensureIndex, type IndexPlan } from './background-indexes';
@@ -89,7 +89,7 @@ function filterIndex(
   sortedFieldId: string | undefined,
 ): IndexPlan | undefined {
   const column = quoteIdent(field.id);
-  const spec = fieldTypeModule(field.type).readIndex;
+  const spec = moduleOfField(field).readIndex;
   if (spec?.filter === 'trigram') {
     if (!TRIGRAM_OPERATORS.has(operator)) return undefined;
     return plan(table, `USING gin (${column} public.gin_trgm_ops)`, field.type);
@@ -106,7 +106,7 @@ function sortIndex(table: TableMeta, target: FieldOrSystem, direction: Direction
     const column = target.name === 'createdAt' ? 'created_at' : 'updated_at';
     return orderIndex(table, column, direction, 'system', true);
   }
-  const order = fieldTypeModule(target.field.type).readIndex?.order;
+  const order = moduleOfField(target.field).readIndex?.order;
   return order
     ? orderIndex(table, order(quoteIdent(target.field.id)), direction, target.field.type)
     : undefined;

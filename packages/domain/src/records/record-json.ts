@@ -1,4 +1,4 @@
-import { fieldTypeModule } from '@recordbase/db/field-types';
+import { moduleOfField } from '@recordbase/db/field-types';
 import type { SqlParams } from '@recordbase/db/physical';
 import { type ExpandedLink, expandedPieces } from './expand';
 import { type FieldMeta, fieldSql, type TableMeta } from './table-meta';
@@ -13,7 +13,7 @@ const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
 /** A field's value as JSON text, never SQL NULL (an empty value is the JSON `null`). */
 function valueJsonSql(table: TableMeta, field: FieldMeta): string {
-  return fieldTypeModule(field.type).json(fieldSql(table, field));
+  return moduleOfField(field).json(fieldSql(table, field));
 }
 
 export interface RecordJsonSql {
@@ -60,7 +60,7 @@ export function recordJsonSql(
   );
   const values = fields.map((field, i) => {
     const value = valueJsonSql(table, field);
-    const fromLinks = fieldTypeModule(field.type).prepared === 'links' && linksSql;
+    const fromLinks = moduleOfField(field).prepared === 'links' && linksSql;
     return `${fromLinks ? fromLinks(field, value) : value} AS v${i}`;
   });
   return {

@@ -11,7 +11,7 @@ import type {
   RecordValuesInput,
 } from '@recordbase/contracts/records';
 import { newRecordId } from '@recordbase/db';
-import { fieldTypeModule } from '@recordbase/db/field-types';
+import { moduleOfField } from '@recordbase/db/field-types';
 import type pg from 'pg';
 import { requireScope } from '../access-policy';
 import type { TransactionEvents } from '../events';
@@ -103,7 +103,7 @@ async function recordsInOrder(
   return `[${ids.map((id) => byId.get(id)).join(',')}]`;
 }
 
-const matchableTypes = (field: FieldMeta) => fieldTypeModule(field.type).match !== undefined;
+const matchableTypes = (field: FieldMeta) => moduleOfField(field).match !== undefined;
 
 function matchOnFields(table: TableMeta, matchOn: readonly string[]): FieldMeta[] {
   return matchOn.map((id, index) => {

@@ -1,4 +1,4 @@
-import { type FieldTemplate, groupOfFieldType } from '@recordbase/contracts/fields';
+import { type FieldTemplate, groupOfField } from '@recordbase/contracts/fields';
 import type { Filter } from '@recordbase/contracts/records';
 import type { TableMeta } from './table-meta';
 
@@ -12,7 +12,7 @@ export function searchFilter(table: TableMeta, text: string): Filter {
   const wanted = text.toLowerCase();
   const conditions: Filter[] = [];
   for (const field of table.fields) {
-    if (groupOfFieldType(field.type) === 'text') {
+    if (groupOfField(field) === 'text') {
       conditions.push({ field: field.id, contains: text });
     } else if (field.type === 'single_select' || field.type === 'multiple_select') {
       // A select holds option names: those that hold the text, any of them selected (equality on

@@ -1,7 +1,7 @@
 import { invalid } from '@recordbase/contracts/domain-errors';
 import { type SystemFieldName, systemFieldNames } from '@recordbase/contracts/fields';
 import type { Sort, SortDirection } from '@recordbase/contracts/records';
-import { fieldTypeModule, type KeyKind, type KeyValue, keyKinds } from '@recordbase/db/field-types';
+import { type KeyKind, type KeyValue, keyKinds, moduleOfField } from '@recordbase/db/field-types';
 import type { SqlParams } from '@recordbase/db/physical';
 import { fieldSql, resolveFieldOrSystem, type TableMeta, unknownField } from './table-meta';
 
@@ -71,7 +71,7 @@ export function sortKeys(sort: Sort[] | undefined, table: TableMeta): SortKey[] 
         direction: entry.direction,
       };
     }
-    const { expression, kind } = fieldTypeModule(target.field.type).sort(fieldSql(table, target.field));
+    const { expression, kind } = moduleOfField(target.field).sort(fieldSql(table, target.field));
     return { ref: target.field.id, expression, kind, direction: entry.direction, nulls };
   });
   return [...keys, TIE_BREAKER];

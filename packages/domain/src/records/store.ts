@@ -1,7 +1,7 @@
 import { type DomainError, invalid } from '@recordbase/contracts/domain-errors';
 import type { ListRecordsRequest } from '@recordbase/contracts/records';
 import { databaseErrorOf, newRecordId } from '@recordbase/db';
-import { fieldTypeModule, insertedColumns, once, updatedColumns } from '@recordbase/db/field-types';
+import { insertedColumns, moduleOfField, once, updatedColumns } from '@recordbase/db/field-types';
 import {
   linkTableName,
   qualifiedTable,
@@ -486,7 +486,7 @@ export async function lockExisting(
 
 /** One matchOn field (its column as SQL) equal to an incoming value (as SQL). */
 export function matchCondition(field: FieldMeta, column: string, value: string): string {
-  const match = fieldTypeModule(field.type).match;
+  const match = moduleOfField(field).match;
   if (match?.equals) return match.equals(column, value);
   const key = match?.key;
   if (!key || key.of(column) === column) return `${column} = ${value}`;

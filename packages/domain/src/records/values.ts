@@ -10,7 +10,7 @@ import {
   type RecordValuesInput,
   recordValueWriteSchemaByType,
 } from '@recordbase/contracts/records';
-import { fieldTypeModule } from '@recordbase/db/field-types';
+import { moduleOfField } from '@recordbase/db/field-types';
 import { type FieldMeta, findField, type TableMeta, unknownField, unwritable } from './table-meta';
 
 /**
@@ -46,7 +46,7 @@ function fieldValue(field: FieldMeta, raw: unknown, where: InputPath, key: strin
   const parsed = recordValueWriteSchemaByType[field.type].safeParse(raw);
   if (!parsed.success) return new ValueProblem(issueProblems([...where, key], parsed.error.issues));
   try {
-    return fieldTypeModule(field.type).coerce(parsed.data, {
+    return moduleOfField(field).coerce(parsed.data, {
       template: field.template,
       raw,
       fail: refuseValue,
@@ -140,7 +140,7 @@ function prepareRecord(
       keyByField.set(field.id, key);
       const value = fieldValue(field, raw, where, key);
       // Every written type says where its values go; only computed ones, refused above, do not.
-      const into = fieldTypeModule(field.type).prepared ?? 'columns';
+      const into = moduleOfField(field).prepared ?? 'columns';
       if (!(value instanceof ValueProblem)) {
         (prepared[into] as Map<string, unknown>).set(field.id, value);
         continue;

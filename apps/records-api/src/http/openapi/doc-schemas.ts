@@ -143,7 +143,9 @@ const writeValueDocs = fieldTypes.map((type, index) =>
     unusedIO: 'input',
     title: type,
     description: isComputedFieldType(type)
-      ? `None: the service computes a ${type} field's values (resultType ${resultTypeOfFieldType(type)}), and a record body that gives one is refused.`
+      ? `None: the service computes a ${type} field's values (resultType ${
+          type === 'formula' ? "its expression's" : resultTypeOfFieldType(type)
+        }), and a record body that gives one is refused.`
       : `A value written to a ${type} field; null empties it. ${typeNotes[type] ?? ''}`.trim(),
   }),
 );

@@ -1,0 +1,334 @@
+import type { Filter, Sort, TableRecord } from '@recordbase/contracts/records';
+import { FORMULA_EXAMPLES } from '../../../packages/db/test/support/formula-examples';
+import { createBase, type Harness, schemaNameOf, startHarness } from './harness';
+
+/**
+ * Formula fields through the API: created through the schema API and in table bodies, computed by
+ * PostgreSQL (stored generated columns, or at read time for NOW() and TODAY()), read, filtered and
+ * sorted as their result type, never written, and every refusal the contract names.
+ */
+
+let h: Harness;
+let root: string;
+let baseId: string;
+
+const url = (path = '') => `/api/v1/bases/${baseId}${path}`;
+
+interface FieldBody {
+  id: string;
+  name: string;
+  type: string;
+  template: Record<string, unknown>;
+  resultType?: string;
+}
+
+async function newTable(name: string, fields: object[]) {
+  const res = await h.api.post(url('/tables')).set('Authorization', root).send({ name, fields });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; fields: FieldBody[] };
+}
+
+async function addField(tableId: string, field: object) {
+  return h.api
+    .post(url(`/tables/${tableId}/fields`))
+    .set('Authorization', root)
+    .send(field);
+}
+
+async function create(tableId: string, record: object) {
+  const res = await h.api
+    .post(url(`/tables/${tableId}/records`))
+    .set('Authorization', root)
+    .send({ record });
+  expect(res.status).toBe(201);
+  return res.body as TableRecord;
+}
+
+async function list(tableId: string, body: { filter?: Filter; sort?: Sort[]; fields?: string[] } = {}) {
+  const res = await h.api
+    .post(url(`/tables/${tableId}/records/list`))
+    .set('Authorization', root)
+    .send({ limit: 100, ...body });
+  expect(res.status).toBe(200);
+  return res.body.records as TableRecord[];
+}
+
+beforeAll(async () => {
+  h = await startHarness();
+  root = h.bearer(h.rootKey);
+  const base = await createBase(h, {
+    name: 'Formulas',
+    tables: [{ name: 'Seed', fields: [{ name: 'Name', type: 'single_line_text' }] }],
+  });
+  expect(base.status).toBe(201);
+  baseId = base.body.id;
+}, 60_000);
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('a formula field', () => {
+  let table: { id: string; fields: FieldBody[] };
+
+  beforeAll(async () => {
+    table = await newTable('Orders', [
+      { name: 'Item', type: 'single_line_text' },
+      { name: 'Price', type: 'currency' },
+      { name: 'Quantity', type: 'number' },
+      // Reads a formula defined after it in the same body.
+      { name: 'Label', type: 'formula', template: { expression: '{Item} & ": " & {Total}' } },
+      { name: 'Total', type: 'formula', template: { expression: '{Price} * {Quantity}' } },
+      { name: 'Due', type: 'date' },
+      { name: 'Overdue', type: 'formula', template: { expression: 'IS_BEFORE({Due}, TODAY())' } },
+    ]);
+  });
+
+  const field = (name: string) => table.fields.find((candidate) => candidate.name === name)!;
+
+  test('is created in a table body, with its result type and its expression by names', () => {
+    expect(field('Total')).toMatchObject({
+      type: 'formula',
+      resultType: 'number',
+      template: { expression: '{Price} * {Quantity}' },
+    });
+    expect(field('Label')).toMatchObject({ resultType: 'text' });
+    expect(field('Overdue')).toMatchObject({ resultType: 'checkbox' });
+  });
+
+  test('is computed on create and kept current on update, stored or computed at read time', async () => {
+    const record = await create(table.id, { Item: 'Pen', Price: 1.5, Quantity: 4, Due: '2000-01-01' });
+    expect(record.fields).toMatchObject({ Total: 6, Label: 'Pen: 6', Overdue: true });
+    const res = await h.api
+      .patch(url(`/tables/${table.id}/records/${record.id}`))
+      .set('Authorization', root)
+      .send({ record: { Quantity: 5, Due: '2999-01-01' } });
+    expect(res.status).toBe(200);
+    expect(res.body.fields).toMatchObject({ Total: 7.5, Label: 'Pen: 7.5', Overdue: false });
+    const { rows: columns } = await h.db.pool.query<{ attname: string; generated: string }>(
+      `SELECT attname, attgenerated AS generated FROM pg_attribute
+        WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`,
+      [`"${schemaNameOf(baseId)}"."${table.id}"`],
+    );
+    const generated = (name: string) =>
+      columns.find((column) => column.attname === field(name).id)?.generated;
+    expect(generated('Total')).toBe('s');
+    expect(generated('Label')).toBe('s');
+    // TODAY() is the time of the read: no column.
+    expect(generated('Overdue')).toBeUndefined();
+  });
+
+  test('filters and sorts as its result type', async () => {
+    for (const [Item, Price, Quantity] of [
+      ['Ink', 2, 10],
+      ['Pad', 3, 1],
+      ['Cap', 0.5, 3],
+    ] as const) {
+      await create(table.id, { Item, Price, Quantity });
+    }
+    const over = await list(table.id, {
+      filter: { field: 'Total', greater_than: 5 },
+      sort: [{ field: 'Total', direction: 'desc' }],
+    });
+    expect(over.map((record) => record.fields.Item)).toEqual(['Ink', 'Pen']);
+    const labels = await list(table.id, { filter: { field: 'Label', starts_with: 'p' } });
+    expect(labels.map((record) => record.fields.Label).sort()).toEqual(['Pad: 3', 'Pen: 7.5']);
+    const overdue = await list(table.id, { filter: { field: 'Overdue', equals: false }, fields: ['Item'] });
+    expect(overdue.length).toBe(4);
+    const bad = await h.api
+      .post(url(`/tables/${table.id}/records/list`))
+      .set('Authorization', root)
+      .send({ filter: { field: 'Total', contains: 'x' } });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('contains');
+  });
+
+  test('is never written, nor matched on', async () => {
+    const res = await h.api
+      .post(url(`/tables/${table.id}/records`))
+      .set('Authorization', root)
+      .send({ record: { Item: 'x', Total: 3 } });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain('Total');
+    const upsert = await h.api
+      .post(url(`/tables/${table.id}/records/bulk`))
+      .set('Authorization', root)
+      .send({ records: [{ Item: 'x' }], matchOn: [field('Total').id] });
+    expect(upsert.status).toBe(400);
+    expect(upsert.body.error.message).toContain('field "Total" is a formula field');
+  });
+
+  test('follows renames of the fields it reads', async () => {
+    const res = await h.api
+      .patch(url(`/tables/${table.id}/fields/${field('Price').id}`))
+      .set('Authorization', root)
+      .send({ name: 'Unit price' });
+    expect(res.status).toBe(200);
+    const total = await h.api
+      .get(url(`/tables/${table.id}/fields/${field('Total').id}`))
+      .set('Authorization', root);
+    expect(total.body.template).toEqual({ expression: '{Unit price} * {Quantity}' });
+    const [first] = await list(table.id, { filter: { field: 'Item', equals: 'Pen' } });
+    expect(first!.fields.Total).toBe(7.5);
+  });
+
+  test('changes with its expression, and so do the formulas that read it', async () => {
+    const res = await h.api
+      .patch(url(`/tables/${table.id}/fields/${field('Total').id}`))
+      .set('Authorization', root)
+      .send({ template: { expression: 'ROUND({Unit price} * {Quantity} * 1.2, 2)' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ resultType: 'number' });
+    const [pen] = await list(table.id, { filter: { field: 'Item', equals: 'Pen' } });
+    expect(pen!.fields).toMatchObject({ Total: 9, Label: 'Pen: 9' });
+  });
+
+  test('follows a type change of a field it reads when it still holds', async () => {
+    const res = await h.api
+      .patch(url(`/tables/${table.id}/fields/${field('Quantity').id}`))
+      .set('Authorization', root)
+      .send({ type: 'rating', template: { max: 10 } });
+    expect(res.status).toBe(200);
+    const [pen] = await list(table.id, { filter: { field: 'Item', equals: 'Pen' } });
+    expect(pen!.fields).toMatchObject({ Quantity: 5, Total: 9 });
+  });
+
+  test('is added to a table with records, computed for each', async () => {
+    const res = await addField(table.id, {
+      name: 'Shout',
+      type: 'formula',
+      template: { expression: 'UPPER({Item})' },
+    });
+    expect(res.status).toBe(201);
+    const records = await list(table.id, { sort: [{ field: 'Shout', direction: 'asc' }] });
+    expect(records.map((record) => record.fields.Shout)).toEqual(['CAP', 'INK', 'PAD', 'PEN']);
+  });
+});
+
+describe('refusals', () => {
+  let tableId: string;
+  let fields: FieldBody[];
+
+  beforeAll(async () => {
+    const table = await newTable('Refusals', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'A', type: 'number' },
+      { name: 'B', type: 'formula', template: { expression: '{A} + 1' } },
+      { name: 'C', type: 'formula', template: { expression: '{B} * 2' } },
+    ]);
+    tableId = table.id;
+    fields = table.fields;
+  });
+  const idOf = (name: string) => fields.find((field) => field.name === name)!.id;
+
+  test.each([
+    ['{A} +', 'at character 6'],
+    ['{A} + (1', 'at character 9'],
+    ['FOO({A})', 'at character 1: unknown function FOO'],
+    ['{Nope} + 1', 'at character 1: unknown field {Nope}'],
+    ['ROUND()', 'at character 1: ROUND takes 1 to 2 arguments, not 0'],
+    ['IF(1)', 'IF takes 2 to 3 arguments, not 1'],
+    ['"unterminated', 'at character 1'],
+  ])('a formula %s is refused naming its position and fault', async (expression, message) => {
+    const res = await addField(tableId, {
+      name: `Bad ${expression}`,
+      type: 'formula',
+      template: { expression },
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain(message);
+    expect(JSON.stringify(res.body)).toContain('template.expression');
+  });
+
+  test('a formula that reads itself through another is refused, naming the chain', async () => {
+    const res = await h.api
+      .patch(url(`/tables/${tableId}/fields/${idOf('B')}`))
+      .set('Authorization', root)
+      .send({ template: { expression: '{C} + 1' } });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain('the formula reads itself: {B} → {C} → {B}');
+    const direct = await h.api
+      .patch(url(`/tables/${tableId}/fields/${idOf('B')}`))
+      .set('Authorization', root)
+      .send({ template: { expression: '{B} + 1' } });
+    expect(direct.status).toBe(400);
+    expect(JSON.stringify(direct.body)).toContain('reads itself');
+  });
+
+  test('formulas in one body that read each other are refused', async () => {
+    const res = await h.api
+      .post(url('/tables'))
+      .set('Authorization', root)
+      .send({
+        name: 'Loop',
+        fields: [
+          { name: 'N', type: 'number' },
+          { name: 'X', type: 'formula', template: { expression: '{Y}' } },
+          { name: 'Y', type: 'formula', template: { expression: '{X}' } },
+        ],
+      });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain('reads itself');
+  });
+
+  test('a field a formula reads cannot be deleted, and the refusal names the formulas', async () => {
+    const res = await h.api.delete(url(`/tables/${tableId}/fields/${idOf('A')}`)).set('Authorization', root);
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe(
+      'field "A" is read by the formulas "B", "C": change or delete those formulas first',
+    );
+    const formula = await h.api
+      .delete(url(`/tables/${tableId}/fields/${idOf('B')}`))
+      .set('Authorization', root);
+    expect(formula.status).toBe(400);
+    expect(formula.body.error.message).toContain('read by the formula "C"');
+  });
+
+  test('a type change that leaves a formula without a value of its type is refused', async () => {
+    // {A} + 1 still adds when A holds text; B * 2 too. A formula of {A} alone would change type.
+    await addField(tableId, { name: 'D', type: 'formula', template: { expression: '{A}' } });
+    const res = await h.api
+      .patch(url(`/tables/${tableId}/fields/${idOf('A')}`))
+      .set('Authorization', root)
+      .send({ type: 'single_line_text' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe(
+      'body.type: field "A" is read by the formula "D": they would no longer compute a value of the same type',
+    );
+  });
+
+  test('a formula field does not convert to another type', async () => {
+    const res = await h.api
+      .patch(url(`/tables/${tableId}/fields/${idOf('C')}`))
+      .set('Authorization', root)
+      .send({ type: 'number' });
+    expect(res.status).toBe(400);
+  });
+});
+
+describe("Airtable's documented examples through the API", () => {
+  const examples = FORMULA_EXAMPLES.filter(
+    (example) =>
+      !/\b(NOW|TODAY|RECORD_ID|CREATED_TIME|LAST_MODIFIED_TIME)\(/i.test(example.formula) &&
+      Object.keys(example.fields).length === 0,
+  );
+
+  test(`${examples.length} examples give the documented values`, async () => {
+    const table = await newTable('Examples', [
+      { name: 'Name', type: 'single_line_text' },
+      ...examples.map((example, i) => ({
+        name: `E${i}`,
+        type: 'formula',
+        template: { expression: example.formula },
+      })),
+    ]);
+    const record = await create(table.id, { Name: 'x' });
+    const wrong = examples
+      .map((example, i) => ({
+        formula: example.written,
+        expected: example.expected,
+        got: record.fields[`E${i}`],
+      }))
+      .filter(({ expected, got }) => JSON.stringify(expected) !== JSON.stringify(got));
+    expect(wrong).toEqual([]);
+  });
+});
