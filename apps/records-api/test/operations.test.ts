@@ -3,7 +3,8 @@ import { type Harness, startHarness } from './harness';
 let h: Harness;
 
 beforeAll(async () => {
-  h = await startHarness({ ratePerSecond: 1, rateBurst: 5 });
+  // One token per 10 s: seven requests take far less even on a loaded machine, so none refills.
+  h = await startHarness({ ratePerSecond: 0.1, rateBurst: 5 });
 });
 afterAll(() => h.close());
 
