@@ -50,13 +50,14 @@ export const fieldNames = (fields: readonly { id: string; name: string }[]) =>
   new Map(fields.map((field) => [field.id, field.name]));
 
 export function toTableDto(table: TableRow): TableDto {
+  const names = fieldNames(table.fields);
   return {
     id: table.id,
     name: table.name,
     primaryFieldId: table.primaryFieldId ?? table.fields[0]?.id ?? '',
     fields: [...table.fields]
       .sort((a, b) => a.position - b.position)
-      .map((field) => toFieldDto(field, fieldNames(table.fields))),
+      .map((field) => toFieldDto(field, names)),
     createdAt: table.createdAt.toISOString(),
     updatedAt: table.updatedAt.toISOString(),
   };
