@@ -367,12 +367,63 @@ describe('refusals', () => {
     );
   });
 
-  test('a formula field does not convert to another type', async () => {
+  test('a formula field does not become another computed type', async () => {
     const res = await h.api
       .patch(url(`/tables/${tableId}/fields/${idOf('C')}`))
       .set('Authorization', root)
-      .send({ type: 'number' });
+      .send({ type: 'autonumber' });
     expect(res.status).toBe(400);
+  });
+});
+
+describe('a formula field converted to a written type', () => {
+  test('keeps the values it showed, stored or computed at read time, and its readers follow', async () => {
+    const table = await newTable('Frozen', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'N', type: 'number' },
+      { name: 'Double', type: 'formula', template: { expression: '{N} * 2' } },
+      { name: 'Quad', type: 'formula', template: { expression: '{Double} * 2' } },
+      { name: 'Seen', type: 'formula', template: { expression: 'IF({N} > 1, DATEADD(NOW(), -1, "days"))' } },
+      { name: 'Tags', type: 'formula', template: { expression: 'ARRAYUNIQUE({Name} & "," & {N})' } },
+    ]);
+    const fieldId = (name: string) => table.fields.find((field) => field.name === name)!.id;
+    const before = await create(table.id, { Name: 'a', N: 2 });
+    await create(table.id, { Name: 'b', N: 1 });
+    const convert = (name: string, body: object) =>
+      h.api
+        .patch(url(`/tables/${table.id}/fields/${fieldId(name)}`))
+        .set('Authorization', root)
+        .send(body);
+
+    const text = await convert('Double', { type: 'single_line_text' });
+    expect(text.status).toBe(200);
+    expect(text.body).toMatchObject({ type: 'single_line_text', template: {} });
+    expect(text.body.resultType).toBeUndefined();
+    const seen = await convert('Seen', { type: 'datetime' });
+    expect(seen.status).toBe(200);
+    const tags = await convert('Tags', { type: 'multiple_select' });
+    expect(tags.status).toBe(200);
+    expect(tags.body.template.options.map((option: { name: string }) => option.name).sort()).toEqual([
+      'a,2',
+      'b,1',
+    ]);
+
+    const records = await list(table.id, { sort: [{ field: 'Name', direction: 'asc' }] });
+    expect(records.map((record) => [record.fields.Double, record.fields.Quad, record.fields.Tags])).toEqual([
+      ['4', 8, ['a,2']],
+      ['2', 4, ['b,1']],
+    ]);
+    // The instant NOW() gave when it was frozen, no longer moving.
+    const frozenAt = records[0]!.fields.Seen as string;
+    expect(Date.parse(frozenAt)).toBeLessThan(Date.parse(before.createdAt));
+    expect(records[1]!.fields.Seen).toBeNull();
+    // A written field now: it takes values, and Quad reads the text as a number.
+    const written = await h.api
+      .patch(url(`/tables/${table.id}/records/${before.id}`))
+      .set('Authorization', root)
+      .send({ record: { Double: '10', Seen: '2020-01-01T00:00:00Z' } });
+    expect(written.status).toBe(200);
+    expect(written.body.fields).toMatchObject({ Double: '10', Quad: 20, Seen: '2020-01-01T00:00:00.000Z' });
   });
 });
 

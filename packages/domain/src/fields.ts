@@ -13,7 +13,12 @@ import {
 } from '@recordbase/contracts/fields';
 import { MAX_FIELDS_PER_TABLE } from '@recordbase/contracts/schema';
 import type { PrismaClient, Tx } from '@recordbase/db';
-import { type FieldTypeModule, fieldTypeModule, type KeptFormula } from '@recordbase/db/field-types';
+import {
+  type FieldTypeModule,
+  fieldTypeModule,
+  type KeptFormula,
+  keptFormula,
+} from '@recordbase/db/field-types';
 import {
   addField,
   changeFieldType,
@@ -23,6 +28,7 @@ import {
   type PhysicalTable,
   qualifiedTable,
   quoteIdent,
+  requireColumnSpec,
 } from '@recordbase/db/physical';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import type { TransactionEvents } from './events';
@@ -202,24 +208,22 @@ export async function updateField(
 ): Promise<Field> {
   return inSchemaTransaction(schema, async (tx, events) => {
     const { table, physical } = await locateTable(tx, principal, databaseId, tableRef);
-    const field = await findFieldByRef(tx, table.id, fieldRef);
-    const from = field.type as FieldType;
-    const to = patch.type ?? from;
-    const name = patch.name ?? field.name;
-    if (patch.name !== undefined) await assertFieldNameFree(tx, table.id, patch.name, field.id);
-    if (to !== from && table.primaryFieldId === field.id && fieldTypeModule(to).primary === false) {
+    const found = await findFieldByRef(tx, table.id, fieldRef);
+    const to = patch.type ?? (found.type as FieldType);
+    const name = patch.name ?? found.name;
+    if (patch.name !== undefined) await assertFieldNameFree(tx, table.id, patch.name, found.id);
+    if (to !== found.type && table.primaryFieldId === found.id && fieldTypeModule(to).primary === false) {
       throw invalid(['type'], `the primary field cannot become ${to}`);
     }
     const tableFields = (await tx.field.findMany({ where: { tableId: table.id } })) as TableField[];
-    if (from === 'formula' && to !== 'formula') {
-      throw invalid(
-        ['type'],
-        `a formula field cannot become ${to}: add a ${to} field and copy the values into it instead`,
-      );
+    if (found.type === 'formula' && to === 'formula') {
+      return updateFormula(tx, events, table, physical, found as TableField, tableFields, name, patch);
     }
-    if (from === 'formula') {
-      return updateFormula(tx, events, table, physical, field as TableField, tableFields, name, patch);
-    }
+    // A formula becoming a written type keeps the values it shows: from then on a field of its
+    // result type, converted from there like any other.
+    const wasFormula = found.type === 'formula' && !isComputedFieldType(to);
+    const field = wasFormula ? await materializeFormula(tx, physical, found as TableField) : found;
+    const from = field.type as FieldType;
     // Its values would be lost: a computed field starts from the records as they are.
     if (to !== from && isComputedFieldType(to)) {
       throw invalid(
@@ -253,7 +257,7 @@ export async function updateField(
     // Formulas reading the field are compiled for its new type, and must still give what they gave;
     // PostgreSQL converts no column a stored formula reads, so those are built again around it.
     const readers =
-      to !== from
+      to !== from || wasFormula
         ? recompiledReaders(
             tableFields.map((sibling) =>
               sibling.id === field.id ? { ...sibling, type: to, template } : sibling,
@@ -295,6 +299,51 @@ export async function updateField(
     await events.field(table.databaseId, table.id, 'field.updated', dto);
     return dto;
   });
+}
+
+/** The type a formula's result is kept in once its values are frozen (an array as a multiple_select's). */
+const FROZEN_TYPE: Readonly<Record<KeptFormula['resultType'], FieldType>> = {
+  text: 'single_line_text',
+  number: 'number',
+  checkbox: 'checkbox',
+  date: 'date',
+  datetime: 'datetime',
+  array: 'multiple_select',
+};
+
+/**
+ * A formula field's values frozen into a plain column of its result type: a stored one's generated
+ * column keeps its values as it stops being generated; one computed at read time gets a column
+ * filled by its SQL, once. Returns the field as one of that type (its metadata follows with the
+ * rest of the update), whose template a select's values complete.
+ */
+async function materializeFormula(tx: Tx, physical: PhysicalTable, field: TableField): Promise<TableField> {
+  const kept = keptFormula(field);
+  const type = FROZEN_TYPE[kept.resultType];
+  const frozen = { ...field, type, template: {} };
+  const ref = qualifiedTable(physical.schemaName, physical.id);
+  const column = quoteIdent(field.id);
+  const spec = requireColumnSpec(frozen);
+  const statements =
+    kept.columnSql !== undefined
+      ? [`ALTER TABLE ${ref} ALTER COLUMN ${column} DROP EXPRESSION`]
+      : [
+          `ALTER TABLE ${ref} ADD COLUMN ${column} ${spec.sqlType}`,
+          `UPDATE ${ref} AS r SET ${column} = ${kept.valueSql}`,
+          ...commentOnField(physical, toPhysicalField(frozen)),
+        ];
+  if (spec.notNullDefault) {
+    statements.push(
+      `ALTER TABLE ${ref} ALTER COLUMN ${column} SET DEFAULT ${spec.notNullDefault}, ALTER COLUMN ${column} SET NOT NULL`,
+    );
+  }
+  await runDdl(tx, statements);
+  const { storedValuesSql } = fieldTypeModule(type);
+  if (!storedValuesSql) return frozen;
+  return {
+    ...frozen,
+    template: { options: await optionsIncludingValues(tx, physical, field.id, storedValuesSql, []) },
+  };
 }
 
 /** The columns of stored formulas about to be compiled again (readers of a field being converted). */
