@@ -376,6 +376,36 @@ describe('refusals', () => {
   });
 });
 
+describe('events', () => {
+  test("a record.updated event carries the formula's new value and names it among the changes", async () => {
+    const table = await newTable('Evented', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'N', type: 'number' },
+      { name: 'Twice', type: 'formula', template: { expression: '{N} * 2' } },
+    ]);
+    const [nId, twiceId] = [table.fields[1]!.id, table.fields[2]!.id];
+    const record = await create(table.id, { Name: 'a', N: 1 });
+    const { rows } = await h.db.pool.query<{ seq: string }>(
+      'SELECT max(seq)::text AS seq FROM outbox_events',
+    );
+    const res = await h.api
+      .patch(url(`/tables/${table.id}/records/${record.id}`))
+      .set('Authorization', root)
+      .send({ record: { N: 5 } });
+    expect(res.status).toBe(200);
+    const events = await h.db.pool.query<{
+      type: string;
+      data: { records: TableRecord[]; changes: unknown[] };
+    }>('SELECT type, data FROM outbox_events WHERE seq > $1 ORDER BY seq', [rows[0]!.seq]);
+    expect(events.rows.map((row) => row.type)).toEqual(['record.updated']);
+    const { data } = events.rows[0]!;
+    expect(data.records[0]!.fields.Twice).toBe(10);
+    expect(data.changes).toEqual([
+      { recordId: record.id, changedFieldIds: [nId, twiceId], previous: { [nId]: 1, [twiceId]: 2 } },
+    ]);
+  });
+});
+
 describe('a formula field converted to a written type', () => {
   test('keeps the values it showed, stored or computed at read time, and its readers follow', async () => {
     const table = await newTable('Frozen', [
