@@ -1,6 +1,7 @@
 import type { Filter, Sort, TableRecord } from '@recordbase/contracts/records';
 import { compareForSort, matchesFilter } from '@recordbase/domain/records/filter-evaluator';
 import { loadTableMeta } from '@recordbase/domain/records/table-loader';
+import { baseClient, type FieldBody } from './base-client';
 import { createBase, type Harness, schemaNameOf, startHarness } from './harness';
 import { type ImportFixture, importFixture } from './import-fixture';
 
@@ -16,49 +17,12 @@ let root: string;
 let writer: { id: string; name: string; auth: string };
 let baseId: string;
 
-const url = (path = '') => `/api/v1/bases/${baseId}${path}`;
+const { url, newTable, create, update, list } = baseClient(
+  () => h,
+  () => baseId,
+  () => root,
+);
 const ROOT_AUTHOR = { id: 'root', name: 'root' };
-
-interface FieldBody {
-  id: string;
-  name: string;
-  type: string;
-  template: Record<string, unknown>;
-  resultType?: string;
-}
-
-async function newTable(name: string, fields: object[]) {
-  const res = await h.api.post(url('/tables')).set('Authorization', root).send({ name, fields });
-  expect(res.status).toBe(201);
-  return res.body as { id: string; fields: FieldBody[] };
-}
-
-async function create(tableId: string, record: object, auth = root) {
-  const res = await h.api
-    .post(url(`/tables/${tableId}/records`))
-    .set('Authorization', auth)
-    .send({ record });
-  expect(res.status).toBe(201);
-  return res.body as TableRecord;
-}
-
-async function update(tableId: string, id: string, record: object, auth = root) {
-  const res = await h.api
-    .patch(url(`/tables/${tableId}/records/${id}`))
-    .set('Authorization', auth)
-    .send({ record });
-  expect(res.status).toBe(200);
-  return res.body as TableRecord;
-}
-
-async function list(tableId: string, body: object = {}) {
-  const res = await h.api
-    .post(url(`/tables/${tableId}/records/list`))
-    .set('Authorization', root)
-    .send({ limit: 100, ...body });
-  expect(res.status).toBe(200);
-  return res.body.records as TableRecord[];
-}
 
 const pause = () => new Promise((resolve) => setTimeout(resolve, 15));
 

@@ -1,5 +1,6 @@
-import type { Filter, Sort, TableRecord } from '@recordbase/contracts/records';
+import type { TableRecord } from '@recordbase/contracts/records';
 import { FORMULA_EXAMPLES } from '../../../packages/db/test/support/formula-examples';
+import { baseClient, type FieldBody } from './base-client';
 import { createBase, type Harness, schemaNameOf, startHarness } from './harness';
 import { type ImportFixture, importFixture } from './import-fixture';
 
@@ -14,46 +15,17 @@ let f: ImportFixture;
 let root: string;
 let baseId: string;
 
-const url = (path = '') => `/api/v1/bases/${baseId}${path}`;
-
-interface FieldBody {
-  id: string;
-  name: string;
-  type: string;
-  template: Record<string, unknown>;
-  resultType?: string;
-}
-
-async function newTable(name: string, fields: object[]) {
-  const res = await h.api.post(url('/tables')).set('Authorization', root).send({ name, fields });
-  if (res.status !== 201) expect(res.body.error.message).toBe(`created ${name}`);
-  expect(res.status).toBe(201);
-  return res.body as { id: string; fields: FieldBody[] };
-}
+const { url, newTable, create, list } = baseClient(
+  () => h,
+  () => baseId,
+  () => root,
+);
 
 async function addField(tableId: string, field: object) {
   return h.api
     .post(url(`/tables/${tableId}/fields`))
     .set('Authorization', root)
     .send(field);
-}
-
-async function create(tableId: string, record: object) {
-  const res = await h.api
-    .post(url(`/tables/${tableId}/records`))
-    .set('Authorization', root)
-    .send({ record });
-  expect(res.status).toBe(201);
-  return res.body as TableRecord;
-}
-
-async function list(tableId: string, body: { filter?: Filter; sort?: Sort[]; fields?: string[] } = {}) {
-  const res = await h.api
-    .post(url(`/tables/${tableId}/records/list`))
-    .set('Authorization', root)
-    .send({ limit: 100, ...body });
-  expect(res.status).toBe(200);
-  return res.body.records as TableRecord[];
 }
 
 beforeAll(async () => {

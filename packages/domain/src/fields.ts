@@ -16,6 +16,7 @@ import type { PrismaClient, Tx } from '@recordbase/db';
 import {
   type FieldTypeModule,
   fieldTypeModule,
+  fieldTypeOfResult,
   type KeptFormula,
   keptFormula,
 } from '@recordbase/db/field-types';
@@ -301,16 +302,6 @@ export async function updateField(
   });
 }
 
-/** The type a formula's result is kept in once its values are frozen (an array as a multiple_select's). */
-const FROZEN_TYPE: Readonly<Record<KeptFormula['resultType'], FieldType>> = {
-  text: 'single_line_text',
-  number: 'number',
-  checkbox: 'checkbox',
-  date: 'date',
-  datetime: 'datetime',
-  array: 'multiple_select',
-};
-
 /**
  * A formula field's values frozen into a plain column of its result type: a stored one's generated
  * column keeps its values as it stops being generated; one computed at read time gets a column
@@ -319,7 +310,7 @@ const FROZEN_TYPE: Readonly<Record<KeptFormula['resultType'], FieldType>> = {
  */
 async function materializeFormula(tx: Tx, physical: PhysicalTable, field: TableField): Promise<TableField> {
   const kept = keptFormula(field);
-  const type = FROZEN_TYPE[kept.resultType];
+  const type = fieldTypeOfResult(kept.resultType);
   const frozen = { ...field, type, template: {} };
   const ref = qualifiedTable(physical.schemaName, physical.id);
   const column = quoteIdent(field.id);

@@ -44,6 +44,9 @@ const RESULT_MODULES: Readonly<Record<FormulaType, FieldTypeModule>> = {
   array: multipleSelect as FieldTypeModule,
 };
 
+/** The field type a result type reads, filters and sorts as (the type a frozen formula becomes). */
+export const fieldTypeOfResult = (resultType: FormulaType) => RESULT_MODULES[resultType].type;
+
 const resultModule = (field: Pick<FieldShape, 'template'>) =>
   RESULT_MODULES[keptFormula(field).resultType] ?? RESULT_MODULES.text;
 

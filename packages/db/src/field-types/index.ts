@@ -6,7 +6,7 @@
 
 export { type DateTimeOperand, epochMicros, parseDateTimeOperand } from './dates';
 export { dateTimeCondition, matchDateTime } from './datetime';
-export { type KeptFormula, keptFormula } from './formula';
+export { fieldTypeOfResult, type KeptFormula, keptFormula } from './formula';
 export * from './imports';
 export { type KeyKind, type KeyKindSpec, type KeyValue, keyKinds } from './key-kinds';
 export { needUuid, needUuidList } from './operands';

@@ -1,3 +1,4 @@
+import { fieldTypeOfResult } from '../../src/field-types/formula';
 import type { FormulaType } from '../../src/formula';
 import type { OracleFieldType } from './formula-arbitraries';
 import type { OracleRecord } from './formula-oracle';
@@ -70,14 +71,7 @@ export function exampleFieldTypes(example: FormulaExample): Map<string, FormulaT
   return new Map(Object.entries(example.fields).map(([id, field]) => [id, field.type]));
 }
 
-const FIELD_TYPE_OF: Readonly<Record<FormulaType, OracleFieldType>> = {
-  text: 'single_line_text',
-  number: 'number',
-  checkbox: 'checkbox',
-  date: 'date',
-  datetime: 'datetime',
-  array: 'multiple_select',
-};
+const FIELD_TYPE_OF = (type: FormulaType) => fieldTypeOfResult(type) as OracleFieldType;
 
 /** A field id made from its name: `fld` and 14 letters and digits. */
 const idOf = (name: string) =>
@@ -102,7 +96,7 @@ function example(
   const byId = Object.fromEntries(
     Object.entries(fields).map(([name, [type, value]]) => [
       idOf(name),
-      { name, type, fieldType: FIELD_TYPE_OF[type], value },
+      { name, type, fieldType: FIELD_TYPE_OF(type), value },
     ]),
   );
   return { written, formula, fields: byId, expected, source, ...(note === undefined ? {} : { note }) };
