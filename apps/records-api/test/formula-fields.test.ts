@@ -348,6 +348,27 @@ describe('refusals', () => {
   });
 });
 
+describe('as a primary field', () => {
+  test('names the records that link to it, in expand', async () => {
+    const people = await newTable('People', [
+      { name: 'Full name', type: 'formula', template: { expression: '{First} & " " & UPPER({Last})' } },
+      { name: 'First', type: 'single_line_text' },
+      { name: 'Last', type: 'single_line_text' },
+    ]);
+    const ada = await create(people.id, { First: 'Ada', Last: 'Lovelace' });
+    expect(ada.fields['Full name']).toBe('Ada LOVELACE');
+    const notes = await newTable('Notes', [
+      { name: 'Title', type: 'single_line_text' },
+      { name: 'Author', type: 'linked_record', template: { tableId: people.id } },
+    ]);
+    await create(notes.id, { Title: 'On engines', Author: [ada.id] });
+    const [note] = await list(notes.id, { expand: ['Author'] });
+    expect((note as unknown as { expanded: unknown }).expanded).toEqual({
+      Author: [{ id: ada.id, primary: 'Ada LOVELACE' }],
+    });
+  });
+});
+
 describe('events', () => {
   test("a record.updated event carries the formula's new value and names it among the changes", async () => {
     const table = await newTable('Evented', [
