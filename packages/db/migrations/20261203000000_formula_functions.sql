@@ -10,8 +10,9 @@
 -- parts of a generated column's expression before it assigns collations, so lower('A') or
 -- 'a' = 'b' written in the expression itself fails ("could not determine which collation"); a
 -- function's body had its collations assigned when it was created. Text compares by code point.
+-- Called with texts that are never NULL (blank is ""), so it need not be STRICT, and is inlined.
 CREATE FUNCTION rb_f_text_cmp(a text, b text) RETURNS integer
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT CASE WHEN a = b THEN 0 WHEN a COLLATE "C" < b COLLATE "C" THEN -1 ELSE 1 END $$;
 
 -- "" is blank.
@@ -50,30 +51,34 @@ CREATE FUNCTION rb_f_half(x float8) RETURNS float8
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 AS $$ SELECT CASE WHEN abs(x) < 1e-300 THEN 0::float8 ELSE x * 0.5 END $$;
 
+-- The arithmetic of formulas. Each is an expression PostgreSQL inlines (not STRICT, one SELECT,
+-- no subquery: a function call per operation costs ten times the arithmetic) whose common case
+-- is the plain operator; the rare magnitudes where the operator would raise go to a *_wide
+-- function. NULL (blank) gives NULL: the plain operator's, or the STRICT wide function's.
+
 -- a + b overflows exactly when a/2 + b/2 passes half the largest double (halving is exact there).
-CREATE FUNCTION rb_f_add(a float8, b float8) RETURNS float8
+CREATE FUNCTION rb_f_add_wide(a float8, b float8) RETURNS float8
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 AS $$
-  SELECT CASE
-    WHEN abs(a) < 1e300 AND abs(b) < 1e300 THEN a + b
-    WHEN abs(public.rb_f_half(a) + public.rb_f_half(b)) > 8.98846567431158e307 THEN NULL
-    ELSE a + b
-  END
+  SELECT CASE WHEN abs(public.rb_f_half(a) + public.rb_f_half(b)) > 8.98846567431158e307 THEN NULL ELSE a + b END
 $$;
 
+CREATE FUNCTION rb_f_add(a float8, b float8) RETURNS float8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN abs(a) < 1e300 AND abs(b) < 1e300 THEN a + b ELSE public.rb_f_add_wide(a, b) END $$;
+
 CREATE FUNCTION rb_f_sub(a float8, b float8) RETURNS float8
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$ SELECT public.rb_f_add(a, -b) $$;
 
 -- Past the magnitudes where it surely fits, a product is checked on a scaled copy: times 0.5
 -- near the top (where halving is exact) and times 2^60 near the bottom, below which a result
 -- rounds to zero (2^-1075 and less); PostgreSQL accepts subnormal results but not a zero.
-CREATE FUNCTION rb_f_mul(a float8, b float8) RETURNS float8
+CREATE FUNCTION rb_f_mul_wide(a float8, b float8) RETURNS float8
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 AS $$
   SELECT CASE
     WHEN a = 0 OR b = 0 THEN a * b
-    WHEN abs(a) BETWEEN 1e-150 AND 1e150 AND abs(b) BETWEEN 1e-150 AND 1e150 THEN a * b
     WHEN ln(abs(a)) + ln(abs(b)) > 710 THEN NULL
     WHEN ln(abs(a)) + ln(abs(b)) < -746 THEN 0::float8
     WHEN ln(abs(a)) + ln(abs(b)) > 700 THEN
@@ -87,13 +92,19 @@ AS $$
   END
 $$;
 
-CREATE FUNCTION rb_f_div(a float8, b float8) RETURNS float8
+CREATE FUNCTION rb_f_mul(a float8, b float8) RETURNS float8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+  SELECT CASE WHEN abs(a) BETWEEN 1e-150 AND 1e150 AND abs(b) BETWEEN 1e-150 AND 1e150 THEN a * b
+    ELSE public.rb_f_mul_wide(a, b) END
+$$;
+
+CREATE FUNCTION rb_f_div_wide(a float8, b float8) RETURNS float8
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 AS $$
   SELECT CASE
     WHEN b = 0 THEN NULL
     WHEN a = 0 THEN a / b
-    WHEN abs(a) BETWEEN 1e-150 AND 1e150 AND abs(b) BETWEEN 1e-150 AND 1e150 THEN a / b
     WHEN ln(abs(a)) - ln(abs(b)) > 710 THEN NULL
     WHEN ln(abs(a)) - ln(abs(b)) < -746 THEN 0::float8
     WHEN ln(abs(a)) - ln(abs(b)) > 700 THEN
@@ -103,6 +114,13 @@ AS $$
         THEN 0::float8 ELSE a / b END
     ELSE a / b
   END
+$$;
+
+CREATE FUNCTION rb_f_div(a float8, b float8) RETURNS float8
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+  SELECT CASE WHEN abs(a) BETWEEN 1e-150 AND 1e150 AND abs(b) BETWEEN 1e-150 AND 1e150 THEN a / b
+    ELSE public.rb_f_div_wide(a, b) END
 $$;
 
 -- exp is finite up to 709.782712893384 and nonzero from -745.1332191019411 (checked on PostgreSQL 15).
@@ -170,7 +188,7 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 AS $$ SELECT power(10::float8, k::float8) $$;
 
 CREATE FUNCTION rb_f_round_unit(x float8, mode text) RETURNS float8
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
   SELECT CASE mode
     WHEN 'half' THEN floor(x + 0.5)
@@ -180,17 +198,22 @@ AS $$
 $$;
 
 -- ROUND, ROUNDUP and ROUNDDOWN: mode 'half' (half up toward +infinity), 'up' (away from zero),
--- 'down' (toward zero), at p places (negative: tens, hundreds...).
+-- 'down' (toward zero), at p places (negative: tens, hundreds...), p truncated to -22 … 22. One
+-- expression, which PostgreSQL inlines.
 CREATE FUNCTION rb_f_round(x float8, places float8, mode text) RETURNS float8
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
   SELECT CASE
-    WHEN p >= 0 THEN public.rb_f_div(public.rb_f_round_unit(public.rb_f_mul(x, public.rb_f_pow10(p)), mode), public.rb_f_pow10(p))
-    ELSE public.rb_f_mul(public.rb_f_round_unit(public.rb_f_div(x, public.rb_f_pow10(-p)), mode), public.rb_f_pow10(-p))
+    -- least() would pass over a blank: ROUND(x, BLANK()) is blank.
+    WHEN places IS NULL THEN NULL
+    WHEN trunc(places) >= 0 THEN public.rb_f_div(
+      public.rb_f_round_unit(public.rb_f_mul(x, public.rb_f_pow10(least(22, trunc(places))::integer)), mode),
+      public.rb_f_pow10(least(22, trunc(places))::integer))
+    ELSE public.rb_f_mul(
+      public.rb_f_round_unit(public.rb_f_div(x, public.rb_f_pow10(least(22, -trunc(places))::integer)), mode),
+      public.rb_f_pow10(least(22, -trunc(places))::integer))
   END
-  FROM (SELECT greatest(-22, least(22, trunc(places)))::integer AS p) precision_
 $$;
-
 
 -- CEILING and FLOOR to a multiple of |significance|, rounded to 15 significant digits as a
 -- spreadsheet shows it (19 × 0.1 is 1.9000000000000001 as a double; FLOOR(1.99, 0.1) is 1.9).
@@ -640,9 +663,12 @@ DROP FUNCTION rb_f_log(float8, float8);
 DROP FUNCTION rb_f_ln(float8);
 DROP FUNCTION rb_f_exp(float8);
 DROP FUNCTION rb_f_div(float8, float8);
+DROP FUNCTION rb_f_div_wide(float8, float8);
 DROP FUNCTION rb_f_mul(float8, float8);
+DROP FUNCTION rb_f_mul_wide(float8, float8);
 DROP FUNCTION rb_f_sub(float8, float8);
 DROP FUNCTION rb_f_add(float8, float8);
+DROP FUNCTION rb_f_add_wide(float8, float8);
 DROP FUNCTION rb_f_half(float8);
 DROP FUNCTION rb_f_attachment_names(jsonb);
 DROP FUNCTION rb_f_compact(text[]);

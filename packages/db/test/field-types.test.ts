@@ -4,9 +4,9 @@ import {
   type FieldType,
   fieldTypes,
   groupOfField,
-  resultTypeOfField,
   groupOfFieldType,
   isComputedFieldType,
+  resultTypeOfField,
   resultTypeOfFieldType,
 } from '@recordbase/contracts/fields';
 import { filterOperatorsByFieldTypeGroup } from '@recordbase/contracts/records';
