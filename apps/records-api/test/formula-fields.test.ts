@@ -369,6 +369,35 @@ describe('as a primary field', () => {
   });
 });
 
+describe('a formula of the clock', () => {
+  test('is matched anew by each listing, its total never kept from an earlier one', async () => {
+    const table = await newTable('Clocked', [
+      { name: 'Name', type: 'single_line_text' },
+      {
+        name: 'Fresh',
+        type: 'formula',
+        template: { expression: 'DATETIME_DIFF(NOW(), CREATED_TIME(), "ms") < 3000' },
+      },
+    ]);
+    const first = await create(table.id, { Name: 'first' });
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    await create(table.id, { Name: 'second' });
+    await create(table.id, { Name: 'third' });
+    const page = () =>
+      h.api
+        .post(url(`/tables/${table.id}/records/list`))
+        .set('Authorization', root)
+        .send({ filter: { field: 'Fresh', equals: true }, limit: 1 });
+    // A full page: its total is counted (and, for a filter of stored values, kept).
+    expect((await page()).body.total).toBe(3);
+    const firstAge = Date.now() - Date.parse(first.createdAt);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 3300 - firstAge)));
+    const later = await page();
+    expect(later.body.records.map((record: TableRecord) => record.fields.Name)).toEqual(['second']);
+    expect(later.body.total).toBe(2);
+  }, 15_000);
+});
+
 describe('events', () => {
   test("a record.updated event carries the formula's new value and names it among the changes", async () => {
     const table = await newTable('Evented', [

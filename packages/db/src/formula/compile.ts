@@ -32,9 +32,12 @@ export interface CompileContext {
   recordId: string;
   createdAt: string;
   updatedAt: string;
-  /** The current time as timestamptz: `now()` unless a test fixes it. */
+  /** The current time as timestamptz: CLOCK_SQL unless a test fixes it. */
   now?: string;
 }
+
+/** How a compiled formula reads the clock: SQL holding it gives other values as time passes. */
+export const CLOCK_SQL = 'now()';
 
 export interface CompiledFormula {
   /** The value in its type's SQL form (see above), blank as NULL. */
@@ -224,7 +227,7 @@ class Compiler {
 
   private get now(): string {
     this.volatile = true;
-    return this.context.now ?? 'now()';
+    return this.context.now ?? CLOCK_SQL;
   }
 
   value(node: FormulaNode): Value {

@@ -1,4 +1,5 @@
 export {
+  CLOCK_SQL,
   type CompileContext,
   type CompiledFormula,
   compileFormula,

@@ -2,6 +2,7 @@ import { type DomainError, invalid } from '@recordbase/contracts/domain-errors';
 import type { ListRecordsRequest } from '@recordbase/contracts/records';
 import { databaseErrorOf, newRecordId } from '@recordbase/db';
 import { insertedColumns, moduleOfField, once, updatedColumns } from '@recordbase/db/field-types';
+import { CLOCK_SQL } from '@recordbase/db/formula';
 import {
   linkTableName,
   qualifiedTable,
@@ -11,6 +12,7 @@ import {
 } from '@recordbase/db/physical';
 import type pg from 'pg';
 import { countKey, keepTotal, keptTotal } from './count-cache';
+
 import { decodeCursor, encodeCursor, listingDigest } from './cursor';
 import type { ExpandedLink } from './expand';
 import { compileFilter } from './query-compiler';
@@ -113,7 +115,10 @@ async function countMatching(
   const params = new SqlParams();
   const where = filter ? compileFilter(filter, table, params) : 'TRUE';
   const key = countKey(table.id, where, params.values);
-  if (version !== null) {
+  // A filter on a formula of the clock (NOW(), TODAY()) matches other records as time passes,
+  // with no write to move the version: its total is counted every time.
+  const timeless = !where.includes(CLOCK_SQL);
+  if (version !== null && timeless) {
     const kept = keptTotal(key, version);
     if (kept !== undefined) return kept;
   }
@@ -126,7 +131,7 @@ async function countMatching(
   );
   const row = result.rows[0];
   const total = Number(row?.total ?? 0);
-  if (row?.version != null) keepTotal(key, row.version, total);
+  if (row?.version != null && timeless) keepTotal(key, row.version, total);
   return total;
 }
 
