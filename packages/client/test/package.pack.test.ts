@@ -275,7 +275,8 @@ client.bases.create({ nmae: 'CRM' });
   const listed = stdout.split('\n');
   expect(listed).toContain(join(dist, 'index.d.mts'));
   expect(listed).toContain(join(dist, 'index.d.ts'));
-});
+  // Two full tsc runs: over a minute on a loaded machine.
+}, 180_000);
 
 describe('a browser bundle of the installed package', () => {
   const bundle = (source: string) =>

@@ -50,7 +50,9 @@ afterEach(() => proxy.close());
 const proxiedPool = () =>
   new pg.Pool({ connectionString: proxy.url(testDb.url), application_name: APPLICATION, max: 1 });
 
-async function waitFor(condition: () => boolean | Promise<boolean>, ms = 5_000): Promise<boolean> {
+// Generous: on a loaded machine the listener's reconnection has taken more than 5 s; a condition
+// that holds ends the wait at once.
+async function waitFor(condition: () => boolean | Promise<boolean>, ms = 20_000): Promise<boolean> {
   const deadline = performance.now() + ms;
   while (!(await condition())) {
     if (performance.now() > deadline) return false;

@@ -50,8 +50,9 @@ describe('rate limiter', () => {
     expect(await check('bytes', { cost: 3000 })).toMatchObject({ allowed: true, remaining: 2000 });
     const refused = await check('bytes', { cost: 3000 });
     expect(refused).toMatchObject({ allowed: false, remaining: 0 });
-    // 1,000 bytes more are needed: a second's refill.
-    expect(refused.retryAfterMs).toBeGreaterThan(900);
+    // 1,000 bytes more are needed: a second's refill, less what refilled between the two checks
+    // (a loaded machine has taken 130 ms between them).
+    expect(refused.retryAfterMs).toBeGreaterThan(500);
     expect(refused.retryAfterMs).toBeLessThanOrEqual(1000);
     // What was measured afterwards is taken all the same, past the bucket.
     expect(await check('bytes', { cost: 9000, force: true })).toMatchObject({ allowed: true, remaining: 0 });
