@@ -2,9 +2,10 @@
 
 /**
  * `people`: list pages and bulk writes on 100,000 People; `sql`: read-only SQL against records/list and
- * raw SQL on the same People; `deals`: the 1,000,000-row Deals cases.
+ * raw SQL on the same People; `deals`: the 1,000,000-row Deals cases; `formulas`: formula fields
+ * against plain fields and against PostgreSQL's generated columns on 100,000 records.
  */
-export const SUITES = ['people', 'sql', 'deals'] as const;
+export const SUITES = ['people', 'sql', 'deals', 'formulas'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export interface BenchConfig {
@@ -12,6 +13,8 @@ export interface BenchConfig {
   suites: Suite[];
   /** Records loaded into People (people and sql). */
   peopleRows: number;
+  /** Records loaded into the formulas suite's two tables. */
+  formulaRows: number;
   /** The dedicated benchmark database (created and migrated when missing). */
   databaseUrl: string;
   redisUrl: string;
@@ -52,6 +55,7 @@ export function loadBenchConfig(): BenchConfig {
     .filter(Boolean);
   const rows = Math.round(numberFrom('BENCH_ROWS', 1_000_000));
   const peopleRows = Math.round(numberFrom('BENCH_PEOPLE_ROWS', 100_000));
+  const formulaRows = Math.round(numberFrom('BENCH_FORMULA_ROWS', 100_000));
   const suiteNames = (process.env.BENCH_SUITE || SUITES.join(','))
     .split(',')
     .map((name) => name.trim().toLowerCase())
@@ -62,6 +66,7 @@ export function loadBenchConfig(): BenchConfig {
   return {
     suites: SUITES.filter((suite) => suiteNames.includes(suite)),
     peopleRows,
+    formulaRows,
     databaseUrl: process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/recordbase_bench',
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     rows,
@@ -79,7 +84,8 @@ export function loadBenchConfig(): BenchConfig {
       process.env.BENCH_WRITE_README !== '0' &&
       only.length === 0 &&
       rows === 1_000_000 &&
-      peopleRows === 100_000,
+      peopleRows === 100_000 &&
+      formulaRows === 100_000,
   };
 }
 

@@ -3,8 +3,9 @@ import { migrate } from '@recordbase/db/migrate';
 import { qualifiedTable } from '@recordbase/db/physical';
 import pg from 'pg';
 import { ApiClient } from '../lib/api';
-import { type BenchConfig, loadBenchConfig, selected } from './config';
+import { type BenchConfig, loadBenchConfig, type Suite, selected } from './config';
 import type { Dataset } from './dataset';
+import { runFormulasSuite } from './formulas-suite';
 import { HttpRunner } from './http-runner';
 import { prepareDataset, resetWrites } from './load';
 import { runPeopleSuite } from './people-suite';
@@ -17,8 +18,10 @@ import {
   writeCases,
 } from './queries';
 import { renderReport } from './report/deals';
+import { renderFormulasReport } from './report/formulas';
 import { renderPeopleReport } from './report/people';
 import {
+  FORMULAS_RESULTS_PATH,
   PEOPLE_RESULTS_PATH,
   RESULTS_PATH,
   SQL_RESULTS_PATH,
@@ -26,16 +29,24 @@ import {
   writeReadme,
 } from './report/readme';
 import { renderSqlReport } from './report/sql';
-import { machineInfo, type ReadResult, type Results, sourceFingerprint, type WriteResult } from './results';
+import {
+  type Machine,
+  machineInfo,
+  type ReadResult,
+  type Results,
+  sourceFingerprint,
+  type WriteResult,
+} from './results';
 import { mergeRepeats, runReads, runWrites, type SuiteContext } from './run';
-import { type RunningServer, startServer, startServerProcess } from './server';
+import { type RunningServer, startServer, startServerByLauncher, startServerProcess } from './server';
 import { runSql } from './sql';
 
 /**
  * `pnpm run bench:records`: starts records-api and runs the suites of BENCH_SUITE (people: list
  * pages and bulk writes on 100,000 People; sql: read-only SQL against records/list on the same People;
- * deals: the 1,000,000-row Deals cases), each measuring the API against the same queries in raw
- * SQL. See ../README.md.
+ * deals: the 1,000,000-row Deals cases; formulas: formula fields on 100,000 records, against
+ * records-api started by the launcher as `npm start` starts it), each measuring the API against the
+ * same queries in raw SQL. See ../README.md.
  */
 
 const tablePath = (dataset: Dataset) => `/bases/${dataset.databaseId}/tables/Deals/records`;
@@ -121,7 +132,7 @@ async function main(): Promise<void> {
   const config = loadBenchConfig();
   const startedAt = new Date();
   console.log(
-    `records benchmark, suites ${config.suites.join(', ')} (${config.peopleRows} People, ${config.rows} Deals), ${config.durationMs / 1000} s per case after ${config.warmupMs / 1000} s warm-up, ${config.repeats} repeat(s)`,
+    `records benchmark, suites ${config.suites.join(', ')} (${config.peopleRows} People, ${config.rows} Deals, ${config.formulaRows} Items), ${config.durationMs / 1000} s per case after ${config.warmupMs / 1000} s warm-up, ${config.repeats} repeat(s)`,
   );
 
   console.log('migrating the benchmark database ...');
@@ -131,24 +142,92 @@ async function main(): Promise<void> {
     max: 2,
     application_name: 'bench-setup',
   });
-  const rootKey = `root_${randomBytes(24).toString('hex')}`;
-  const serverOptions = {
-    databaseUrl: config.databaseUrl,
-    redisUrl: config.redisUrl,
-    rootApiKey: rootKey,
-    poolSize: config.serverPoolSize,
-    sqlMaxConnections: config.sqlMaxConnections,
-  };
-  // Taken when the server starts, which is when its code is loaded.
+  // Taken when the first server starts, which is when its code is loaded.
   const source = sourceFingerprint();
-  const server = config.inProcess
-    ? await startServer(serverOptions)
-    : await startServerProcess(serverOptions);
+  const machine = await machineInfo(admin, source);
+  const reports: string[] = [];
+  try {
+    const appSuites = config.suites.filter((suite) => suite !== 'formulas');
+    if (appSuites.length > 0) {
+      await withServer(config, admin, machine, startedAt, 'app', async (context) => {
+        for (const suite of appSuites) reports.push(await runAppSuite(suite, context));
+      });
+    }
+    if (config.suites.includes('formulas')) {
+      await withServer(config, admin, machine, startedAt, 'launcher', async (context) => {
+        const results = await runFormulasSuite(context);
+        reports.push(`## formulas: ${config.formulaRows} Items\n\n${renderFormulasReport(results)}`);
+        if (config.writeReadme) saveResults(FORMULAS_RESULTS_PATH, results);
+      });
+    }
+    console.log(`\n${reports.join('\n\n')}`);
+    if (config.writeReadme) {
+      console.log(`\nwrote ${writeReadme()}`);
+    } else {
+      console.log(
+        '\n(README and results not rewritten: partial run; BENCH_ONLY, BENCH_ROWS, BENCH_PEOPLE_ROWS, BENCH_FORMULA_ROWS or BENCH_WRITE_README=0 set)',
+      );
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
+/** The people, sql and deals suites, on records-api's createApp (server.ts). */
+async function runAppSuite(suite: Suite, context: SuiteContext): Promise<string> {
+  const { config } = context;
+  if (suite === 'people') {
+    const results = await runPeopleSuite(context);
+    if (config.writeReadme) saveResults(PEOPLE_RESULTS_PATH, results);
+    return `## people: ${config.peopleRows} People\n\n${renderPeopleReport(results)}`;
+  }
+  if (suite === 'sql') {
+    const results = await runSql(context);
+    if (config.writeReadme) saveResults(SQL_RESULTS_PATH, results);
+    return `## sql: ${config.peopleRows} People\n\n${renderSqlReport(results)}`;
+  }
+  const results = await runDeals(context);
+  if (config.writeReadme) saveResults(RESULTS_PATH, results);
+  return `## deals: ${config.rows} Deals\n\n${renderReport(results)}`;
+}
+
+/**
+ * Starts records-api (`app`: createApp in a child process or in this process, server.ts;
+ * `launcher`: as `npm start` starts it), makes the API key the requests are measured with (clients
+ * hold API keys, not the operator's root key), runs `work`, stops the server.
+ */
+async function withServer(
+  config: BenchConfig,
+  admin: pg.Pool,
+  machine: Machine,
+  startedAt: Date,
+  kind: 'app' | 'launcher',
+  work: (context: SuiteContext) => Promise<void>,
+): Promise<void> {
+  let server: RunningServer;
+  let rootKey: string;
+  if (kind === 'launcher') {
+    const started = await startServerByLauncher({
+      databaseUrl: config.databaseUrl,
+      redisUrl: config.redisUrl,
+    });
+    server = started;
+    rootKey = started.rootKey;
+  } else {
+    rootKey = `root_${randomBytes(24).toString('hex')}`;
+    const serverOptions = {
+      databaseUrl: config.databaseUrl,
+      redisUrl: config.redisUrl,
+      rootApiKey: rootKey,
+      poolSize: config.serverPoolSize,
+      sqlMaxConnections: config.sqlMaxConnections,
+    };
+    server = config.inProcess ? await startServer(serverOptions) : await startServerProcess(serverOptions);
+  }
   console.log(
     `records-api listening at ${server.baseUrl} (${server.mode}, pool of ${config.serverPoolSize})`,
   );
   try {
-    // Clients hold API keys, not the operator's root key: requests are measured with one.
     const created = await new ApiClient(server.baseUrl, rootKey).expect<{ key: string }>(
       201,
       'POST',
@@ -158,44 +237,18 @@ async function main(): Promise<void> {
         scopes: ['records:read', 'records:write', 'schema:read', 'schema:write'],
       },
     );
-    const apiKey = created.key;
-    const context: SuiteContext = {
+    await work({
       config,
       server,
-      apiKey,
+      apiKey: created.key,
       rootKey,
       admin,
-      api: new ApiClient(server.baseUrl, apiKey),
-      machine: await machineInfo(admin, source),
+      api: new ApiClient(server.baseUrl, created.key),
+      machine,
       startedAt,
-    };
-    const reports: string[] = [];
-    for (const suite of config.suites) {
-      if (suite === 'people') {
-        const results = await runPeopleSuite(context);
-        reports.push(`## people: ${config.peopleRows} People\n\n${renderPeopleReport(results)}`);
-        if (config.writeReadme) saveResults(PEOPLE_RESULTS_PATH, results);
-      } else if (suite === 'sql') {
-        const results = await runSql(context);
-        reports.push(`## sql: ${config.peopleRows} People\n\n${renderSqlReport(results)}`);
-        if (config.writeReadme) saveResults(SQL_RESULTS_PATH, results);
-      } else {
-        const results = await runDeals(context);
-        reports.push(`## deals: ${config.rows} Deals\n\n${renderReport(results)}`);
-        if (config.writeReadme) saveResults(RESULTS_PATH, results);
-      }
-    }
-    console.log(`\n${reports.join('\n\n')}`);
-    if (config.writeReadme) {
-      console.log(`\nwrote ${writeReadme()}`);
-    } else {
-      console.log(
-        '\n(README and results not rewritten: partial run; BENCH_ONLY, BENCH_ROWS, BENCH_PEOPLE_ROWS or BENCH_WRITE_README=0 set)',
-      );
-    }
+    });
   } finally {
     await server.close();
-    await admin.end();
   }
 }
 

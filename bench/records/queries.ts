@@ -59,6 +59,8 @@ export interface ReadCase {
   rawWithTotal?: SqlQuery;
   /** The case whose page this one asks for in another shape (Q7p and Q7e: the plain page Q7). */
   sameAs?: string;
+  /** `/bases/…/tables/…/records` of another table than the target's (formulas: the table without formulas). */
+  recordsPath?: string;
   /** What else an API record must share with its raw row than its id: a difference, or null. */
   checkRecord?(api: ApiRecord, raw: Record<string, unknown>): string | null;
 }

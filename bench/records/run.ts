@@ -11,9 +11,9 @@ import type { RunningServer } from './server';
 import { SqlRunner } from './sql-runner';
 
 /**
- * Running cases, shared by the suites (main.ts: Deals; people-suite.ts: People): each read case
- * through the API and as raw SQL at every read concurrency, each write case through the API
- * (and, when it has them, its raw SQL variants) at the write concurrency.
+ * Running cases, shared by the suites (main.ts: Deals; people-suite.ts: People; formulas-suite.ts:
+ * formula fields): each read case through the API and as raw SQL at every read concurrency, each
+ * write case through the API (and, when it has them, its raw SQL variants) at the write concurrency.
  */
 
 export const fmt = (m: Measurement) =>
@@ -154,7 +154,8 @@ export async function runReads(target: Target, cases: ReadCase[]): Promise<ReadR
     const sql = new SqlRunner(config.databaseUrl, concurrency);
     try {
       for (const query of cases) {
-        const checked = await checkSameAnswers(http, sql, recordsPath, query);
+        const path = query.recordsPath ?? recordsPath;
+        const checked = await checkSameAnswers(http, sql, path, query);
         console.log(`${query.id} c=${concurrency}: ${query.title} [${checked}]`);
         if (target.table) await indexBuildsSettled(target.table.pool, target.table.name);
         const options = {
@@ -165,7 +166,7 @@ export async function runReads(target: Target, cases: ReadCase[]): Promise<ReadR
         };
         const body = JSON.stringify(query.body);
         const api = await measure(
-          http.post(`${recordsPath}/${query.endpoint ?? 'list'}`, 200, () => body),
+          http.post(`${path}/${query.endpoint ?? 'list'}`, 200, () => body),
           options,
         );
         console.log(`  API      ${fmt(api)}`);

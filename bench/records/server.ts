@@ -10,6 +10,7 @@ import { closeServer, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { Redis } from 'ioredis';
 import { deleteQueueKeys } from '../lib/database';
+import { newQueuePrefix, startBenchStack } from '../lib/stack';
 
 /**
  * The records-api as the benchmark runs it: the real createApp with a real PostgreSQL pool and a
@@ -28,7 +29,7 @@ export interface ServerOptions {
 export interface RunningServer {
   baseUrl: string;
   /** Where it runs, for the report. */
-  mode: 'child process' | 'in-process';
+  mode: 'child process' | 'in-process' | 'launcher';
   pid: number;
   close(): Promise<void>;
 }
@@ -126,4 +127,36 @@ export function startServerProcess(options: ServerOptions): Promise<RunningServe
       });
     });
   });
+}
+
+/**
+ * records-api started by @recordbase/launcher as `npm start` starts it (../lib/stack.ts): its own
+ * main.ts and configuration from the environment (pool of 20, the per-key bounds lifted), its own
+ * root key. The formulas suite runs against it.
+ */
+export async function startServerByLauncher(options: {
+  databaseUrl: string;
+  redisUrl: string;
+}): Promise<RunningServer & { rootKey: string }> {
+  const queuePrefix = newQueuePrefix('records');
+  const stack = await startBenchStack({
+    databaseUrl: options.databaseUrl,
+    redisUrl: options.redisUrl,
+    queuePrefix,
+    logLevel: process.env.BENCH_SERVER_LOG ?? 'warn',
+    tuning: {},
+    execArgv: { 'records-api': (process.env.BENCH_SERVER_EXEC_ARGV ?? '').split(' ').filter(Boolean) },
+    services: ['records-api'],
+  });
+  const api = stack.service('records-api');
+  return {
+    baseUrl: `http://127.0.0.1:${api.port}`,
+    mode: 'launcher',
+    pid: api.pid,
+    rootKey: stack.rootKey,
+    async close() {
+      await stack.stop();
+      await deleteQueueKeys(options.redisUrl, queuePrefix);
+    },
+  };
 }

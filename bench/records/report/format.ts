@@ -58,7 +58,9 @@ export function runSummary(results: RunInfo): string {
   return [
     `- Date: ${results.startedAt}`,
     `- Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB memory, ${m.os}; load average at start ${m.loadAverage}`,
-    `- Node.js ${m.node}; records-api in a ${results.serverMode} with a pool of ${results.config.serverPoolSize} PostgreSQL connections`,
+    results.serverMode === 'launcher'
+      ? `- Node.js ${m.node}; records-api started by @recordbase/launcher as \`npm start\` runs it (its own main.ts: a pool of 20 PostgreSQL connections)`
+      : `- Node.js ${m.node}; records-api in a ${results.serverMode} with a pool of ${results.config.serverPoolSize} PostgreSQL connections`,
     `- ${m.postgres}`,
     `- Code measured: ${m.source}`,
     `- PostgreSQL settings (defaults, untuned): ${m.postgresSettings}`,

@@ -1,10 +1,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { README_PATH } from '../../lib/readme';
+import type { FormulasResults } from '../formulas-suite';
 import type { PeopleResults } from '../people-suite';
 import type { Results } from '../results';
 import type { SqlResults } from '../sql';
 import { renderReport } from './deals';
+import { renderFormulasReport } from './formulas';
 import { renderPeopleReport } from './people';
 import { renderSqlReport } from './sql';
 
@@ -15,9 +17,13 @@ const DIR = join(__dirname, '..');
 export const RESULTS_PATH = join(DIR, 'results.json');
 export const PEOPLE_RESULTS_PATH = join(DIR, 'results-people.json');
 export const SQL_RESULTS_PATH = join(DIR, 'results-sql.json');
+export const FORMULAS_RESULTS_PATH = join(DIR, 'results-formulas.json');
 
 /** Keeps the figures of a suite's last full run, so the README can be rendered again (--report-only). */
-export function saveResults(path: string, results: Results | PeopleResults | SqlResults): void {
+export function saveResults(
+  path: string,
+  results: Results | PeopleResults | SqlResults | FormulasResults,
+): void {
   writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
 }
 
@@ -31,6 +37,7 @@ export function writeReadme(): string {
   const deals = loadResultsFrom<Results>(RESULTS_PATH);
   const people = loadResultsFrom<PeopleResults>(PEOPLE_RESULTS_PATH);
   const sql = loadResultsFrom<SqlResults>(SQL_RESULTS_PATH);
+  const formulas = loadResultsFrom<FormulasResults>(FORMULAS_RESULTS_PATH);
   const findingsPath = join(DIR, 'findings.md');
   const findings = existsSync(findingsPath) ? `\n${readFileSync(findingsPath, 'utf8').trim()}\n` : '';
   // Other benchmarks keep their own "## " sections after this one; only the records part is rewritten.
@@ -40,7 +47,7 @@ export function writeReadme(): string {
   const notRun = '(No full run of this suite yet.)';
   writeFileSync(
     README_PATH,
-    `${intro}\n### Results\n\n${deals ? renderReport(deals) : notRun}\n\n### Results of the People workloads (100,000 People)\n\n${people ? renderPeopleReport(people) : notRun}\n${findings}\n### Results of read-only SQL (100,000 People)\n\n${sql ? renderSqlReport(sql) : notRun}\n${otherSections}`,
+    `${intro}\n### Results\n\n${deals ? renderReport(deals) : notRun}\n\n### Results of the People workloads (100,000 People)\n\n${people ? renderPeopleReport(people) : notRun}\n${findings}\n### Results of read-only SQL (100,000 People)\n\n${sql ? renderSqlReport(sql) : notRun}\n\n### Results of formula fields (100,000 records)\n\n${formulas ? renderFormulasReport(formulas) : notRun}\n${otherSections}`,
   );
   return README_PATH;
 }
