@@ -40,6 +40,10 @@ export function writeReadme(): string {
   const formulas = loadResultsFrom<FormulasResults>(FORMULAS_RESULTS_PATH);
   const findingsPath = join(DIR, 'findings.md');
   const findings = existsSync(findingsPath) ? `\n${readFileSync(findingsPath, 'utf8').trim()}\n` : '';
+  const formulasFindingsPath = join(DIR, 'findings-formulas.md');
+  const formulasFindings = existsSync(formulasFindingsPath)
+    ? `\n${readFileSync(formulasFindingsPath, 'utf8').trim()}\n`
+    : '';
   // Other benchmarks keep their own "## " sections after this one; only the records part is rewritten.
   // The sql suite's results come after the findings, which belong to the two suites above them.
   const existing = existsSync(README_PATH) ? readFileSync(README_PATH, 'utf8') : '';
@@ -47,7 +51,7 @@ export function writeReadme(): string {
   const notRun = '(No full run of this suite yet.)';
   writeFileSync(
     README_PATH,
-    `${intro}\n### Results\n\n${deals ? renderReport(deals) : notRun}\n\n### Results of the People workloads (100,000 People)\n\n${people ? renderPeopleReport(people) : notRun}\n${findings}\n### Results of read-only SQL (100,000 People)\n\n${sql ? renderSqlReport(sql) : notRun}\n\n### Results of formula fields (100,000 records)\n\n${formulas ? renderFormulasReport(formulas) : notRun}\n${otherSections}`,
+    `${intro}\n### Results\n\n${deals ? renderReport(deals) : notRun}\n\n### Results of the People workloads (100,000 People)\n\n${people ? renderPeopleReport(people) : notRun}\n${findings}\n### Results of read-only SQL (100,000 People)\n\n${sql ? renderSqlReport(sql) : notRun}\n\n### Results of formula fields (100,000 records)\n\n${formulas ? renderFormulasReport(formulas) : notRun}\n${formulasFindings}${otherSections}`,
   );
   return README_PATH;
 }
