@@ -117,7 +117,7 @@ export function renderFormulasReport(results: FormulasResults): string {
     '',
     ...(results.fieldAdd
       ? [
-          `Adding \`${results.fieldAdd.expression}\` to Items plain, end to end, against PostgreSQL adding the column the API made, \`${results.fieldAdd.column}\`, to the raw copy:`,
+          `Adding \`${results.fieldAdd.expression}\` to Items plain, end to end (the API makes \`${results.fieldAdd.column}\`), against PostgreSQL adding the column a user of it would write, \`${results.fieldAdd.rawColumn}\`, to the raw copy:`,
           '',
           fieldAddTable(results.fieldAdd),
           '',
