@@ -25,8 +25,10 @@ import { mergeRepeats, runReads, type SuiteContext, type Target } from './run';
  * - F-plain / F-formula: a filter and a sort on `Total plain` (a number field) and on `Total`
  *   (the stored formula `{Amount} * {Quantity}`, the same numbers), each measured once the API's
  *   background read index on the field is built;
- * - P0 / P5: the first page of 100 of `Items plain` (no formula) and of `Items` (the same rows and
- *   five formula fields of mixed result types);
+ * - P0 / P5 / P5v: the first page of 100 of `Items plain` (no formula), of `Items` (the same rows
+ *   and five formula fields of mixed result types) and of `Items values` (the same rows and the
+ *   formulas' values in five plain fields): P5 against P0 is what five more fields cost, P5 against
+ *   P5v what it costs that they are formulas;
  * - adding a formula field to `Items plain` (POST …/fields, end to end) against PostgreSQL adding
  *   the generated column a user of PostgreSQL would write for it, `amount * quantity`, to the raw
  *   copy (the API's compiled expression guards overflow and blanks, and costs what it costs).
@@ -150,6 +152,19 @@ export function formulaReadCases(tables: FormulaTables): ReadCase[] {
       title: `first page of 100, default order, Items (the same and ${tables.formulas.length} formula fields)`,
       body: { limit: 100 },
       raw: rawList(itemsSource(tables), page),
+    },
+    {
+      id: 'P5v',
+      title: `first page of 100, default order, Items values (the same, the ${tables.formulas.length} formulas' values in plain fields)`,
+      body: { limit: 100 },
+      recordsPath: recordsPathOf(tables, tables.values.tableId),
+      raw: rawList(
+        {
+          table: tables.raw.values,
+          columns: ['id', 'created_at', 'updated_at', ...Object.values(tables.values.fieldIds)],
+        },
+        page,
+      ),
     },
   ];
 }

@@ -52,6 +52,19 @@ export const FORMULA_FIELDS = [
 ] as const;
 export type FormulaFieldName = (typeof FORMULA_FIELDS)[number]['name'];
 
+/**
+ * The same five values as plain fields, in `Items values`: what a page of the formulas' results
+ * costs as stored values, so that the page case can tell what formulas cost from what five more
+ * fields cost.
+ */
+export const VALUE_FIELDS = [
+  { name: 'Total', type: 'number' },
+  { name: 'Label', type: 'single_line_text' },
+  { name: 'Large', type: 'checkbox' },
+  { name: 'Follow up', type: 'datetime' },
+  { name: 'Days left', type: 'number' },
+] as const satisfies readonly { name: FormulaFieldName; type: string }[];
+
 /** A formula field as created: its result type and whether PostgreSQL stores it (a generated column). */
 export interface FormulaFieldInfo {
   name: FormulaFieldName;
@@ -69,9 +82,15 @@ export interface FormulaTables {
   databaseId: string;
   items: { tableId: string; table: string; fieldIds: Record<FormulaBaseFieldName, string> };
   plain: { tableId: string; table: string; fieldIds: Record<FormulaBaseFieldName, string> };
+  /** Items' rows with the formulas' values (Days left as of the load) in plain fields. */
+  values: {
+    tableId: string;
+    table: string;
+    fieldIds: Record<FormulaBaseFieldName | FormulaFieldName, string>;
+  };
   formulas: FormulaFieldInfo[];
   /** The raw copies of the physical tables. */
-  raw: { items: string; plain: string };
+  raw: { items: string; plain: string; values: string };
   rows: number;
   load: { seconds: number; steps: [step: string, seconds: number][] };
 }
@@ -169,6 +188,7 @@ export async function loadFormulaTables(pool: pg.Pool, api: ApiClient, rows: num
       tables: [
         { name: 'Items', fields: FORMULA_BASE_FIELDS },
         { name: 'Items plain', fields: FORMULA_BASE_FIELDS },
+        { name: 'Items values', fields: [...FORMULA_BASE_FIELDS, ...VALUE_FIELDS] },
       ],
     }),
   );
@@ -185,6 +205,15 @@ export async function loadFormulaTables(pool: pg.Pool, api: ApiClient, rows: num
   };
   const items = tableOf('Items');
   const plain = tableOf('Items plain');
+  const valuesTable = database.tables.find((t) => t.name === 'Items values')!;
+  const values = {
+    tableId: valuesTable.id,
+    table: qualifiedTable(schema, valuesTable.id),
+    fieldIds: fieldIdsOf<FormulaBaseFieldName | FormulaFieldName>(valuesTable, [
+      ...FORMULA_BASE_FIELDS,
+      ...VALUE_FIELDS,
+    ]),
+  };
   const formulas = await timed(
     steps,
     `add ${FORMULA_FIELDS.length} formula fields to the empty Items (API)`,
@@ -194,8 +223,13 @@ export async function loadFormulaTables(pool: pg.Pool, api: ApiClient, rows: num
     databaseId: database.id,
     items,
     plain,
+    values,
     formulas,
-    raw: { items: `${RAW_SCHEMA}.items`, plain: `${RAW_SCHEMA}.items_plain` },
+    raw: {
+      items: `${RAW_SCHEMA}.items`,
+      plain: `${RAW_SCHEMA}.items_plain`,
+      values: `${RAW_SCHEMA}.items_values`,
+    },
     rows,
     load: { seconds: 0, steps },
   };
@@ -210,17 +244,34 @@ export async function loadFormulaTables(pool: pg.Pool, api: ApiClient, rows: num
        SELECT id, created_at, updated_at, ${from} FROM ${items.table} ORDER BY seq`,
     );
   });
-  await timed(steps, 'copy both into the raw tables and index them (SQL)', async () => {
+  await timed(steps, `copy them and the formulas' values into Items values (SQL)`, async () => {
+    const base = FORMULA_BASE_FIELDS.map((f) => f.name);
+    const from = [
+      ...base.map((name) => quoteIdent(items.fieldIds[name])),
+      ...VALUE_FIELDS.map((f) =>
+        f.name === 'Days left'
+          ? `(${quoteIdent(items.fieldIds.Due)} - (now() AT TIME ZONE 'UTC')::date)::double precision`
+          : quoteIdent(formulaId(tables, f.name)),
+      ),
+    ];
+    const to = [...base, ...VALUE_FIELDS.map((f) => f.name)].map((name) => quoteIdent(values.fieldIds[name]));
+    await pool.query(
+      `INSERT INTO ${values.table} (id, created_at, updated_at, ${to.join(', ')})
+       SELECT id, created_at, updated_at, ${from.join(', ')} FROM ${items.table} ORDER BY seq`,
+    );
+  });
+  await timed(steps, 'copy the three into the raw tables and index them (SQL)', async () => {
     await pool.query(`CREATE SCHEMA ${RAW_SCHEMA}`);
     await copyTable(pool, items.table, tables.raw.items);
     await copyTable(pool, plain.table, tables.raw.plain);
+    await copyTable(pool, values.table, tables.raw.values);
     // The read indexes the API builds for the filter and sort on each (read-indexes.ts): ordered
     // as the sort, empty values last, then the insertion order.
     for (const column of [items.fieldIds['Total plain'], formulaId(tables, 'Total')])
       await pool.query(`CREATE INDEX ON ${tables.raw.items} (${quoteIdent(column)} DESC NULLS LAST, seq)`);
   });
   await timed(steps, 'VACUUM ANALYZE', async () => {
-    for (const table of [items.table, plain.table, tables.raw.items, tables.raw.plain])
+    for (const table of [items.table, plain.table, values.table, ...Object.values(tables.raw)])
       await pool.query(`VACUUM (ANALYZE) ${table}`);
   });
   // The filter and sort compare Total with Total plain: they must hold the same numbers.
