@@ -326,6 +326,25 @@ describe('refusals', () => {
     expect(formula.body.error.message).toContain('read by the formula "C"');
   });
 
+  test('a table whose deletion would take a link field a formula reads is kept', async () => {
+    const authors = await newTable('Authors', [{ name: 'Name', type: 'single_line_text' }]);
+    const books = await newTable('Books', [
+      { name: 'Title', type: 'single_line_text' },
+      { name: 'By', type: 'linked_record', template: { tableId: authors.id } },
+      { name: 'Author ids', type: 'formula', template: { expression: 'ARRAYJOIN({By}, ";")' } },
+    ]);
+    const ada = await create(authors.id, { Name: 'Ada' });
+    const book = await create(books.id, { Title: 'Notes', By: [ada.id] });
+    expect(book.fields['Author ids']).toBe(ada.id);
+    const res = await h.api.delete(url(`/tables/${authors.id}`)).set('Authorization', root);
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe(
+      'field "By" is read by the formula "Author ids": deleting table "Authors" would delete it; change or delete those fields first',
+    );
+    const [still] = await list(books.id);
+    expect(still!.fields['Author ids']).toBe(ada.id);
+  });
+
   test('a type change that leaves a formula without a value of its type is refused', async () => {
     // {A} + 1 still adds when A holds text; B * 2 too. A formula of {A} alone would change type.
     await addField(tableId, { name: 'D', type: 'formula', template: { expression: '{A}' } });

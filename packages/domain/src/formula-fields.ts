@@ -235,7 +235,7 @@ export function formulasReading(fields: readonly TableField[], fieldId: string):
   return dependentsOf(fieldId, readsByField(fields)).map((id) => byId.get(id)!);
 }
 
-/** The 400 for a change that would take from formulas a field they read. */
+/** The 400 for a change that would take from formulas (or other computed fields) a field they read. */
 export function usedByFormulas(
   field: { name: string },
   readers: readonly TableField[],
@@ -243,9 +243,10 @@ export function usedByFormulas(
   where: InputPath | null,
 ) {
   const names = readers.map((reader) => JSON.stringify(reader.name)).join(', ');
+  const kind = readers.every((reader) => reader.type === 'formula') ? 'formula' : 'computed field';
   return invalid(
     where,
-    `field ${JSON.stringify(field.name)} is read by the formula${readers.length === 1 ? '' : 's'} ${names}: ${change}`,
+    `field ${JSON.stringify(field.name)} is read by the ${kind}${readers.length === 1 ? '' : 's'} ${names}: ${change}`,
   );
 }
 

@@ -24,8 +24,9 @@ import {
   type FieldDefinition,
   resolveTemplateFields,
   toPhysicalField,
+  watchersOf,
 } from './field-definitions';
-import { keepNewTableFormulas } from './formula-fields';
+import { formulasReading, keepNewTableFormulas, type TableField, usedByFormulas } from './formula-fields';
 import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toFieldDto, toTableDto } from './serialize';
 
@@ -232,7 +233,25 @@ export async function deleteTable(
   await inSchemaTransaction(schema, async (tx, events) => {
     const database = await databaseForChange(tx, principal, databaseId);
     const table = await findTableByRef(tx, database.id, tableRef);
-    for (const link of await inboundLinkFields(tx, database.id, table.id)) {
+    const inbound = await inboundLinkFields(tx, database.id, table.id);
+    // Their link fields go with the table: refused, as their own deletion is, while a computed field
+    // of their table reads one.
+    for (const link of inbound) {
+      const ownerFields = (await tx.field.findMany({ where: { tableId: link.tableId } })) as TableField[];
+      const readers = [
+        ...formulasReading(ownerFields, link.id),
+        ...(watchersOf(ownerFields, link.id) as TableField[]),
+      ];
+      if (readers.length > 0) {
+        throw usedByFormulas(
+          link,
+          readers,
+          `deleting table ${JSON.stringify(table.name)} would delete it; change or delete those fields first`,
+          null,
+        );
+      }
+    }
+    for (const link of inbound) {
       const owner = { schemaName: database.schemaName, id: link.tableId, name: link.table.name };
       await runDdl(tx, dropField(owner, toPhysicalField(link)));
       await tx.field.delete({ where: { id: link.id } });
