@@ -59,7 +59,8 @@ describe('rate limiter', () => {
     // Even nothing waits until the debt is paid: 7,000 bytes past empty, 7 s.
     const inDebt = await check('bytes', { cost: 0 });
     expect(inDebt.allowed).toBe(false);
-    expect(inDebt.retryAfterMs).toBeGreaterThan(6900);
+    // Less what refilled since the charge, which a loaded machine stretches past 100 ms.
+    expect(inDebt.retryAfterMs).toBeGreaterThan(6000);
     expect(inDebt.retryAfterMs).toBeLessThanOrEqual(7000);
   });
 
