@@ -326,6 +326,22 @@ describe('refusals', () => {
     expect(formula.body.error.message).toContain('read by the formula "C"');
   });
 
+  test('a template naming SQL of its own is refused: only the compiler writes it', async () => {
+    const created = await addField(tableId, {
+      name: 'Injected',
+      type: 'formula',
+      template: { expression: '1', valueSql: 'pg_sleep(10)' },
+    });
+    expect(created.status).toBe(400);
+    expect(created.body.error.message).toContain('valueSql');
+    const patched = await h.api
+      .patch(url(`/tables/${tableId}/fields/${idOf('B')}`))
+      .set('Authorization', root)
+      .send({ template: { expression: '{A} + 1', columnSql: '1' } });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.message).toContain('columnSql');
+  });
+
   test('a table whose deletion would take a link field a formula reads is kept', async () => {
     const authors = await newTable('Authors', [{ name: 'Name', type: 'single_line_text' }]);
     const books = await newTable('Books', [
