@@ -5,6 +5,7 @@ import { type BenchConfig, selected } from './config';
 import {
   dropFormulaTables,
   FORMULA_BASE_FIELDS,
+  type FormulaBaseFieldName,
   type FormulaFieldInfo,
   type FormulaTables,
   formulaId,
@@ -68,15 +69,20 @@ const RAW_READ_TIME: Record<string, (tables: FormulaTables) => string> = {
   'Days left': (tables) => `(p.${quoteIdent(tables.items.fieldIds.Due)} - current_date)`,
 };
 
+/** A raw row's system columns and its plain fields' columns, by the table's field ids. */
+const baseColumns = (fieldIds: Record<FormulaBaseFieldName, string>) => [
+  'id',
+  'created_at',
+  'updated_at',
+  ...FORMULA_BASE_FIELDS.map((f) => fieldIds[f.name]),
+];
+
 function itemsSource(tables: FormulaTables): RawSource {
   const readTime = tables.formulas.filter((f) => !f.stored);
   return {
     table: tables.raw.items,
     columns: [
-      'id',
-      'created_at',
-      'updated_at',
-      ...FORMULA_BASE_FIELDS.map((f) => tables.items.fieldIds[f.name]),
+      ...baseColumns(tables.items.fieldIds),
       ...tables.formulas.filter((f) => f.stored).map((f) => f.id),
     ],
     extra: readTime.map((f) => {
@@ -96,13 +102,7 @@ const FILTER_SORT_FIELDS = [...FORMULA_BASE_FIELDS.map((f) => f.name), 'Total'];
 export function formulaReadCases(tables: FormulaTables): ReadCase[] {
   const filterSortSource: RawSource = {
     table: tables.raw.items,
-    columns: [
-      'id',
-      'created_at',
-      'updated_at',
-      ...FORMULA_BASE_FIELDS.map((f) => tables.items.fieldIds[f.name]),
-      formulaId(tables, 'Total'),
-    ],
+    columns: [...baseColumns(tables.items.fieldIds), formulaId(tables, 'Total')],
   };
   const filterSort = (id: string, field: string, column: string): ReadCase => {
     const shape = (withTotal: boolean) =>
@@ -130,12 +130,7 @@ export function formulaReadCases(tables: FormulaTables): ReadCase[] {
   const page = { where: 'TRUE', values: [], order: DEFAULT_ORDER, limit: 100, offset: 0, withTotal: false };
   const plainSource: RawSource = {
     table: tables.raw.plain,
-    columns: [
-      'id',
-      'created_at',
-      'updated_at',
-      ...FORMULA_BASE_FIELDS.map((f) => tables.plain.fieldIds[f.name]),
-    ],
+    columns: baseColumns(tables.plain.fieldIds),
   };
   return [
     filterSort('F-plain', 'Total plain', tables.items.fieldIds['Total plain']),
