@@ -50,6 +50,9 @@ const emptyValue: Record<FieldType, RecordValue> = {
   created_by: null,
   last_modified_by: null,
   formula: null,
+  count: 0,
+  lookup: [],
+  rollup: null,
 };
 
 const ID = '0190f3c2-7a4e-7b1c-8d2e-3f4a5b6c7d8e';

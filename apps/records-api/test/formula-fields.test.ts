@@ -15,18 +15,11 @@ let f: ImportFixture;
 let root: string;
 let baseId: string;
 
-const { url, newTable, create, list } = baseClient(
+const { url, newTable, addField, create, list } = baseClient(
   () => h,
   () => baseId,
   () => root,
 );
-
-async function addField(tableId: string, field: object) {
-  return h.api
-    .post(url(`/tables/${tableId}/fields`))
-    .set('Authorization', root)
-    .send(field);
-}
 
 beforeAll(async () => {
   h = await startHarness();

@@ -390,6 +390,10 @@ const casesByType: Record<FieldType, Case[]> = {
   last_modified_by: [],
   // Formulas filter as their result type: computed-fields.test.ts and formula-fields.test.ts.
   formula: [],
+  // Counts, lookups and rollups filter as their result type: linked-values.test.ts.
+  count: [],
+  lookup: [],
+  rollup: [],
 };
 
 /** [field, operator, operand, expected labels] for every field and system field. */
@@ -514,6 +518,9 @@ const castByType: Record<Exclude<FieldType, 'linked_record'>, string> = {
   created_by: 'jsonb',
   last_modified_by: 'jsonb',
   formula: 'text',
+  count: 'double precision',
+  lookup: 'jsonb',
+  rollup: 'double precision',
 };
 
 /** How a column is read so its value comes back in API shape. */

@@ -43,6 +43,9 @@ const nameOf: Record<FieldType, string> = {
   created_by: 'Creator',
   last_modified_by: 'Editor',
   formula: 'Formula',
+  count: 'Owner count',
+  lookup: 'Owner names',
+  rollup: 'Owner total',
 };
 
 function templateOf(type: FieldType): FieldMeta['template'] {
@@ -50,6 +53,16 @@ function templateOf(type: FieldType): FieldMeta['template'] {
     return { options: [{ name: 'Red' }, { name: 'Green' }] } as FieldMeta['template'];
   }
   if (type === 'linked_record') return { tableId: 'tblPeople00000000' } as FieldMeta['template'];
+  if (type === 'count' || type === 'lookup' || type === 'rollup') {
+    // As the service keeps them (linked-values.ts): filters read only the column.
+    return {
+      linkFieldId: idOf('linked_record'),
+      tableId: 'tblPeople00000000',
+      resultType: type === 'lookup' ? 'array' : 'number',
+      head: '(SELECT count(*)::float8 FROM ',
+      tail: ')',
+    } as unknown as FieldMeta['template'];
+  }
   return {} as FieldMeta['template'];
 }
 

@@ -98,6 +98,24 @@ const formulaTemplateSchema = z.strictObject({
     .max(MAX_FORMULA_LENGTH, { error: `must be at most ${MAX_FORMULA_LENGTH} characters` }),
 });
 
+/** What a rollup computes over the linked records' values (flattened when they are arrays). */
+export const rollupFunctions = [
+  'sum',
+  'average',
+  'min',
+  'max',
+  'count_non_empty',
+  'count_unique',
+  'array_join',
+  'array_unique',
+  'and',
+  'or',
+] as const;
+export type RollupFunction = (typeof rollupFunctions)[number];
+
+/** A link field of the same table, by id or name; stored as the id. */
+const linkFieldIdSchema = fieldReferenceSchema;
+
 /** A computed type's entry: its group is its result type's. */
 function computed<R extends ComputedResultType, T extends z.ZodType>(resultType: R, template: T) {
   return {
@@ -246,6 +264,22 @@ export const fieldTypeContracts = {
    * expression's, resultTypeOfField); `text` here only stands for it where a type alone is asked.
    */
   formula: computed('text', formulaTemplateSchema),
+  /** How many records the link field holds. */
+  count: computed('number', z.strictObject({ linkFieldId: linkFieldIdSchema })),
+  /** The linked records' values of `fieldId` (a field of the linked table), in link order. */
+  lookup: computed(
+    'array',
+    z.strictObject({ linkFieldId: linkFieldIdSchema, fieldId: fieldReferenceSchema }),
+  ),
+  /** `function` over the linked records' values of `fieldId`; its result type is the function's. */
+  rollup: computed(
+    'number',
+    z.strictObject({
+      linkFieldId: linkFieldIdSchema,
+      fieldId: fieldReferenceSchema,
+      function: z.enum(rollupFunctions, { error: `must be one of ${rollupFunctions.join(', ')}` }),
+    }),
+  ),
 } as const satisfies Record<
   string,
   {
@@ -307,11 +341,12 @@ export interface TypedField {
 }
 
 /**
- * A computed field's result type: a formula's is its expression's (kept in its template by the
- * service), the other computed types' their type's; undefined for a written field.
+ * A computed field's result type: a formula's is its expression's and a rollup's its function's
+ * (kept in their templates by the service), the other computed types' their type's; undefined for
+ * a written field.
  */
 export function resultTypeOfField(field: TypedField): ComputedResultType | undefined {
-  if (field.type === 'formula') {
+  if (field.type === 'formula' || field.type === 'rollup') {
     const kept = (field.template as { resultType?: unknown } | undefined)?.resultType;
     return computedResultTypeSchema.safeParse(kept).data ?? 'text';
   }
@@ -320,7 +355,7 @@ export function resultTypeOfField(field: TypedField): ComputedResultType | undef
 
 /** The group a field's filters and sorts follow: a formula's is its result type's. */
 export function groupOfField(field: TypedField): FieldTypeGroup {
-  return field.type === 'formula'
+  return field.type === 'formula' || field.type === 'rollup'
     ? groupOfResultType[resultTypeOfField(field)!]
     : groupOfFieldType(field.type);
 }

@@ -367,6 +367,10 @@ describe('how each field type reads inside a formula', () => {
       last_modified_by: 'text',
       // A formula field reads as its own result type (moduleOfField); its type alone says text.
       formula: 'text',
+      count: 'number',
+      lookup: 'array',
+      // A rollup reads as its function's result type (moduleOfField); its type alone says number.
+      rollup: 'number',
     });
   });
 });

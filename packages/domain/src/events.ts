@@ -1,3 +1,4 @@
+import type { EventSource } from '@recordbase/contracts/events';
 import type { Field } from '@recordbase/contracts/fields';
 import type { Table } from '@recordbase/contracts/schema';
 import type { WebhookEventType } from '@recordbase/contracts/webhooks';
@@ -75,7 +76,7 @@ export class TransactionEvents {
     type: Extract<WebhookEventType, `record.${string}`>,
     recordIds: readonly string[],
     recordsJson: string,
-    options: { source?: 'public_api' | 'import'; changes?: RecordChanges } = {},
+    options: { source?: EventSource; changes?: RecordChanges } = {},
   ): Promise<void> {
     if (recordIds.length === 0) return;
     const changes = options.changes ? `,"changes":${JSON.stringify(options.changes.changes)}` : '';

@@ -18,7 +18,10 @@ import {
   fieldTypeModule,
   fieldTypeOfResult,
   type KeptFormula,
+  type KeptLinkedValues,
   keptFormula,
+  keptLinkedValues,
+  storedLinkedValueSql,
 } from '@recordbase/db/field-types';
 import {
   addField,
@@ -47,6 +50,14 @@ import {
   type TableField,
   usedByFormulas,
 } from './formula-fields';
+import {
+  type DatabaseField,
+  databaseFields,
+  isLinkedValues,
+  keepLinkedValues,
+  linkedReadersOf,
+  readsItself,
+} from './linked-fields';
 import { databaseForChange, inSchemaTransaction, runConversion, runDdl, type SchemaDb } from './schema-tx';
 import { fieldNames, toFieldDto } from './serialize';
 
@@ -104,6 +115,16 @@ export async function createField(
         database.schemaName,
         [],
       ) as unknown as FieldTemplate;
+    }
+    if (isLinkedValues(definition)) {
+      definition.template = (await keepLinkedValues(
+        tx,
+        definition,
+        definition.template as Parameters<typeof keepLinkedValues>[2],
+        { id: table.id, databaseId: database.id, schemaName: database.schemaName },
+        siblings as TableField[],
+        [],
+      )) as unknown as FieldTemplate;
     }
     const created = await tx.field.create({
       data: {
@@ -220,6 +241,15 @@ export async function updateField(
     if (found.type === 'formula' && to === 'formula') {
       return updateFormula(tx, events, table, physical, found as TableField, tableFields, name, patch);
     }
+    if (isLinkedValues(found)) {
+      if (to !== found.type) {
+        throw invalid(
+          ['type'],
+          `a ${found.type} field cannot become ${to}; add a new ${to} field and delete this one`,
+        );
+      }
+      return updateLinkedValues(tx, events, table, physical, found as TableField, tableFields, name, patch);
+    }
     // A formula becoming a written type keeps the values it shows: from then on a field of its
     // result type, converted from there like any other.
     const wasFormula = found.type === 'formula' && !isComputedFieldType(to);
@@ -295,6 +325,13 @@ export async function updateField(
       where: { id: field.id },
       data: { name, nameKey: nameKey(name), type: to, template, updatedAt: new Date() },
     });
+    // Counts, lookups and rollups reading it (or its formulas) are compiled for what it now is,
+    // and read its values again (a select's removed options leave them too).
+    if (to !== from || wasFormula || patch.template !== undefined) {
+      for (const changed of [updated as TableField, ...readers.map((reader) => reader.field)]) {
+        await recompileLinkedReaders(tx, table, physical.schemaName, changed, ['type']);
+      }
+    }
     await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
     const dto = toFieldDto(updated, fieldNames(tableFields));
     await events.field(table.databaseId, table.id, 'field.updated', dto);
@@ -396,7 +433,35 @@ async function updateFormula(
     await dropFormulaColumns(tx, physical, [{ field }, ...readers]);
     await keepRecompiledFormulas(tx, physical, [{ field, kept }, ...readers]);
     template = kept;
+    // Within its table keepFormula saw to it; through a lookup or rollup of another table only the
+    // database's fields can tell.
+    if (readsItself(await databaseFields(tx, table.databaseId), field.id)) {
+      throw invalid(
+        ['template', 'expression'],
+        'the formula reads itself through a lookup or rollup of a linked table',
+      );
+    }
+    for (const reader of [{ field: changed }, ...readers]) {
+      await recompileLinkedReaders(tx, table, physical.schemaName, reader.field, ['template', 'expression']);
+    }
   }
+  return savedFieldUpdate(tx, events, table, physical, field, tableFields, name, template);
+}
+
+/**
+ * The last steps of a computed field's update that keeps its type: its name (the column's comment
+ * too), its kept template, the table's updatedAt and the field.updated event.
+ */
+async function savedFieldUpdate(
+  tx: Tx,
+  events: TransactionEvents,
+  table: { id: string; databaseId: string },
+  physical: PhysicalTable,
+  field: TableField,
+  tableFields: readonly TableField[],
+  name: string,
+  template: unknown,
+): Promise<Field> {
   if (name !== field.name) {
     await runDdl(tx, commentOnField(physical, { ...toPhysicalField({ ...field, template }), name }));
   }
@@ -405,7 +470,7 @@ async function updateFormula(
     data: {
       name,
       nameKey: nameKey(name),
-      template: template as unknown as FieldTemplate,
+      template: template as FieldTemplate,
       updatedAt: new Date(),
     },
   });
@@ -436,6 +501,10 @@ export async function deleteField(
     if (readers.length > 0) {
       throw usedByFormulas(field, readers, 'change or delete those formulas first', null);
     }
+    const linkedReaders = linkedReadersOf(await databaseFields(tx, table.databaseId), field.id);
+    if (linkedReaders.length > 0) {
+      throw usedByFormulas(field, linkedReaders, 'change or delete those fields first', null);
+    }
     const watchers = watchersOf(tableFields, field.id);
     if (watchers.length > 0) {
       throw invalid(
@@ -453,4 +522,114 @@ export async function deleteField(
       toFieldDto(field, fieldNames(tableFields)),
     );
   });
+}
+
+/**
+ * The count, lookup and rollup fields reading `changed` (just converted, or a formula given a new
+ * expression) compiled again against it and filled again; a 400 naming those whose value would no
+ * longer be of the same type, or whose link field it is (a link's type never changes under them).
+ */
+async function recompileLinkedReaders(
+  tx: Tx,
+  table: { id: string; databaseId: string },
+  schemaName: string,
+  changed: TableField,
+  where: string[],
+): Promise<void> {
+  const all = await databaseFields(tx, table.databaseId);
+  const readers = linkedReadersOf(all, changed.id);
+  if (readers.length === 0) return;
+  const broken: DatabaseField[] = [];
+  for (const reader of readers) {
+    const kept = keptLinkedValues(reader);
+    if (kept.linkFieldId === changed.id) {
+      broken.push(reader);
+      continue;
+    }
+    const owner = all.filter((field) => field.tableId === reader.tableId);
+    let recompiled: KeptLinkedValues;
+    try {
+      recompiled = await keepLinkedValues(
+        tx,
+        reader as TableField,
+        {
+          linkFieldId: kept.linkFieldId,
+          fieldId: changed.id,
+          ...(kept.function ? { function: kept.function } : {}),
+        },
+        { id: reader.tableId, databaseId: table.databaseId, schemaName },
+        owner.map((field) => (field.id === changed.id ? { ...field, ...changed } : field)),
+        [],
+      );
+    } catch {
+      broken.push(reader);
+      continue;
+    }
+    if (recompiled.resultType !== kept.resultType) {
+      broken.push(reader);
+      continue;
+    }
+    const updated = { ...reader, template: recompiled };
+    const ref = qualifiedTable(schemaName, reader.tableId);
+    await tx.$executeRawUnsafe(
+      `UPDATE ${ref} AS r SET ${quoteIdent(reader.id)} = ${storedLinkedValueSql(recompiled, schemaName)}`,
+    );
+    await tx.field.update({
+      where: { id: reader.id },
+      data: { template: updated.template as unknown as FieldTemplate, updatedAt: new Date() },
+    });
+  }
+  if (broken.length > 0) {
+    throw usedByFormulas(changed, broken, 'they would no longer compute a value of the same type', where);
+  }
+}
+
+/**
+ * A count, lookup or rollup field's update: its name, its template, or both. A new template is
+ * checked and compiled as on creation, and the column filled again for every record.
+ */
+async function updateLinkedValues(
+  tx: Tx,
+  events: TransactionEvents,
+  table: { id: string; databaseId: string },
+  physical: PhysicalTable,
+  field: TableField,
+  tableFields: readonly TableField[],
+  name: string,
+  patch: UpdateFieldRequest,
+): Promise<Field> {
+  let template = field.template as unknown as KeptLinkedValues;
+  if (patch.template !== undefined) {
+    const written = validTemplate(field.type, patch.template, []) as Parameters<typeof keepLinkedValues>[2];
+    const kept = await keepLinkedValues(
+      tx,
+      { id: field.id, name, type: field.type },
+      written,
+      { id: table.id, databaseId: table.databaseId, schemaName: physical.schemaName },
+      tableFields,
+      [],
+    );
+    const readers = formulasReading(tableFields, field.id);
+    const all = await databaseFields(tx, table.databaseId);
+    const otherReaders = linkedReadersOf(all, field.id);
+    if (kept.resultType !== template.resultType && (readers.length > 0 || otherReaders.length > 0)) {
+      throw usedByFormulas(
+        field,
+        [...readers, ...otherReaders],
+        `they read a ${template.resultType} value, which this template would change`,
+        ['template'],
+      );
+    }
+    if (kept.resultType !== template.resultType) {
+      await runDdl(tx, dropField(physical, toPhysicalField(field)));
+      await runDdl(tx, addField(physical, toPhysicalField({ ...field, template: kept })));
+    } else {
+      const ref = qualifiedTable(physical.schemaName, physical.id);
+      await tx.$executeRawUnsafe(
+        `UPDATE ${ref} AS r SET ${quoteIdent(field.id)} = ${storedLinkedValueSql(kept, physical.schemaName)}`,
+      );
+    }
+    template = kept;
+  }
+  return savedFieldUpdate(tx, events, table, physical, field, tableFields, name, template);
 }

@@ -60,7 +60,7 @@ const formulaFieldOf = (field: TableField): FormulaField => ({
  * record table aliased `r` (`row` 'r.'). Links live in their junction table, which only a read can
  * join: a formula reading one is computed at read time.
  */
-function fieldReader(
+export function fieldReader(
   schemaName: string,
   fields: ReadonlyMap<string, TableField>,
   row: '' | 'r.',
@@ -70,10 +70,13 @@ function fieldReader(
     const known = compiled.get(id);
     if (known) return known;
     const field = fields.get(id)!;
-    const type = moduleOfField(field).formula;
+    const module = moduleOfField(field);
+    const type = module.formula;
     const column = `${row}${quoteIdent(field.id)}`;
     let sql: FormulaFieldSql;
-    if (field.type === 'formula') {
+    if (module.formulaValue) {
+      sql = { type, sql: module.formulaValue(column) };
+    } else if (field.type === 'formula') {
       const kept = keptFormula(field);
       // Read at read time, a stored formula is its column; anywhere else it is written out.
       sql =

@@ -2,6 +2,7 @@ import type { ApiKey as ApiKeyDto, ApiKeyScope } from '@recordbase/contracts/api
 import { type Field as FieldDto, type FieldType, resultTypeOfField } from '@recordbase/contracts/fields';
 import type { Database as DatabaseDto, Table as TableDto } from '@recordbase/contracts/schema';
 import { shownFormulaTemplate } from './formula-fields';
+import { isLinkedValues, shownLinkedTemplate } from './linked-fields';
 
 /** Shapes of the metadata rows as Prisma returns them, narrowed to what the API shows. */
 export interface FieldRow {
@@ -35,7 +36,11 @@ export function toFieldDto(field: Omit<FieldRow, 'position'>, names?: ReadonlyMa
   const type = field.type as FieldType;
   const resultType = resultTypeOfField({ type, template: field.template });
   const template =
-    type === 'formula' ? shownFormulaTemplate(field.template, names ?? new Map()) : (field.template ?? {});
+    type === 'formula'
+      ? shownFormulaTemplate(field.template, names ?? new Map())
+      : isLinkedValues(field)
+        ? shownLinkedTemplate(field.template)
+        : (field.template ?? {});
   return {
     id: field.id,
     name: field.name,

@@ -27,6 +27,7 @@ import {
   watchersOf,
 } from './field-definitions';
 import { formulasReading, keepNewTableFormulas, type TableField, usedByFormulas } from './formula-fields';
+import { type DatabaseField, isLinkedValues, linkedReadersOf } from './linked-fields';
 import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toFieldDto, toTableDto } from './serialize';
 
@@ -70,6 +71,13 @@ export async function createTablesInTx(
     assertUniqueNames(input.fields, [...where(index), 'fields']);
     const fields: FieldDefinition[] = [];
     for (const [fieldIndex, fieldInput] of input.fields.entries()) {
+      if (isLinkedValues(fieldInput)) {
+        // They read records of tables that, in this body, do not exist yet.
+        throw invalid(
+          [...where(index), 'fields', fieldIndex, 'type'],
+          `a ${fieldInput.type} field reads the records of a linked table: add it once the tables exist (POST .../fields)`,
+        );
+      }
       fields.push(
         await defineField(tx, database.id, fieldInput, [...where(index), 'fields', fieldIndex], pending),
       );
@@ -241,6 +249,7 @@ export async function deleteTable(
       const readers = [
         ...formulasReading(ownerFields, link.id),
         ...(watchersOf(ownerFields, link.id) as TableField[]),
+        ...linkedReadersOf(ownerFields as DatabaseField[], link.id),
       ];
       if (readers.length > 0) {
         throw usedByFormulas(

@@ -16,3 +16,16 @@ export const notConvertedInto: FieldTypeModule['convertFrom'] = () => null;
 /** An instant as the API answers it, for the date-time computed types. */
 export const instantJson = (column: string) =>
   `COALESCE(to_json(to_char(${column} AT TIME ZONE 'UTC', ${ISO_UTC_MILLIS}))::text, 'null')`;
+
+/**
+ * What a computed type's module for one field (forField) takes away from the written type whose
+ * reads, filters and sorts it borrows: it is never matched on, imported, written or fitted.
+ */
+export const unwrittenParts = {
+  match: undefined,
+  fromText: undefined,
+  prepared: undefined,
+  storedValuesSql: undefined,
+  fitToTemplate: undefined,
+  updatedTemplate: undefined,
+} as const;

@@ -2,7 +2,7 @@ import type { FilterOperator } from '@recordbase/contracts/filters';
 import { FORMULA_COLUMN_TYPE } from '../formula/compile';
 import type { FormulaType } from '../formula/types';
 import { checkbox } from './checkbox';
-import { neverWritten, notConvertedInto } from './computed';
+import { neverWritten, notConvertedInto, unwrittenParts } from './computed';
 import { date } from './date';
 import { datetime } from './datetime';
 import { multipleSelect } from './multiple-select';
@@ -99,14 +99,9 @@ export const formula: FieldTypeModule<'formula'> = {
       ...own,
       type: 'formula',
       formula: keptFormula(field)?.resultType ?? 'text',
-      match: undefined,
+      ...unwrittenParts,
       // A column computed at read time has nothing for an index to hold.
       readIndex: stored ? reading.readIndex : undefined,
-      fromText: undefined,
-      prepared: undefined,
-      storedValuesSql: undefined,
-      fitToTemplate: undefined,
-      updatedTemplate: undefined,
     } as FieldTypeModule;
   },
 };

@@ -9,6 +9,12 @@ export { dateTimeCondition, matchDateTime } from './datetime';
 export { fieldTypeOfResult, type KeptFormula, keptFormula } from './formula';
 export * from './imports';
 export { type KeyKind, type KeyKindSpec, type KeyValue, keyKinds } from './key-kinds';
+export {
+  givenLinkedValueSql,
+  type KeptLinkedValues,
+  keptLinkedValues,
+  storedLinkedValueSql,
+} from './linked-values';
 export { needUuid, needUuidList } from './operands';
 export { lower, notSupported } from './oracle';
 export { fieldTypeModule, fieldTypeModules, moduleOfField } from './registry';

@@ -3,6 +3,7 @@ import { attachments } from './attachments';
 import { createdBy, lastModifiedBy } from './authors';
 import { autonumber } from './autonumber';
 import { checkbox } from './checkbox';
+import { count } from './count';
 import { createdTime } from './created-time';
 import { currency } from './currency';
 import { date } from './date';
@@ -13,11 +14,13 @@ import { formula } from './formula';
 import { lastModifiedTime } from './last-modified-time';
 import { linkedRecord } from './linked-record';
 import { longText } from './long-text';
+import { lookup } from './lookup';
 import { multipleSelect } from './multiple-select';
 import { number } from './number';
 import { percent } from './percent';
 import { phoneNumber } from './phone-number';
 import { rating } from './rating';
+import { rollup } from './rollup';
 import { singleLineText } from './single-line-text';
 import { singleSelect } from './single-select';
 import type { FieldShape, FieldTypeModule } from './types';
@@ -52,13 +55,19 @@ export const fieldTypeModules: { readonly [Type in FieldType]: FieldTypeModule<T
   created_by: createdBy,
   last_modified_by: lastModifiedBy,
   formula,
+  count,
+  lookup,
+  rollup,
 };
 
 export function fieldTypeModule(type: FieldType): FieldTypeModule {
   return fieldTypeModules[type] as FieldTypeModule;
 }
 
-/** The module that reads, filters and sorts one field: its type's, or for a formula its result type's. */
+/**
+ * The module that reads, filters and sorts one field: its type's, or for a type whose result
+ * depends on the field (formula, count, lookup, rollup) its result type's.
+ */
 export function moduleOfField(field: FieldShape): FieldTypeModule {
   const module = fieldTypeModule(field.type);
   return module.forField ? module.forField(field) : module;

@@ -48,6 +48,11 @@ export interface FieldTypeModule<T extends FieldType = FieldType> {
   /** How its values read inside a formula (docs/formulas.md, "Value kinds"). */
   formula: FormulaType;
   /**
+   * Its column as a formula reads a value of its `formula` kind, for a column that holds it in
+   * another form (a lookup's JSON array is read as text[]); absent: the column as it is.
+   */
+  formulaValue?(column: string): string;
+  /**
    * Where a record body's value goes once coerced (see the records service's PreparedRecord);
    * absent for computed types, whose values are never written.
    */
@@ -155,13 +160,19 @@ export interface WriteContext {
    * undefined), comparing with the values before it; an insert passes 'true'.
    */
   changed(fieldIds: readonly string[] | undefined): string;
+  /**
+   * The record's links of a link field as this write gives them, as SQL of a uuid[] (NULL for a
+   * record of the write that leaves them as they are); undefined when the write gives none of them
+   * in the statement (its links are then written by another, and the value refreshed after it).
+   */
+  links?(linkFieldId: string): string | undefined;
 }
 
 export interface WrittenSpec {
-  /** The value of a new record (absent: the column's default). */
-  inserted?(ctx: WriteContext): string;
-  /** The value after an update of the record (absent: kept). */
-  updated?(ctx: WriteContext): string;
+  /** The value of a new record (absent, or undefined: the column's default). */
+  inserted?(ctx: WriteContext): string | undefined;
+  /** The value after an update of the record (absent, or undefined: kept). */
+  updated?(ctx: WriteContext): string | undefined;
 }
 
 /** What an operator's SQL needs: where to put values and how to refuse an operand. */

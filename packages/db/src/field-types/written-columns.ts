@@ -25,6 +25,8 @@ export interface WrittenBy {
   author: () => string;
   /** See WriteContext.changed; an insert need not give it. */
   changed?: WriteContext['changed'];
+  /** See WriteContext.links; absent when the statement writes no links itself. */
+  links?: WriteContext['links'];
 }
 
 function written(
@@ -44,8 +46,9 @@ function written(
         return by.author();
       },
       changed: by.changed ?? (() => 'true'),
+      links: by.links ?? (() => undefined),
     });
-    columns.push({ fieldId: field.id, column, value });
+    if (value !== undefined) columns.push({ fieldId: field.id, column, value });
   }
   return columns;
 }

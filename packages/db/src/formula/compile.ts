@@ -54,7 +54,8 @@ export interface CompiledFormula {
  */
 export const MAX_COMPILED_FORMULA_LENGTH = 200_000;
 
-interface Value {
+/** A compiled value: SQL in its type's form (see SQL_TYPE). */
+export interface Value {
   sql: string;
   type: Inferred;
 }
@@ -91,7 +92,8 @@ function asNumber({ sql, type }: Value): string {
 const asNumberOrZero = (value: Value) =>
   value.type === 'blank' ? '0::float8' : `COALESCE(${asNumber(value)}, 0::float8)`;
 
-function asText({ sql, type }: Value): string {
+/** A value as text, as `&` and ARRAYJOIN write it (a rollup's array_join too). */
+export function asText({ sql, type }: Value): string {
   switch (type) {
     case 'text':
       return sql;
@@ -113,7 +115,8 @@ function asText({ sql, type }: Value): string {
 /** Text where blank is "": what `&` and the text functions read. */
 const asJoinedText = (value: Value) => (value.type === 'blank' ? `''` : `COALESCE(${asText(value)}, '')`);
 
-function truthy({ sql, type }: Value): string {
+/** Whether a value counts as true (IF, AND, OR; a rollup's and/or too). */
+export function truthy({ sql, type }: Value): string {
   switch (type) {
     case 'checkbox':
       return `COALESCE(${sql}, false)`;

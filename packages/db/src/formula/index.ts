@@ -1,4 +1,5 @@
 export {
+  asText as formulaTextSql,
   CLOCK_SQL,
   type CompileContext,
   type CompiledFormula,
@@ -8,6 +9,7 @@ export {
   formulaReadSql,
   formulaResultSql,
   MAX_COMPILED_FORMULA_LENGTH,
+  truthy as formulaTruthySql,
 } from './compile';
 export { dependentsOf, type FieldReads, selfReadingChain } from './dependencies';
 export {

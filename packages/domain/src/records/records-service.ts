@@ -17,6 +17,12 @@ import { requireScope } from '../access-policy';
 import type { TransactionEvents } from '../events';
 import { aggregateRecords } from './aggregate';
 import { expandedLinks } from './expand';
+import {
+  linkedReadersOf,
+  refreshAfterWrite,
+  refreshLinkedReaders,
+  refreshOwnLinkedValues,
+} from './linked-refresh';
 import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
 import { presentRecords } from './presentation';
 import { DEFAULT_READ_INDEX_MIN_ROWS, ensureReadIndexes } from './read-indexes';
@@ -223,6 +229,13 @@ export async function bulkWrite(
       });
       if (outcome.problem) refuse(outcome.problem, table, where);
       events.appended(outcome.eventIds);
+      // Only an upsert's matches can be linked to already: new records are linked by nobody.
+      await refreshAfterWrite(
+        client,
+        body.suppressWebhooks === true ? null : events,
+        table,
+        outcome.updatedIds,
+      );
       return outcome;
     };
     if (!body.matchOn) {
@@ -288,6 +301,7 @@ export async function createOne(
       await addSelectOptions(client, events, table, newOptions);
       await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
       const [id] = await insertRecords(client, table, [prepared], authorOf(principal));
+      if (prepared.links.size > 0) await refreshOwnLinkedValues(client, table, [id!]);
       const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
       if (!options.suppressWebhooks) await events.records(table, 'record.created', [id!], `[${json}]`);
       return json;
@@ -345,12 +359,14 @@ export async function updateOne(
       // The state the event's `changes` compare with.
       const before = announced ? await recordsInOrder(client, table, [id]) : '';
       if (changes) await updateRecords(client, table, [{ id, record: prepared }], authorOf(principal));
+      if (prepared.links.size > 0) await refreshOwnLinkedValues(client, table, [id]);
       const json = (await fetchRecordsJson(client, table, [id])).get(id)!;
       if (announced) {
         await events.records(table, 'record.updated', [id], `[${json}]`, {
           changes: recordChanges(before, `[${json}]`),
         });
       }
+      if (changes) await refreshAfterWrite(client, options.suppressWebhooks ? null : events, table, [id]);
       return json;
     });
     if (newOptions.size > 0) tables?.clear();
@@ -402,6 +418,8 @@ export async function updateMany(
       // The state the event's `changes` compare with.
       const before = announced ? await recordsInOrder(client, table, changed) : '';
       await updateRecords(client, table, writes, authorOf(principal));
+      const relinked = writes.filter((write) => write.record.links.size > 0).map((write) => write.id);
+      await refreshOwnLinkedValues(client, table, relinked);
       const json = await recordsInOrder(client, table, ids);
       if (announced) {
         const changedJson =
@@ -410,6 +428,7 @@ export async function updateMany(
           changes: recordChanges(before, changedJson),
         });
       }
+      await refreshAfterWrite(client, body.suppressWebhooks ? null : events, table, changed);
       return json;
     });
     if (newOptions.size > 0) tables?.clear();
@@ -441,8 +460,11 @@ async function deleteExisting(
       );
     }
     const lastState = await recordsInOrder(client, table, ids);
+    // Found before the delete, whose cascade takes the link rows that lead to them.
+    const readers = await linkedReadersOf(client, table, ids);
     await deleteRecords(client, table, ids);
     if (!options.suppressWebhooks) await events.records(table, 'record.deleted', ids, lastState);
+    await refreshLinkedReaders(client, options.suppressWebhooks ? null : events, readers);
   });
 }
 

@@ -13,6 +13,7 @@ interface TableRow {
   table_name: string;
   primary_field_id: string | null;
   fields: { id: string; name: string; type: FieldType; template: FieldTemplate }[] | null;
+  linked_readers: string[] | null;
 }
 
 /**
@@ -28,7 +29,10 @@ export async function loadTableMeta(
     `SELECT d.id AS database_id, d.schema_version::text, d.schema_name, t.id AS table_id, t.name AS table_name, t.primary_field_id,
             (SELECT json_agg(json_build_object('id', f.id, 'name', f.name, 'type', f.type, 'template', f.template)
                              ORDER BY f.position)
-               FROM fields f WHERE f.table_id = t.id) AS fields
+               FROM fields f WHERE f.table_id = t.id) AS fields,
+            (SELECT array_agg(DISTINCT f.table_id) FROM fields f JOIN tables ft ON ft.id = f.table_id
+              WHERE ft.database_id = d.id AND f.type IN ('count', 'lookup', 'rollup')
+                AND f.template ->> 'tableId' = t.id) AS linked_readers
        FROM databases d JOIN tables t ON t.database_id = d.id
       WHERE d.id = $1 AND (t.id = $2 OR t.name_key = $3)
       ORDER BY t.id = $2 DESC
@@ -55,5 +59,6 @@ export async function loadTableMeta(
     name: row.table_name,
     primaryFieldId: row.primary_field_id ?? fields[0]?.id ?? '',
     fields,
+    ...(row.linked_readers ? { linkedReaders: row.linked_readers } : {}),
   });
 }

@@ -27,6 +27,11 @@ export interface TableMeta {
    * that reads another knows the metadata is stale (store.ts).
    */
   schemaVersion?: string;
+  /**
+   * Tables with count, lookup or rollup fields over a link to this table (this one included when
+   * it links to itself): a write to its records refreshes theirs (linked-refresh.ts). Absent: none.
+   */
+  linkedReaders?: readonly string[];
   fieldsById: ReadonlyMap<string, FieldMeta>;
   fieldsByNameKey: ReadonlyMap<string, FieldMeta>;
 }

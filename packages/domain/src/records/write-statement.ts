@@ -143,7 +143,13 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
       WHERE NOT EXISTS (SELECT 1 FROM missing) AND NOT EXISTS (SELECT 1 FROM many))`,
   );
   const author = once(() => `${params.add(input.author)}::jsonb`);
-  const insertedKept = insertedColumns(table.fields, { author });
+  // A record's links as this statement writes them: counts, lookups and rollups read them here.
+  const linkIndex = new Map(linkFields.map((field, i) => [field.id, i]));
+  const links = (linkFieldId: string) => {
+    const i = linkIndex.get(linkFieldId);
+    return i === undefined ? undefined : `w.l${i}`;
+  };
+  const insertedKept = insertedColumns(table.fields, { author, links });
   const insertColumns = [
     'id',
     ...columnFields.map((field) => quoteIdent(field.id)),
@@ -183,7 +189,7 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
       ];
       return conditions.length > 0 ? `(${conditions.join(' OR ')})` : 'false';
     };
-    const updatedKept = updatedColumns(table.fields, { author, changed });
+    const updatedKept = updatedColumns(table.fields, { author, changed, links });
     const assignments = [
       'updated_at = now()',
       ...columnFields.map((field, i) => {
@@ -217,7 +223,6 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
   });
   // The links a record gave are rendered from the input (the statement cannot read its own link
   // rows); the others from the link table, as any read would.
-  const linkIndex = new Map(linkFields.map((field, i) => [field.id, i]));
   const record = recordJsonSql(table, params, (field, fromTable) => {
     const i = linkIndex.get(field.id);
     if (i === undefined) return fromTable;

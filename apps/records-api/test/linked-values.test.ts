@@ -1,0 +1,513 @@
+import type { TableRecord } from '@recordbase/contracts/records';
+import { baseClient, type FieldBody } from './base-client';
+import { createBase, type Harness, lastOutboxSeq, startHarness } from './harness';
+
+/**
+ * Count, lookup and rollup fields through the API: created over a link field, computed from the
+ * linked records, current after every write that can change them (in the write's transaction),
+ * announced to the records that change with a record.updated event of source "dependency", read,
+ * filtered and sorted as their result type, and every refusal the contract names.
+ */
+
+let h: Harness;
+let root: string;
+let baseId: string;
+
+const { url, newTable, addField, create, update, list } = baseClient(
+  () => h,
+  () => baseId,
+  () => root,
+);
+
+async function added(tableId: string, field: object): Promise<FieldBody> {
+  const res = await addField(tableId, field);
+  if (res.status !== 201) expect(res.body.error?.message).toBe('the field created');
+  return res.body as FieldBody;
+}
+
+async function read(tableId: string, id: string): Promise<TableRecord> {
+  const res = await h.api.get(url(`/tables/${tableId}/records/${id}`)).set('Authorization', root);
+  expect(res.status).toBe(200);
+  return res.body as TableRecord;
+}
+
+async function eventsSince(seq: string) {
+  const { rows } = await h.db.pool.query<{
+    type: string;
+    source: string;
+    table_id: string;
+    data: { recordIds: string[]; records: TableRecord[]; changes?: unknown[] };
+  }>('SELECT type, source, table_id, data FROM outbox_events WHERE seq > $1 ORDER BY seq', [seq]);
+  return rows;
+}
+
+beforeAll(async () => {
+  h = await startHarness();
+  root = h.bearer(h.rootKey);
+  const base = await createBase(h, {
+    name: 'Linked values',
+    tables: [{ name: 'Seed', fields: [{ name: 'Name', type: 'single_line_text' }] }],
+  });
+  expect(base.status).toBe(201);
+  baseId = base.body.id;
+}, 60_000);
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('count, lookup and rollup fields over a link', () => {
+  let tasks: { id: string; fields: FieldBody[] };
+  let projects: { id: string; fields: FieldBody[] };
+  const task: Record<string, TableRecord> = {};
+
+  beforeAll(async () => {
+    tasks = await newTable('Tasks', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Hours', type: 'number' },
+      { name: 'Done', type: 'checkbox' },
+      {
+        name: 'Tags',
+        type: 'multiple_select',
+        template: { options: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] },
+      },
+      { name: 'Due', type: 'date' },
+    ]);
+    projects = await newTable('Projects', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Tasks', type: 'linked_record', template: { tableId: tasks.id } },
+    ]);
+    task.write = await create(tasks.id, {
+      Name: 'Write',
+      Hours: 3,
+      Done: true,
+      Tags: ['a', 'b'],
+      Due: '2026-03-01',
+    });
+    task.test = await create(tasks.id, {
+      Name: 'Test',
+      Hours: 5,
+      Done: false,
+      Tags: ['b'],
+      Due: '2026-02-01',
+    });
+    task.ship = await create(tasks.id, { Name: 'Ship', Hours: null, Done: false, Tags: [] });
+    for (const field of [
+      { name: 'Task count', type: 'count', template: { linkFieldId: 'Tasks' } },
+      { name: 'Task names', type: 'lookup', template: { linkFieldId: 'Tasks', fieldId: 'Name' } },
+      { name: 'Task tags', type: 'lookup', template: { linkFieldId: 'Tasks', fieldId: 'Tags' } },
+      {
+        name: 'Hours',
+        type: 'rollup',
+        template: { linkFieldId: 'Tasks', fieldId: 'Hours', function: 'sum' },
+      },
+      {
+        name: 'Average',
+        type: 'rollup',
+        template: { linkFieldId: 'Tasks', fieldId: 'Hours', function: 'average' },
+      },
+      {
+        name: 'Least',
+        type: 'rollup',
+        template: { linkFieldId: 'Tasks', fieldId: 'Hours', function: 'min' },
+      },
+      {
+        name: 'First due',
+        type: 'rollup',
+        template: { linkFieldId: 'Tasks', fieldId: 'Due', function: 'min' },
+      },
+      {
+        name: 'Timed',
+        type: 'rollup',
+        template: { linkFieldId: 'Tasks', fieldId: 'Hours', function: 'count_non_empty' },
+      },
+      {
+        name: 'Tag kinds',
+        type: 'rollup',
+        template: { linkFieldId: 'Tasks', fieldId: 'Tags', function: 'count_unique' },
+      },
+      {
+        name: 'Names',
+        type: 'rollup',
+        template: { linkFieldId: 'Tasks', fieldId: 'Name', function: 'array_join' },
+      },
+      {
+        name: 'Unique tags',
+        type: 'rollup',
+        template: { linkFieldId: 'Tasks', fieldId: 'Tags', function: 'array_unique' },
+      },
+      {
+        name: 'All done',
+        type: 'rollup',
+        template: { linkFieldId: 'Tasks', fieldId: 'Done', function: 'and' },
+      },
+      {
+        name: 'Any done',
+        type: 'rollup',
+        template: { linkFieldId: 'Tasks', fieldId: 'Done', function: 'or' },
+      },
+      { name: 'Twice', type: 'formula', template: { expression: '{Hours} * 2' } },
+      { name: 'Joined', type: 'formula', template: { expression: 'ARRAYJOIN({Task names}, "|")' } },
+    ]) {
+      await added(projects.id, field);
+    }
+  });
+
+  test('are Field objects with their result types and templates by id', async () => {
+    const res = await h.api.get(url(`/tables/${projects.id}`)).set('Authorization', root);
+    const byName = new Map((res.body.fields as FieldBody[]).map((field) => [field.name, field]));
+    const linkId = byName.get('Tasks')!.id;
+    const hoursId = tasks.fields.find((field) => field.name === 'Hours')!.id;
+    expect(byName.get('Task count')).toMatchObject({
+      resultType: 'number',
+      template: { linkFieldId: linkId },
+    });
+    expect(byName.get('Task names')).toMatchObject({ type: 'lookup', resultType: 'array' });
+    expect(byName.get('Hours')).toEqual({
+      id: expect.any(String),
+      name: 'Hours',
+      type: 'rollup',
+      resultType: 'number',
+      template: { linkFieldId: linkId, fieldId: hoursId, function: 'sum' },
+    });
+    expect(byName.get('First due')).toMatchObject({ resultType: 'date' });
+    expect(byName.get('Names')).toMatchObject({ resultType: 'text' });
+    expect(byName.get('Unique tags')).toMatchObject({ resultType: 'array' });
+    expect(byName.get('All done')).toMatchObject({ resultType: 'checkbox' });
+  });
+
+  test('are computed for a new record from the links it is given, and empty without', async () => {
+    const project = await create(projects.id, {
+      Name: 'Launch',
+      Tasks: [task.write!.id, task.test!.id, task.ship!.id],
+    });
+    expect(project.fields).toMatchObject({
+      'Task count': 3,
+      'Task names': ['Write', 'Test', 'Ship'],
+      'Task tags': ['a', 'b', 'b'],
+      Hours: 8,
+      Average: 4,
+      Least: 3,
+      'First due': '2026-02-01',
+      Timed: 2,
+      'Tag kinds': 2,
+      Names: 'Write, Test, Ship',
+      'Unique tags': ['a', 'b'],
+      'All done': false,
+      'Any done': true,
+      Twice: 16,
+      Joined: 'Write|Test|Ship',
+    });
+    const empty = await create(projects.id, { Name: 'Idle' });
+    expect(empty.fields).toMatchObject({
+      'Task count': 0,
+      'Task names': [],
+      Hours: 0,
+      Timed: 0,
+      'Unique tags': [],
+      Twice: 0,
+    });
+    // The others are null over no records, and null values are left out of `fields`.
+    expect(empty.data).toMatchObject({});
+    for (const name of ['Average', 'Least', 'First due', 'Names', 'All done', 'Any done']) {
+      const id = (await h.api.get(url(`/tables/${projects.id}`)).set('Authorization', root)).body.fields.find(
+        (field: FieldBody) => field.name === name,
+      ).id;
+      expect([name, empty.data[id] ?? null]).toEqual([name, null]);
+    }
+  });
+
+  test('follow links added, removed and reordered, on every write path', async () => {
+    const project = await create(projects.id, { Name: 'Paths', Tasks: [task.ship!.id] });
+    const reordered = await update(projects.id, project.id, { Tasks: [task.test!.id, task.write!.id] });
+    expect(reordered.fields).toMatchObject({ 'Task names': ['Test', 'Write'], Hours: 8, 'Task count': 2 });
+    // Bulk create and upsert run as one statement each.
+    const bulk = await h.api
+      .post(url(`/tables/${projects.id}/records/bulk`))
+      .set('Authorization', root)
+      .send({ records: [{ Name: 'Bulk', Tasks: [task.write!.id] }, { Name: 'Bulk 2' }] });
+    expect([bulk.status, bulk.body.error?.message]).toEqual([201, undefined]);
+    expect(bulk.body.records.map((record: TableRecord) => record.fields['Task names'])).toEqual([
+      ['Write'],
+      [],
+    ]);
+    const upsert = await h.api
+      .post(url(`/tables/${projects.id}/records/bulk`))
+      .set('Authorization', root)
+      .send({
+        matchOn: [projects.fields[0]!.id],
+        records: [{ Name: 'Bulk', Tasks: [task.test!.id, task.ship!.id] }, { Name: 'Bulk 2' }],
+      });
+    expect([upsert.status, upsert.body.error?.message]).toEqual([200, undefined]);
+    expect(upsert.body.records.map((record: TableRecord) => record.fields['Task count'])).toEqual([2, 0]);
+    const many = await h.api
+      .patch(url(`/tables/${projects.id}/records/bulk`))
+      .set('Authorization', root)
+      .send({ records: [{ id: project.id, fields: { Tasks: [] } }] });
+    expect([many.status, many.body.error?.message]).toEqual([200, undefined]);
+    expect(many.body.records[0].fields).toMatchObject({ 'Task count': 0, Hours: 0, 'Task names': [] });
+    expect((await read(projects.id, project.id)).fields).toMatchObject({ 'Task count': 0 });
+  });
+
+  test("follow a linked record's change, with a dependency event for each table's records that changed", async () => {
+    const a = await create(projects.id, { Name: 'Dep A', Tasks: [task.test!.id] });
+    const b = await create(projects.id, { Name: 'Dep B', Tasks: [task.test!.id, task.write!.id] });
+    const seq = await lastOutboxSeq(h.db);
+    await update(tasks.id, task.test!.id, { Hours: 7, Name: 'Test more' });
+    expect((await read(projects.id, a.id)).fields).toMatchObject({
+      Hours: 7,
+      'Task names': ['Test more'],
+      Twice: 14,
+    });
+    expect((await read(projects.id, b.id)).fields).toMatchObject({ Hours: 10, Names: 'Test more, Write' });
+    const events = await eventsSince(seq);
+    expect(events.map((event) => [event.type, event.source, event.table_id])).toEqual([
+      ['record.updated', 'public_api', tasks.id],
+      ['record.updated', 'dependency', projects.id],
+    ]);
+    const dependency = events[1]!.data;
+    expect(new Set(dependency.recordIds)).toEqual(
+      new Set(
+        (await list(projects.id, { filter: { field: 'Tasks', contains: task.test!.id } })).map(
+          (record) => record.id,
+        ),
+      ),
+    );
+    const changeOfA = (
+      dependency.changes as {
+        recordId: string;
+        changedFieldIds: string[];
+        previous: Record<string, unknown>;
+      }[]
+    ).find((change) => change.recordId === a.id)!;
+    const fieldId = (name: string) =>
+      dependency.records[0]!.data &&
+      Object.keys(dependency.records[0]!.data).find((id) =>
+        projects.fields.some((field) => field.id === id && field.name === name),
+      );
+    expect(changeOfA.changedFieldIds.length).toBeGreaterThan(0);
+    expect(Object.values(changeOfA.previous)).toContain(5);
+    expect(fieldId('Name')).toBeDefined();
+    await update(tasks.id, task.test!.id, { Hours: 5, Name: 'Test' });
+  });
+
+  test("follow a linked record's deletion", async () => {
+    const doomed = await create(tasks.id, { Name: 'Doomed', Hours: 100 });
+    const project = await create(projects.id, { Name: 'Loses one', Tasks: [task.write!.id, doomed.id] });
+    expect(project.fields).toMatchObject({ Hours: 103, 'Task count': 2 });
+    const seq = await lastOutboxSeq(h.db);
+    const res = await h.api
+      .delete(url(`/tables/${tasks.id}/records/${doomed.id}`))
+      .set('Authorization', root);
+    expect(res.status).toBe(200);
+    expect((await read(projects.id, project.id)).fields).toMatchObject({
+      Hours: 3,
+      'Task count': 1,
+      'Task names': ['Write'],
+    });
+    expect((await eventsSince(seq)).map((event) => [event.type, event.source])).toEqual([
+      ['record.deleted', 'public_api'],
+      ['record.updated', 'dependency'],
+    ]);
+  });
+
+  test('filter and sort as their result type', async () => {
+    const records = await list(projects.id, {
+      filter: { field: 'Hours', greater_than: 7 },
+      sort: [
+        { field: 'Hours', direction: 'desc' },
+        { field: 'Name', direction: 'asc' },
+      ],
+    });
+    expect(records.length).toBeGreaterThan(0);
+    const hours = records.map((record) => record.fields.Hours as number);
+    expect(hours.every((value) => value > 7)).toBe(true);
+    expect([...hours].sort((x, y) => y - x)).toEqual(hours);
+    const tagged = await list(projects.id, { filter: { field: 'Task names', contains: 'Ship' } });
+    expect(tagged.every((record) => (record.fields['Task names'] as string[]).includes('Ship'))).toBe(true);
+    expect(tagged.length).toBeGreaterThan(0);
+  });
+
+  test('are refused in a record body and as matchOn', async () => {
+    const res = await h.api
+      .post(url(`/tables/${projects.id}/records`))
+      .set('Authorization', root)
+      .send({ record: { Name: 'x', Hours: 3 } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain('Hours');
+  });
+
+  test('refuse templates that name no link, no field, or a function the values do not take', async () => {
+    const cases: [object, string][] = [
+      [{ type: 'count', template: { linkFieldId: 'Nope' } }, 'no field "Nope"'],
+      [{ type: 'count', template: { linkFieldId: 'Name' } }, 'reads a linked_record field'],
+      [
+        { type: 'lookup', template: { linkFieldId: 'Tasks', fieldId: 'Nope' } },
+        'no field "Nope" in the linked table',
+      ],
+      [
+        { type: 'rollup', template: { linkFieldId: 'Tasks', fieldId: 'Name', function: 'sum' } },
+        'sum needs numbers',
+      ],
+      [
+        { type: 'rollup', template: { linkFieldId: 'Tasks', fieldId: 'Name', function: 'median' } },
+        'must be one of',
+      ],
+    ];
+    for (const [field, message] of cases) {
+      const res = await addField(projects.id, { name: 'Bad', ...field });
+      expect([res.status, res.body.error?.message]).toEqual([400, expect.stringContaining(message)]);
+    }
+  });
+
+  test('keep the fields they read: deleting the link or the looked-up field is refused', async () => {
+    const link = await h.api.delete(url(`/tables/${projects.id}/fields/Tasks`)).set('Authorization', root);
+    expect(link.status).toBe(400);
+    expect(link.body.error.message).toContain('Task count');
+    const hours = await h.api.delete(url(`/tables/${tasks.id}/fields/Hours`)).set('Authorization', root);
+    expect(hours.status).toBe(400);
+    expect(hours.body.error.message).toContain('"Hours"');
+    const table = await h.api.delete(url(`/tables/${tasks.id}`)).set('Authorization', root);
+    expect(table.status).toBe(400);
+  });
+
+  test("follow the looked-up field's type conversion", async () => {
+    const res = await h.api
+      .patch(url(`/tables/${tasks.id}/fields/Name`))
+      .set('Authorization', root)
+      .send({ type: 'long_text' });
+    expect(res.status).toBe(200);
+    const project = await create(projects.id, { Name: 'After', Tasks: [task.write!.id] });
+    expect(project.fields).toMatchObject({ 'Task names': ['Write'], Names: 'Write' });
+    // Text that no longer adds up: the sum over it is refused, naming the rollups.
+    const refused = await h.api
+      .patch(url(`/tables/${tasks.id}/fields/Hours`))
+      .set('Authorization', root)
+      .send({ type: 'single_line_text' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toContain('"Hours"');
+  });
+});
+
+describe('chains of computed fields across tables', () => {
+  test('a rollup of a formula of a lookup follows the record at the end of the chain, one event per table', async () => {
+    const c = await newTable('Chain C', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Points', type: 'number' },
+    ]);
+    const b = await newTable('Chain B', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Cs', type: 'linked_record', template: { tableId: c.id } },
+    ]);
+    const a = await newTable('Chain A', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Bs', type: 'linked_record', template: { tableId: b.id } },
+    ]);
+    await added(b.id, { name: 'C names', type: 'lookup', template: { linkFieldId: 'Cs', fieldId: 'Name' } });
+    await added(b.id, {
+      name: 'Label',
+      type: 'formula',
+      template: { expression: 'ARRAYJOIN({C names}, "+")' },
+    });
+    await added(b.id, {
+      name: 'Points',
+      type: 'rollup',
+      template: { linkFieldId: 'Cs', fieldId: 'Points', function: 'sum' },
+    });
+    await added(a.id, {
+      name: 'Labels',
+      type: 'rollup',
+      template: { linkFieldId: 'Bs', fieldId: 'Label', function: 'array_join' },
+    });
+    await added(a.id, {
+      name: 'Points',
+      type: 'rollup',
+      template: { linkFieldId: 'Bs', fieldId: 'Points', function: 'max' },
+    });
+    const c1 = await create(c.id, { Name: 'x', Points: 1 });
+    const c2 = await create(c.id, { Name: 'y', Points: 2 });
+    const b1 = await create(b.id, { Name: 'b1', Cs: [c1.id, c2.id] });
+    const b2 = await create(b.id, { Name: 'b2', Cs: [c2.id] });
+    const a1 = await create(a.id, { Name: 'a1', Bs: [b1.id, b2.id] });
+    expect(a1.fields).toMatchObject({ Labels: 'x+y, y', Points: 3 });
+
+    const seq = await lastOutboxSeq(h.db);
+    await update(c.id, c2.id, { Name: 'z', Points: 10 });
+    expect((await read(a.id, a1.id)).fields).toMatchObject({ Labels: 'x+z, z', Points: 11 });
+    expect((await read(b.id, b2.id)).fields).toMatchObject({ Label: 'z', Points: 10 });
+    const events = await eventsSince(seq);
+    expect(events.map((event) => [event.source, event.table_id, event.data.recordIds.length])).toEqual([
+      ['public_api', c.id, 1],
+      ['dependency', b.id, 2],
+      ['dependency', a.id, 1],
+    ]);
+    const [change] = events[2]!.data.changes as {
+      changedFieldIds: string[];
+      previous: Record<string, unknown>;
+    }[];
+    expect(Object.values(change!.previous).sort()).toEqual([3, 'x+y, y']);
+
+    // A rollup may not come to read itself through a lookup of another table.
+    await added(b.id, { name: 'As', type: 'linked_record', template: { tableId: a.id } });
+    await added(b.id, {
+      name: 'A points',
+      type: 'lookup',
+      template: { linkFieldId: 'As', fieldId: 'Points' },
+    });
+    const loop = await h.api
+      .patch(url(`/tables/${a.id}/fields/Points`))
+      .set('Authorization', root)
+      .send({ template: { linkFieldId: 'Bs', fieldId: 'A points', function: 'max' } });
+    expect([loop.status, loop.body.error?.message]).toEqual([400, expect.stringContaining('read itself')]);
+  });
+
+  test('a link to the same table: a lookup of the manager follows the manager', async () => {
+    const people = await newTable('People', [{ name: 'Name', type: 'single_line_text' }]);
+    const link = await added(people.id, {
+      name: 'Manager',
+      type: 'linked_record',
+      template: { tableId: people.id },
+    });
+    await added(people.id, {
+      name: 'Manager name',
+      type: 'lookup',
+      template: { linkFieldId: link.id, fieldId: 'Name' },
+    });
+    const boss = await create(people.id, { Name: 'Ada' });
+    const report = await create(people.id, { Name: 'Bob', Manager: [boss.id] });
+    expect(report.fields['Manager name']).toEqual(['Ada']);
+    await update(people.id, boss.id, { Name: 'Ada L.' });
+    expect((await read(people.id, report.id)).fields['Manager name']).toEqual(['Ada L.']);
+    // Looking up its own lookup through the same link reads the manager's manager's name.
+    const refused = await addField(people.id, {
+      name: 'Loop',
+      type: 'lookup',
+      template: { linkFieldId: link.id, fieldId: 'Loop' },
+    });
+    expect(refused.status).toBe(400);
+  });
+
+  test("a select option taken out of the looked-up field's template leaves the lookups", async () => {
+    const items = await newTable('Items', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Tags', type: 'multiple_select', template: { options: [{ name: 'red' }, { name: 'blue' }] } },
+    ]);
+    const boxes = await newTable('Boxes', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Items', type: 'linked_record', template: { tableId: items.id } },
+    ]);
+    await added(boxes.id, {
+      name: 'Tags',
+      type: 'lookup',
+      template: { linkFieldId: 'Items', fieldId: 'Tags' },
+    });
+    const item = await create(items.id, { Name: 'i', Tags: ['red', 'blue'] });
+    const box = await create(boxes.id, { Name: 'b', Items: [item.id] });
+    expect(box.fields.Tags).toEqual(['red', 'blue']);
+    const res = await h.api
+      .patch(url(`/tables/${items.id}/fields/Tags`))
+      .set('Authorization', root)
+      .send({ template: { options: [{ name: 'blue' }] } });
+    expect(res.status).toBe(200);
+    expect((await read(boxes.id, box.id)).fields.Tags).toEqual(['blue']);
+  });
+});

@@ -1,0 +1,171 @@
+import type { RollupFunction } from '@recordbase/contracts/fields';
+import { FORMULA_COLUMN_TYPE } from '../formula/compile';
+import type { FormulaType } from '../formula/types';
+import { linkTableName, qualifiedTable } from '../physical/naming';
+import { checkbox } from './checkbox';
+import { neverWritten, notConvertedInto, unwrittenParts } from './computed';
+import { date } from './date';
+import { datetime } from './datetime';
+import { multipleSelect } from './multiple-select';
+import { number } from './number';
+import { asArray } from './oracle';
+import { singleLineText } from './single-line-text';
+import type { AddedColumn, FieldShape, FieldSql, FieldTypeModule, WriteContext } from './types';
+
+/**
+ * What count, lookup and rollup share: a value computed from the records a link field of the same
+ * record holds, kept in a column of the record table so that filters, sorts and indexes read it
+ * like any column. The write that changes a record's links sets it in the same statement (from the
+ * links it writes); a change to the linked records refreshes it from the link table in the same
+ * transaction (the records service's linked-refresh.ts). Either way the SQL is the one the
+ * service compiled when the field was saved (KeptLinkedValues), around the relation of the
+ * record's links, `lnk(linked_id, position)`.
+ */
+
+/** A count, lookup or rollup template as the service keeps it (the client sees the first three). */
+export interface KeptLinkedValues {
+  /** The link field of the same table, by id. */
+  linkFieldId: string;
+  /** The field of the linked table (lookup, rollup), by id. */
+  fieldId?: string;
+  function?: RollupFunction;
+  resultType: FormulaType;
+  /** The linked table's id. */
+  tableId: string;
+  /**
+   * Its value for one record: `head`, then a relation `lnk(linked_id uuid, position)` of the
+   * record's links, then `tail`. Split so that no text is ever searched for a placeholder.
+   */
+  head: string;
+  tail: string;
+}
+
+export const keptLinkedValues = (field: Pick<FieldShape, 'template'>) => field.template as KeptLinkedValues;
+
+/** The value from a relation of links (SQL of `... AS lnk(linked_id, position)`). */
+export const linkedValueSql = (kept: KeptLinkedValues, relation: string) =>
+  `${kept.head}${relation}${kept.tail}`;
+
+/** The value of the record aliased `r` from its stored links. */
+export function storedLinkedValueSql(kept: KeptLinkedValues, schemaName: string): string {
+  const links = qualifiedTable(schemaName, linkTableName(kept.linkFieldId));
+  return linkedValueSql(
+    kept,
+    `(SELECT l.linked_id, l.position FROM ${links} l WHERE l.record_id = r.id) AS lnk`,
+  );
+}
+
+/** The value from a uuid[] of linked ids in order (a write's own links; NULL reads as none). */
+export const givenLinkedValueSql = (kept: KeptLinkedValues, ids: string) =>
+  linkedValueSql(kept, `unnest(${ids}) WITH ORDINALITY AS lnk(linked_id, position)`);
+
+/** The column of a value that is an array: its JSON, which keeps the linked values' own types. */
+const JSON_ARRAY_TYPE = 'jsonb';
+
+/** The value over no linked records, which new records start with (null where the contract says). */
+function emptyValue(kept: KeptLinkedValues | undefined): string | undefined {
+  if (!kept) return undefined;
+  if (kept.resultType === 'array') return "'[]'::jsonb";
+  if (kept.function === undefined) return '0'; // count
+  return ['sum', 'count_non_empty', 'count_unique'].includes(kept.function) ? '0' : undefined;
+}
+
+const texts = (column: string) => `public.rb_f_json_texts(${column})`;
+
+/**
+ * A JSON array of values (lookups, array_unique) read as a multiple select reads its options:
+ * each value as text (docs/formulas.md), while the API sees the values in their own types.
+ */
+const jsonArrayReading: FieldTypeModule = {
+  ...(multipleSelect as FieldTypeModule),
+  json: ({ column }) => `COALESCE(${column}::text, '[]')`,
+  sqlValue: ({ column }) => column,
+  // A JSON array has no order an index could serve.
+  readIndex: undefined,
+  filters: Object.fromEntries(
+    Object.entries(multipleSelect.filters).map(([operator, sql]) => [
+      operator,
+      (field: FieldSql, ctx: Parameters<NonNullable<typeof sql>>[1]) =>
+        sql!({ ...field, column: texts(field.column) }, ctx),
+    ]),
+  ),
+  sort: (field) => multipleSelect.sort({ ...field, column: texts(field.column) }),
+  readings: (column) => multipleSelect.readings(texts(column)),
+  oracle: {
+    matches: (value, operator, operand) =>
+      multipleSelect.oracle.matches(asArray<unknown>(value).map(String), operator, operand),
+    sortKey: (value) => asArray<unknown>(value).map(String),
+  },
+};
+
+const RESULT_MODULES: Readonly<Record<FormulaType, FieldTypeModule>> = {
+  text: singleLineText as FieldTypeModule,
+  number: number as FieldTypeModule,
+  // and/or over no records is null, which a checkbox column never holds.
+  checkbox: { ...(checkbox as FieldTypeModule), json: ({ column }) => `COALESCE(${column}::text, 'null')` },
+  date: date as FieldTypeModule,
+  datetime: datetime as FieldTypeModule,
+  array: jsonArrayReading,
+};
+
+const resultModule = (field: Pick<FieldShape, 'template'>) =>
+  RESULT_MODULES[keptLinkedValues(field)?.resultType ?? 'number'];
+
+/**
+ * The module of one of the three types: its column by its result type, filled when added and kept
+ * by the writes; reads, filters and sorts as its result type's module (forField).
+ */
+export function linkedValuesModule<T extends 'count' | 'lookup' | 'rollup'>(
+  type: T,
+  defaultResult: FormulaType,
+): FieldTypeModule<T> {
+  const columnOf = (field: FieldShape) => {
+    const kept = keptLinkedValues(field);
+    const resultType = kept?.resultType ?? defaultResult;
+    const empty = emptyValue(kept);
+    return {
+      sqlType: resultType === 'array' ? JSON_ARRAY_TYPE : FORMULA_COLUMN_TYPE[resultType],
+      ...(empty ? { notNullDefault: empty } : {}),
+    };
+  };
+  const own = {
+    type,
+    formula: defaultResult,
+    primary: false as const,
+    columnOf,
+    columnAdded: ({ table, column, field, schemaName }: AddedColumn) => [
+      `UPDATE ${table} AS r SET ${column} = ${storedLinkedValueSql(keptLinkedValues(field), schemaName)}`,
+    ],
+    written: {
+      // A record's links given by the write: its value from them, in the same statement.
+      inserted: (ctx: WriteContext) => {
+        const ids = ctx.links?.(keptLinkedValues(ctx.field).linkFieldId);
+        return ids === undefined ? undefined : givenLinkedValueSql(keptLinkedValues(ctx.field), ids);
+      },
+      updated: (ctx: WriteContext) => {
+        const ids = ctx.links?.(keptLinkedValues(ctx.field).linkFieldId);
+        return ids === undefined
+          ? undefined
+          : `CASE WHEN ${ids} IS NULL THEN ${ctx.column} ELSE ${givenLinkedValueSql(keptLinkedValues(ctx.field), ids)} END`;
+      },
+    },
+    coerce: neverWritten,
+    convertFrom: notConvertedInto,
+  };
+  const module: FieldTypeModule<T> = {
+    ...(RESULT_MODULES[defaultResult] as unknown as FieldTypeModule<T>),
+    ...own,
+    ...unwrittenParts,
+    forField: (field) => {
+      const reading = resultModule(field);
+      return {
+        ...reading,
+        ...own,
+        formula: keptLinkedValues(field)?.resultType ?? defaultResult,
+        formulaValue: reading === jsonArrayReading ? texts : undefined,
+        ...unwrittenParts,
+      } as FieldTypeModule;
+    },
+  };
+  return module;
+}

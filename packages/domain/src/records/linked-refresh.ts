@@ -1,0 +1,171 @@
+import { keptLinkedValues, storedLinkedValueSql } from '@recordbase/db/field-types';
+import { linkTableName, qualifiedTable, quoteIdent, SqlParams } from '@recordbase/db/physical';
+import type { TransactionEvents } from '../events';
+import { isLinkedValues } from '../linked-fields';
+import { recordChanges } from './record-changes';
+import { recordJsonSql } from './record-json';
+import type { Queryable } from './store';
+import { fetchRecordsJson } from './store';
+import { loadTableMeta } from './table-loader';
+import type { TableMeta } from './table-meta';
+
+/**
+ * Count, lookup and rollup values kept current, in the transaction of the write that changes
+ * them. A write that gives a record's links sets its own values in its statement (their modules'
+ * `written`) or, where links are written by a statement of their own, right after it
+ * (refreshOwnLinkedValues). A write to records that others link to refreshes the values of those
+ * others, table by table, set-based: the records holding links to the written ones are found in
+ * the link tables, their values computed again from the link tables and updated where they
+ * differ; each table's changed records get one record.updated event with source "dependency";
+ * and the values changed go on to the tables reading that table in turn (a rollup of a formula of
+ * a lookup). Cycles are refused when fields are saved, so the chain ends; the depth bound is a
+ * guard.
+ */
+
+/** Longer chains than this (lookups of rollups of lookups…) are not followed further. */
+const MAX_CHAIN = 16;
+
+const linkedValueFields = (table: TableMeta) => table.fields.filter(isLinkedValues);
+
+/**
+ * Sets the count, lookup and rollup columns of records of `table` from their stored links; the
+ * ids of those whose values changed, in id order, with those records as they were (a JSON array)
+ * when `before` is asked.
+ */
+async function refreshRecords(
+  client: Queryable,
+  table: TableMeta,
+  ids: readonly string[],
+  before: boolean,
+): Promise<{ ids: string[]; beforeJson: string }> {
+  const fields = linkedValueFields(table);
+  if (fields.length === 0 || ids.length === 0) return { ids: [], beforeJson: '[]' };
+  const params = new SqlParams();
+  const ref = qualifiedTable(table.schemaName, table.id);
+  const fresh = fields.map(
+    (field, i) => `${storedLinkedValueSql(keptLinkedValues(field), table.schemaName)} AS v${i}`,
+  );
+  const columns = fields.map((field) => `r.${quoteIdent(field.id)}`);
+  const computed = fields.map((_, i) => `f.v${i}`);
+  const ctes = [
+    `fresh AS MATERIALIZED (SELECT r.id, ${fresh.join(', ')} FROM ${ref} r WHERE r.id = ANY(${params.add(ids)}::uuid[]))`,
+  ];
+  if (before) {
+    const record = recordJsonSql(table, params);
+    ctes.push(
+      `previous AS (SELECT r.id, ${record.text} AS j FROM ${ref} r JOIN fresh f ON f.id = r.id ${record.join})`,
+    );
+  }
+  ctes.push(
+    `changed AS (UPDATE ${ref} AS r SET ${fields.map((field, i) => `${quoteIdent(field.id)} = f.v${i}`).join(', ')}
+       FROM fresh f WHERE r.id = f.id AND ROW(${columns.join(', ')}) IS DISTINCT FROM ROW(${computed.join(', ')})
+       RETURNING r.id)`,
+  );
+  const result = await client.query<{ ids: string[] | null; before: string | null }>(
+    `WITH ${ctes.join(',\n')}
+     SELECT (SELECT array_agg(id::text ORDER BY id) FROM changed) AS ids,
+            ${before ? `(SELECT '[' || string_agg(p.j, ',' ORDER BY p.id) || ']' FROM previous p JOIN changed c ON c.id = p.id)` : 'NULL::text'} AS before`,
+    params.values,
+  );
+  const row = result.rows[0]!;
+  return { ids: row.ids ?? [], beforeJson: row.before ?? '[]' };
+}
+
+/**
+ * After a write that gave records their links through statements of their own (the records
+ * service's single-record writes): their count, lookup and rollup values from those links. The
+ * write's own event, rendered after, carries them.
+ */
+export async function refreshOwnLinkedValues(
+  client: Queryable,
+  table: TableMeta,
+  ids: readonly string[],
+): Promise<void> {
+  await refreshRecords(client, table, ids, false);
+}
+
+/** Records of a table whose values read records just written, as found before they change. */
+export interface AffectedReaders {
+  table: TableMeta;
+  ids: string[];
+}
+
+/**
+ * The records, in the tables reading `table` through links, that hold links to records `ids` of
+ * it. Asked before a delete too, whose cascade takes the link rows with the records.
+ */
+export async function linkedReadersOf(
+  client: Queryable,
+  table: TableMeta,
+  ids: readonly string[],
+): Promise<AffectedReaders[]> {
+  if (!table.linkedReaders || ids.length === 0) return [];
+  const affected: AffectedReaders[] = [];
+  for (const readerId of table.linkedReaders) {
+    const reader = readerId === table.id ? table : await loadTableMeta(client, table.databaseId, readerId);
+    const linkFieldIds = [
+      ...new Set(
+        linkedValueFields(reader)
+          .map((field) => keptLinkedValues(field))
+          .filter((kept) => kept.tableId === table.id)
+          .map((kept) => kept.linkFieldId),
+      ),
+    ];
+    if (linkFieldIds.length === 0) continue;
+    const union = linkFieldIds
+      .map(
+        (linkFieldId) =>
+          `SELECT record_id FROM ${qualifiedTable(reader.schemaName, linkTableName(linkFieldId))} WHERE linked_id = ANY($1::uuid[])`,
+      )
+      .join(' UNION ');
+    const result = await client.query<{ id: string }>(
+      `SELECT record_id::text AS id FROM (${union}) AS linking ORDER BY 1`,
+      [ids],
+    );
+    if (result.rows.length > 0) affected.push({ table: reader, ids: result.rows.map((row) => row.id) });
+  }
+  return affected;
+}
+
+/**
+ * Refreshes the records found by linkedReadersOf (after the write), announces those that changed
+ * (unless `events` is null: the write asked that webhooks not hear of it), and follows the chain.
+ */
+export async function refreshLinkedReaders(
+  client: Queryable,
+  events: TransactionEvents | null,
+  affected: readonly AffectedReaders[],
+  depth = 0,
+): Promise<void> {
+  for (const { table, ids } of affected) {
+    const refreshed = await refreshRecords(client, table, ids, events !== null);
+    if (refreshed.ids.length === 0) continue;
+    if (events) {
+      const after = await fetchRecordsJson(client, table, refreshed.ids);
+      const afterJson = `[${refreshed.ids.map((id) => after.get(id)!).join(',')}]`;
+      await events.records(table, 'record.updated', refreshed.ids, afterJson, {
+        source: 'dependency',
+        changes: recordChanges(refreshed.beforeJson, afterJson),
+      });
+    }
+    if (depth + 1 < MAX_CHAIN) {
+      await refreshLinkedReaders(
+        client,
+        events,
+        await linkedReadersOf(client, table, refreshed.ids),
+        depth + 1,
+      );
+    }
+  }
+}
+
+/** After a write to records `ids` of `table`: the records linking to them refreshed and announced. */
+export async function refreshAfterWrite(
+  client: Queryable,
+  events: TransactionEvents | null,
+  table: TableMeta,
+  ids: readonly string[],
+): Promise<void> {
+  if (!table.linkedReaders || ids.length === 0) return;
+  await refreshLinkedReaders(client, events, await linkedReadersOf(client, table, ids));
+}
