@@ -1,6 +1,6 @@
 import type { TableRecord } from '@recordbase/contracts/records';
 import { baseClient, type FieldBody } from './base-client';
-import { createBase, type Harness, lastOutboxSeq, startHarness } from './harness';
+import { createBase, type Harness, lastOutboxSeq, schemaNameOf, startHarness } from './harness';
 
 /**
  * Count, lookup and rollup fields through the API: created over a link field, computed from the
@@ -288,6 +288,33 @@ describe('count, lookup and rollup fields over a link', () => {
     expect(Object.values(changeOfA.previous)).toContain(5);
     expect(fieldId('Name')).toBeDefined();
     await update(tasks.id, task.test!.id, { Hours: 5, Name: 'Test' });
+  });
+
+  test('read a linked record that another transaction is changing only once it commits', async () => {
+    const racing = await create(tasks.id, { Name: 'Racing', Hours: 1 });
+    const hoursColumn = tasks.fields.find((field) => field.name === 'Hours')!.id;
+    // Another writer holds the linked record changed but not yet committed, as an update of it does
+    // between its statement and its refresh of the records linking to it.
+    const other = await h.db.pool.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(
+        `UPDATE "${schemaNameOf(baseId)}"."${tasks.id}" SET "${hoursColumn}" = 42 WHERE id = $1`,
+        [racing.id],
+      );
+      let answered = false;
+      const linking = create(projects.id, { Name: 'Race', Tasks: [racing.id] }).then((record) => {
+        answered = true;
+        return record;
+      });
+      await new Promise((done) => setTimeout(done, 300));
+      // The write linking it waits: computed now, its rollup would hold 1 for good.
+      expect(answered).toBe(false);
+      await other.query('COMMIT');
+      expect((await linking).fields.Hours).toBe(42);
+    } finally {
+      other.release();
+    }
   });
 
   test("follow a linked record's deletion", async () => {

@@ -64,9 +64,18 @@ function filled(value: string, type: FormulaType): string {
   return `(${value} IS NOT NULL)`;
 }
 
+/**
+ * How a value reads the linked records: locked against a concurrent update until the write's
+ * commit. Without it, a write linking a record computed its value from the linked record as it was
+ * while another transaction changed that record, whose refresh could not yet see the new link:
+ * the value would stay stale. With it, one of the two waits for the other's commit, and then
+ * reads (the linked record's new value, or the new link) what the other wrote.
+ */
+const READ_LOCK = 'FOR SHARE';
+
 /** A value of the field: each linked record's, typed as formulas read it, arrays' items one by one. */
 function valuesFrom(linkedTable: string, reading: { sql: string; type: FormulaType }) {
-  const one = `CROSS JOIN LATERAL (SELECT ${reading.sql} AS v FROM ${linkedTable} r WHERE r.id = lnk.linked_id) x`;
+  const one = `CROSS JOIN LATERAL (SELECT ${reading.sql} AS v FROM ${linkedTable} r WHERE r.id = lnk.linked_id ${READ_LOCK}) x`;
   if (reading.type !== 'array') {
     return { from: one, value: 'x.v', type: reading.type, order: 'lnk.position' };
   }
@@ -80,7 +89,7 @@ function valuesFrom(linkedTable: string, reading: { sql: string; type: FormulaTy
 
 /** Each linked record's value as the API renders it (JSON), arrays' items one by one, empty ones left out. */
 function jsonValuesFrom(linkedTable: string, json: string) {
-  return `CROSS JOIN LATERAL (SELECT (${json})::jsonb AS j FROM ${linkedTable} r WHERE r.id = lnk.linked_id) x
+  return `CROSS JOIN LATERAL (SELECT (${json})::jsonb AS j FROM ${linkedTable} r WHERE r.id = lnk.linked_id ${READ_LOCK}) x
     CROSS JOIN LATERAL jsonb_array_elements(CASE jsonb_typeof(x.j) WHEN 'array' THEN x.j ELSE jsonb_build_array(x.j) END)
       WITH ORDINALITY AS e(v, n) WHERE jsonb_typeof(e.v) <> 'null'`;
 }
