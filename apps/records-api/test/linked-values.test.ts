@@ -415,6 +415,58 @@ describe('count, lookup and rollup fields over a link', () => {
   });
 });
 
+describe("a rollup's template changed", () => {
+  test('from sum to max: the column holds nulls now, and the formula reading it follows', async () => {
+    const parts = await newTable('Parts', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Weight', type: 'number' },
+    ]);
+    const kits = await newTable('Kits', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Parts', type: 'linked_record', template: { tableId: parts.id } },
+    ]);
+    await added(kits.id, {
+      name: 'Weight',
+      type: 'rollup',
+      template: { linkFieldId: 'Parts', fieldId: 'Weight', function: 'sum' },
+    });
+    await added(kits.id, { name: 'Heavy', type: 'formula', template: { expression: '{Weight} > 10' } });
+    const [a, b] = [
+      await create(parts.id, { Name: 'a', Weight: 4 }),
+      await create(parts.id, { Name: 'b', Weight: 8 }),
+    ];
+    const full = await create(kits.id, { Name: 'full', Parts: [a.id, b.id] });
+    const empty = await create(kits.id, { Name: 'empty' });
+    expect([full.fields.Weight, full.fields.Heavy, empty.fields.Weight]).toEqual([12, true, 0]);
+    const res = await h.api
+      .patch(url(`/tables/${kits.id}/fields/Weight`))
+      .set('Authorization', root)
+      .send({ template: { linkFieldId: 'Parts', fieldId: 'Weight', function: 'max' } });
+    expect([res.status, res.body.error?.message]).toEqual([200, undefined]);
+    expect((await read(kits.id, full.id)).fields).toMatchObject({ Weight: 8, Heavy: false });
+    expect((await read(kits.id, empty.id)).fields.Weight ?? null).toBeNull();
+    // To a text result, which a sum of another table reads: refused, naming it.
+    const shipments = await newTable('Shipments', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Kits', type: 'linked_record', template: { tableId: kits.id } },
+    ]);
+    await added(shipments.id, {
+      name: 'Total weight',
+      type: 'rollup',
+      template: { linkFieldId: 'Kits', fieldId: 'Weight', function: 'sum' },
+    });
+    const refused = await h.api
+      .patch(url(`/tables/${kits.id}/fields/Weight`))
+      .set('Authorization', root)
+      .send({ template: { linkFieldId: 'Parts', fieldId: 'Name', function: 'array_join' } });
+    expect([refused.status, refused.body.error?.message]).toEqual([
+      400,
+      expect.stringContaining('"Total weight"'),
+    ]);
+    expect((await read(kits.id, full.id)).fields.Weight).toBe(8);
+  });
+});
+
 describe('chains of computed fields across tables', () => {
   test('a rollup of a formula of a lookup follows the record at the end of the chain, one event per table', async () => {
     const c = await newTable('Chain C', [

@@ -1,9 +1,10 @@
 import { UUID_PATTERN } from '@recordbase/contracts/common';
-import type { FieldTemplate, FieldType } from '@recordbase/contracts/fields';
+import { type FieldTemplate, type FieldType, isComputedFieldType } from '@recordbase/contracts/fields';
 import {
   type Filter,
   type FilterCondition,
   filterOperatorSupportsFieldType,
+  type RecordValue,
   readFilterCondition,
   type Sort,
   type TableRecord,
@@ -32,7 +33,9 @@ import { createBase, type Harness, startHarness } from './harness';
  * and sorts, offset pages and cursor pages, the same query several times in a row so that a count
  * cache would hit) interleaved with writes (bulk create, PATCH, delete, upsert by matchOn, deleting
  * records of the linked table) and schema changes (number <-> text, a renamed select option, a
- * field deleted and created again), on two app instances over the same database. After every
+ * field deleted and created again; the linked records changed), on two app instances over the same
+ * database. The rows' count, lookup and rollup over their links are kept by the model from the
+ * linked records it wrote, and every answer's values must agree with it. After every
  * list, `total`, `hasMore`, `nextCursor` and the page are what an in-memory model of the table
  * says at that moment (filter-evaluator.ts is the oracle); a query whose field went away is a 400.
  * Then writers and readers in parallel: every total lies between what the writes acknowledged
@@ -131,6 +134,9 @@ function filterIsValid(filter: Filter, table: TableMeta): boolean {
   const valid: Partial<Record<FieldType, (value: unknown) => boolean>> = {
     single_line_text: isString,
     number: (value) => typeof value === 'number' && Number.isFinite(value),
+    count: (value) => typeof value === 'number' && Number.isFinite(value),
+    rollup: (value) => typeof value === 'number' && Number.isFinite(value),
+    lookup: isString,
     single_select: isString,
     multiple_select: isString,
     date: (value) => typeof value === 'string' && !Number.isNaN(Date.parse(value)),
@@ -138,6 +144,23 @@ function filterIsValid(filter: Filter, table: TableMeta): boolean {
     linked_record: (value) => typeof value === 'string' && UUID_PATTERN.test(value),
   };
   return items.every((item) => valid[type]!(item));
+}
+
+/** The computed fields over Link, added once the tables exist, and what each holds for a row. */
+const LINKED_VALUE_FIELDS = [
+  { name: 'Link count', type: 'count', template: { linkFieldId: 'Link' } },
+  { name: 'Link names', type: 'lookup', template: { linkFieldId: 'Link', fieldId: 'Name' } },
+  {
+    name: 'Link points',
+    type: 'rollup',
+    template: { linkFieldId: 'Link', fieldId: 'Points', function: 'sum' },
+  },
+] as const;
+
+/** A linked record as the model keeps it. */
+interface OtherValues {
+  Name: string;
+  Points: number | null;
 }
 
 const optionNames = (field: FieldMeta) =>
@@ -153,6 +176,11 @@ class World {
   private nextSeq = 0;
   others: string[] = [];
   goneOthers: string[] = [];
+  /** What the linked records hold, which the rows' count, lookup and rollup read. */
+  otherValues = new Map<string, OtherValues>();
+  private othersMade = 0;
+  /** What the rollup over the linked records' Points computes (a schema change switches it). */
+  pointsFunction: 'sum' | 'max' = 'sum';
   queries: Query[] = [];
   readonly log: string[] = [];
   lists = 0;
@@ -167,13 +195,67 @@ class World {
     const base = await createBase(h, {
       name: 'Totals',
       tables: [
-        { name: 'Others', fields: [{ name: 'Name', type: 'single_line_text' }] },
+        {
+          name: 'Others',
+          fields: [
+            { name: 'Name', type: 'single_line_text' },
+            { name: 'Points', type: 'number' },
+          ],
+        },
         { name: 'Rows', fields: rowsFields },
       ],
     });
     const world = new World(base.body.id);
-    world.meta = metaOf(base.body.id, base.body.tables[1]);
+    for (const field of LINKED_VALUE_FIELDS) {
+      const added = await h.api.post(`${world.tableUrl}/fields`).set('Authorization', auth).send(field);
+      world.expectStatus(`add ${field.type} field`, added, 201);
+    }
+    const table = await h.api.get(world.tableUrl).set('Authorization', auth);
+    world.meta = metaOf(base.body.id, table.body);
     return world;
+  }
+
+  /** The count, lookup and rollup a record with these links holds, by field id. */
+  linkedValues(links: readonly string[]): Record<string, RecordValue> {
+    const linked = links.map((id) => this.otherValues.get(id)!);
+    const [count, names, points] = LINKED_VALUE_FIELDS.map((field) => this.field(field.name)!.id);
+    return {
+      [count!]: links.length,
+      [names!]: linked.map((other) => other.Name),
+      [points!]:
+        this.pointsFunction === 'sum'
+          ? linked.reduce((sum, other) => sum + (other.Points ?? 0), 0)
+          : linked.reduce<number | null>(
+              (max, other) =>
+                other.Points !== null && (max === null || other.Points > max) ? other.Points : max,
+              null,
+            ),
+    };
+  }
+
+  /** A record the API answered holds the count, lookup and rollup of its links. */
+  checkLinkedValues(record: TableRecord) {
+    const links = record.data[this.field('Link')!.id] as string[];
+    const expected = this.linkedValues(links);
+    this.verify(`count, lookup and rollup of ${record.id}`, () =>
+      expect(Object.fromEntries(Object.keys(expected).map((id) => [id, record.data[id]]))).toEqual(expected),
+    );
+  }
+
+  /** The linked records changed: each row's count, lookup and rollup as the service must now hold them. */
+  recomputeLinkedValues() {
+    const link = this.field('Link')!;
+    for (const row of this.rows.values()) {
+      const values = this.linkedValues(row.record.data[link.id] as string[]);
+      const byName = Object.fromEntries(
+        Object.entries(values).map(([id, value]) => [this.meta.fieldsById.get(id)!.name, value]),
+      );
+      row.record = {
+        ...row.record,
+        data: { ...row.record.data, ...values },
+        fields: { ...row.record.fields, ...byName },
+      };
+    }
   }
 
   field(name: string): FieldMeta | undefined {
@@ -206,10 +288,14 @@ class World {
   }
 
   add(records: TableRecord[]) {
-    for (const record of records) this.rows.set(record.id, { seq: this.nextSeq++, record });
+    for (const record of records) {
+      this.checkLinkedValues(record);
+      this.rows.set(record.id, { seq: this.nextSeq++, record });
+    }
   }
 
   replace(record: TableRecord) {
+    this.checkLinkedValues(record);
     const row = this.rows.get(record.id);
     this.verify('an updated record is known', () => expect(row).toBeDefined());
     this.rows.set(record.id, { seq: row!.seq, record });
@@ -245,7 +331,7 @@ class World {
   }
 
   recordArbitrary(): fc.Arbitrary<Record<string, unknown>> {
-    const fields = this.meta.fields;
+    const fields = this.meta.fields.filter((field) => !isComputedFieldType(field.type));
     return fc.record(Object.fromEntries(fields.map((field) => [field.name, this.valueOf(field)])), {
       requiredKeys: [],
     });
@@ -269,11 +355,21 @@ class World {
         );
       }
       case 'number':
+      case 'count':
+      case 'rollup':
         return fc.oneof(
-          scalarCondition(ref, COMPARISON_OPERATORS, fc.constantFrom(...numbers, 1.25)),
+          scalarCondition(ref, COMPARISON_OPERATORS, fc.constantFrom(...numbers, 1.25, 3.5)),
           listCondition(ref, fc.constantFrom(...numbers)),
           empties,
         );
+      case 'lookup': {
+        const names = ['o0', 'o1', 'o2', 'o3', 'o5'];
+        return fc.oneof(
+          scalarCondition(ref, SELECT_OPERATORS, fc.constantFrom(...names)),
+          listCondition(ref, fc.constantFrom(...names)),
+          empties,
+        );
+      }
       case 'single_select':
       case 'multiple_select': {
         const operands = [
@@ -455,14 +551,32 @@ class World {
   }
 
   async createOthers(app: Harness, count: number) {
-    const records = Array.from({ length: count }, (_, i) => ({ Name: `o${i}` }));
+    const records = Array.from({ length: count }, () => {
+      const n = this.othersMade++;
+      return { Name: `o${n % 6}`, Points: n % 5 === 4 ? null : numbers[n % numbers.length]! };
+    });
     const response = await app.api
       .post(`${this.othersUrl}/bulk`)
       .set('Authorization', auth)
       .send({ records });
     this.note(`create ${count} linked records -> ${response.status}`);
     this.expectStatus('create linked records', response, 201);
-    this.others.push(...response.body.records.map((record: TableRecord) => record.id));
+    (response.body.records as TableRecord[]).forEach((record, i) => {
+      this.others.push(record.id);
+      this.otherValues.set(record.id, records[i]!);
+    });
+  }
+
+  /** A linked record changed: the rows linking to it follow, in the same transaction. */
+  async patchOther(app: Harness, id: string, values: Partial<OtherValues>) {
+    const response = await app.api
+      .patch(`${this.othersUrl}/${id}`)
+      .set('Authorization', auth)
+      .send({ record: values });
+    this.note(`patch linked record ${id} ${JSON.stringify(values)} -> ${response.status}`);
+    this.expectStatus('patch linked record', response, 200);
+    this.otherValues.set(id, { ...this.otherValues.get(id)!, ...values });
+    this.recomputeLinkedValues();
   }
 
   /** Deleting records of the linked table takes them out of every Link value. */
@@ -475,6 +589,7 @@ class World {
     this.expectStatus('delete linked records', response, 200);
     this.others = this.others.filter((id) => !ids.includes(id));
     this.goneOthers.push(...ids);
+    for (const id of ids) this.otherValues.delete(id);
     const link = this.field('Link')!;
     for (const row of this.rows.values()) {
       const links = row.record.data[link.id] as string[];
@@ -487,6 +602,7 @@ class World {
         };
       }
     }
+    this.recomputeLinkedValues();
   }
 
   // --- Schema changes ---------------------------------------------------------------------------
@@ -556,6 +672,24 @@ class World {
     await this.changeField(app, 'patch', `/${field.id}`, { template: { options: next } }, 200);
   }
 
+  /**
+   * The rollup switches between sum and max, every row computed again in the schema change; and
+   * the field it reads may not become text while it does (refused, nothing changes).
+   */
+  async toggleRollup(app: Harness) {
+    const next = this.pointsFunction === 'sum' ? 'max' : 'sum';
+    const points = this.field('Link points')!;
+    const template = { linkFieldId: 'Link', fieldId: 'Points', function: next };
+    const retype = await app.api
+      .patch(`/api/v1/bases/${this.baseId}/tables/Others/fields/Points`)
+      .set('Authorization', auth)
+      .send({ type: 'single_line_text' });
+    this.note(`retype the rolled-up field -> ${retype.status}`);
+    this.expectStatus('a rolled-up number becoming text', retype, 400);
+    this.pointsFunction = next;
+    await this.changeField(app, 'patch', `/${points.id}`, { template }, 200);
+  }
+
   /** Deletes Extra, or creates it again (a new field of the same name). */
   async toggleExtra(app: Harness) {
     const extra = this.field('Extra');
@@ -572,6 +706,7 @@ type StepKind =
   | 'delete'
   | 'upsert'
   | 'createOthers'
+  | 'patchOther'
   | 'deleteOthers'
   | 'schema';
 
@@ -583,6 +718,7 @@ const stepKind: fc.Arbitrary<StepKind> = fc.oneof(
   { weight: 1, arbitrary: fc.constant('delete' as const) },
   { weight: 1, arbitrary: fc.constant('upsert' as const) },
   { weight: 1, arbitrary: fc.constant('createOthers' as const) },
+  { weight: 2, arbitrary: fc.constant('patchOther' as const) },
   { weight: 1, arbitrary: fc.constant('deleteOthers' as const) },
   { weight: 2, arbitrary: fc.constant('schema' as const) },
 );
@@ -663,6 +799,21 @@ async function runStep(world: World, g: Gen, kind: StepKind) {
         g(() => fc.integer({ min: 1, max: 3 })),
       );
       return;
+    case 'patchOther': {
+      if (world.others.length === 0) return;
+      const id = g(() => fc.constantFrom(...world.others));
+      const values = g(() =>
+        fc.record(
+          {
+            Name: fc.constantFrom('o0', 'o1', 'o2', 'o3', 'o4', 'o5'),
+            Points: fc.constantFrom(...numbers, null),
+          },
+          { requiredKeys: [] },
+        ),
+      );
+      await world.patchOther(app, id, values);
+      return;
+    }
     case 'deleteOthers':
       if (world.others.length === 0) return;
       await world.deleteOthers(
@@ -671,8 +822,9 @@ async function runStep(world: World, g: Gen, kind: StepKind) {
       );
       return;
     case 'schema': {
-      const change = g(() => fc.constantFrom('count', 'option', 'extra'));
+      const change = g(() => fc.constantFrom('count', 'option', 'extra', 'rollup'));
       if (change === 'count') await world.toggleCount(app);
+      else if (change === 'rollup') await world.toggleRollup(app);
       else if (change === 'option')
         await world.renameOption(
           app,
@@ -759,6 +911,15 @@ describe('each kind of change between the same queries', () => {
         { field: field(world, 'Link'), contains: world.others[0]! },
       ],
       (world) => world.deleteOthers(other, [world.others[0]!]),
+    ],
+    [
+      'a linked record changed, which rows look up and roll up',
+      () => [
+        { field: 'Link points', greater_than: 1 },
+        { field: 'Link names', contains: 'o5' },
+        { field: 'Link count', equals: 1 },
+      ],
+      (world) => world.patchOther(other, world.others[0]!, { Name: 'o5', Points: 100 }),
     ],
     [
       'a renamed option',

@@ -56,6 +56,8 @@ export const recordValueSchema = z.union([
   z.array(z.string()),
   z.array(attachmentValueSchema),
   authorValueSchema,
+  // A lookup's (or array_unique rollup's) values keep the types of the field they come from.
+  z.array(z.union([z.string(), z.number(), z.boolean(), authorValueSchema])),
 ]);
 export type RecordValue = z.infer<typeof recordValueSchema>;
 

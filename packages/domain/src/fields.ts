@@ -609,21 +609,24 @@ async function updateLinkedValues(
       tableFields,
       [],
     );
-    const readers = formulasReading(tableFields, field.id);
-    const all = await databaseFields(tx, table.databaseId);
-    const otherReaders = linkedReadersOf(all, field.id);
-    if (kept.resultType !== template.resultType && (readers.length > 0 || otherReaders.length > 0)) {
-      throw usedByFormulas(
-        field,
-        [...readers, ...otherReaders],
-        `they read a ${template.resultType} value, which this template would change`,
-        ['template'],
-      );
-    }
-    if (kept.resultType !== template.resultType) {
+    // Formulas reading it are compiled for its new value and must still give what they gave.
+    const readers = recompiledReaders(
+      tableFields.map((sibling) => (sibling.id === field.id ? { ...sibling, template: kept } : sibling)),
+      field.id,
+      physical.schemaName,
+      ['template'],
+    );
+    // A column of another type, or one that now holds nulls (max after sum), is built again, the
+    // stored formulas reading it around it.
+    const before = requireColumnSpec(field);
+    const after = requireColumnSpec({ ...field, template: kept });
+    if (before.sqlType !== after.sqlType || before.notNullDefault !== after.notNullDefault) {
+      await dropFormulaColumns(tx, physical, readers);
       await runDdl(tx, dropField(physical, toPhysicalField(field)));
       await runDdl(tx, addField(physical, toPhysicalField({ ...field, template: kept })));
+      await keepRecompiledFormulas(tx, physical, readers);
     } else {
+      // The same column: stored formulas reading it follow its new values by themselves.
       const ref = qualifiedTable(physical.schemaName, physical.id);
       await tx.$executeRawUnsafe(
         `UPDATE ${ref} AS r SET ${quoteIdent(field.id)} = ${storedLinkedValueSql(kept, physical.schemaName)}`,
@@ -631,5 +634,10 @@ async function updateLinkedValues(
     }
     template = kept;
   }
-  return savedFieldUpdate(tx, events, table, physical, field, tableFields, name, template);
+  const dto = await savedFieldUpdate(tx, events, table, physical, field, tableFields, name, template);
+  // Lookups and rollups of other tables reading it read its new values (a 400 if they no longer hold).
+  if (patch.template !== undefined) {
+    await recompileLinkedReaders(tx, table, physical.schemaName, { ...field, template }, ['template']);
+  }
+  return dto;
 }

@@ -108,8 +108,6 @@ const RESULT_MODULES: Readonly<Record<FormulaType, FieldTypeModule>> = {
   array: jsonArrayReading,
 };
 
-const resultModule = (field: Pick<FieldShape, 'template'>) =>
-  RESULT_MODULES[keptLinkedValues(field)?.resultType ?? 'number'];
 
 /**
  * The module of one of the three types: its column by its result type, filled when added and kept
@@ -157,7 +155,7 @@ export function linkedValuesModule<T extends 'count' | 'lookup' | 'rollup'>(
     ...own,
     ...unwrittenParts,
     forField: (field) => {
-      const reading = resultModule(field);
+      const reading = RESULT_MODULES[keptLinkedValues(field)?.resultType ?? defaultResult];
       return {
         ...reading,
         ...own,
