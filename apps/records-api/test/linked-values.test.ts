@@ -354,6 +354,31 @@ describe('count, lookup and rollup fields over a link', () => {
     expect(tagged.length).toBeGreaterThan(0);
   });
 
+  test('show in read-only SQL views, in the schema, and in aggregations', async () => {
+    const sql = await h.api
+      .post(url('/sql'))
+      .set('Authorization', root)
+      .send({
+        query: `SELECT "Task count", "Task names", "Hours", "All done" FROM "Projects" WHERE "Name" = 'Launch'`,
+      });
+    expect([sql.status, sql.body.error?.message]).toEqual([200, undefined]);
+    expect(sql.body.rows).toEqual([[3, ['Write', 'Test', 'Ship'], 8, false]]);
+    const schema = await h.api.get(url('/sql/schema')).set('Authorization', root);
+    const columns = schema.body.tables.find((table: { name: string }) => table.name === 'Projects').columns;
+    expect(columns.find((column: { name: string }) => column.name === 'Task names')).toMatchObject({
+      fieldType: 'lookup',
+    });
+    const grouped = await h.api
+      .post(url(`/tables/${projects.id}/records/aggregate`))
+      .set('Authorization', root)
+      .send({ groupBy: ['Task count'], aggregations: [{ fn: 'count' }, { field: 'Hours', fn: 'sum' }] });
+    expect([grouped.status, grouped.body.error?.message]).toEqual([200, undefined]);
+    const three = grouped.body.groups.find(
+      (group: { key: Record<string, unknown> }) => group.key['Task count'] === 3,
+    );
+    expect(three.values[1]).toBeGreaterThanOrEqual(8);
+  });
+
   test('are refused in a record body and as matchOn', async () => {
     const res = await h.api
       .post(url(`/tables/${projects.id}/records`))
