@@ -1,6 +1,7 @@
 import type { TableRecord } from '@recordbase/contracts/records';
 import { baseClient, type FieldBody } from './base-client';
 import { createBase, type Harness, lastOutboxSeq, schemaNameOf, startHarness } from './harness';
+import { type ImportFixture, importFixture } from './import-fixture';
 
 /**
  * Count, lookup and rollup fields through the API: created over a link field, computed from the
@@ -10,6 +11,7 @@ import { createBase, type Harness, lastOutboxSeq, schemaNameOf, startHarness } f
  */
 
 let h: Harness;
+let f: ImportFixture;
 let root: string;
 let baseId: string;
 
@@ -43,6 +45,8 @@ async function eventsSince(seq: string) {
 
 beforeAll(async () => {
   h = await startHarness();
+  f = await importFixture(h);
+  f.startWorker();
   root = h.bearer(h.rootKey);
   const base = await createBase(h, {
     name: 'Linked values',
@@ -52,6 +56,7 @@ beforeAll(async () => {
   baseId = base.body.id;
 }, 60_000);
 afterAll(async () => {
+  await f?.close();
   await h?.close();
 });
 
@@ -59,6 +64,7 @@ describe('count, lookup and rollup fields over a link', () => {
   let tasks: { id: string; fields: FieldBody[] };
   let projects: { id: string; fields: FieldBody[] };
   const task: Record<string, TableRecord> = {};
+  const projectFieldIds = new Map<string, string>();
 
   beforeAll(async () => {
     tasks = await newTable('Tasks', [
@@ -150,6 +156,8 @@ describe('count, lookup and rollup fields over a link', () => {
     ]) {
       await added(projects.id, field);
     }
+    const table = await h.api.get(url(`/tables/${projects.id}`)).set('Authorization', root);
+    for (const field of table.body.fields as FieldBody[]) projectFieldIds.set(field.name, field.id);
   });
 
   test('are Field objects with their result types and templates by id', async () => {
@@ -264,6 +272,16 @@ describe('count, lookup and rollup fields over a link', () => {
       ['record.updated', 'public_api', tasks.id],
       ['record.updated', 'dependency', projects.id],
     ]);
+    // What webhooks with fieldIds are matched against: the computed fields that changed.
+    const { rows } = await h.db.pool.query<{ changed: string[] }>(
+      'SELECT changed_field_ids AS changed FROM outbox_events WHERE seq > $1 AND source = $2',
+      [seq, 'dependency'],
+    );
+    const fieldIdOf = (name: string) => projectFieldIds.get(name)!;
+    expect(rows[0]!.changed).toEqual(
+      expect.arrayContaining([fieldIdOf('Hours'), fieldIdOf('Task names'), fieldIdOf('Twice')]),
+    );
+    expect(rows[0]!.changed).not.toContain(fieldIdOf('Task count'));
     const dependency = events[1]!.data;
     expect(new Set(dependency.recordIds)).toEqual(
       new Set(
@@ -337,6 +355,36 @@ describe('count, lookup and rollup fields over a link', () => {
     ]);
   });
 
+  test('are computed for imported records of either table', async () => {
+    const key = await h.api
+      .post('/api/v1/api-keys')
+      .set('Authorization', root)
+      .send({ name: 'Importer', scopes: ['records:read', 'records:write', 'schema:read'] })
+      .expect(201);
+    const run = async (table: string, csv: string) => {
+      const s3Key = await f.upload('rows.csv', csv, 'text/csv', key.body.id);
+      const started = await h.api
+        .post(url('/imports'))
+        .set('Authorization', h.bearer(key.body.key))
+        .send({ s3Key, tableId: table });
+      expect(started.status).toBe(202);
+      return f.finished(baseId, started.body.id);
+    };
+    // Links are not imported: a project arrives with none, and its values are those of no records.
+    expect(await run(projects.id, 'Name,Hours\nImported,99\n')).toMatchObject({
+      status: 'succeeded',
+      rowsImported: 1,
+      skippedColumns: ['Hours'],
+    });
+    const [imported] = await list(projects.id, { filter: { field: 'Name', equals: 'Imported' } });
+    expect(imported!.fields).toMatchObject({ 'Task count': 0, Hours: 0, 'Task names': [], Twice: 0 });
+    // New tasks are linked by nobody yet; linking one reads its imported values.
+    expect(await run(tasks.id, 'Name,Hours\nImported task,6\n')).toMatchObject({ status: 'succeeded' });
+    const [importedTask] = await list(tasks.id, { filter: { field: 'Name', equals: 'Imported task' } });
+    const linked = await update(projects.id, imported!.id, { Tasks: [importedTask!.id] });
+    expect(linked.fields).toMatchObject({ 'Task count': 1, Hours: 6, 'Task names': ['Imported task'] });
+  });
+
   test('filter and sort as their result type', async () => {
     const records = await list(projects.id, {
       filter: { field: 'Hours', greater_than: 7 },
@@ -355,12 +403,9 @@ describe('count, lookup and rollup fields over a link', () => {
   });
 
   test('show in read-only SQL views, in the schema, and in aggregations', async () => {
-    const sql = await h.api
-      .post(url('/sql'))
-      .set('Authorization', root)
-      .send({
-        query: `SELECT "Task count", "Task names", "Hours", "All done" FROM "Projects" WHERE "Name" = 'Launch'`,
-      });
+    const sql = await h.api.post(url('/sql')).set('Authorization', root).send({
+      query: `SELECT "Task count", "Task names", "Hours", "All done" FROM "Projects" WHERE "Name" = 'Launch'`,
+    });
     expect([sql.status, sql.body.error?.message]).toEqual([200, undefined]);
     expect(sql.body.rows).toEqual([[3, ['Write', 'Test', 'Ship'], 8, false]]);
     const schema = await h.api.get(url('/sql/schema')).set('Authorization', root);
