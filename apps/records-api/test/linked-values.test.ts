@@ -308,6 +308,43 @@ describe('count, lookup and rollup fields over a link', () => {
     await update(tasks.id, task.test!.id, { Hours: 5, Name: 'Test' });
   });
 
+  test('one write changing the rollups of many records announces them in one dependency event', async () => {
+    const [x, y] = [
+      await create(tasks.id, { Name: 'x', Hours: 1 }),
+      await create(tasks.id, { Name: 'y', Hours: 2 }),
+    ];
+    const many = [];
+    for (let n = 0; n < 12; n += 1) {
+      many.push(
+        await create(projects.id, {
+          Name: `Many ${n}`,
+          Tasks: n % 3 === 0 ? [x.id, y.id] : [n % 2 ? x.id : y.id],
+        }),
+      );
+    }
+    const seq = await lastOutboxSeq(h.db);
+    const res = await h.api
+      .patch(url(`/tables/${tasks.id}/records/bulk`))
+      .set('Authorization', root)
+      .send({
+        records: [
+          { id: x.id, fields: { Hours: 10 } },
+          { id: y.id, fields: { Hours: 20 } },
+        ],
+      });
+    expect(res.status).toBe(200);
+    const events = await eventsSince(seq);
+    expect(events.map((event) => [event.source, event.table_id])).toEqual([
+      ['public_api', tasks.id],
+      ['dependency', projects.id],
+    ]);
+    expect([...events[1]!.data.recordIds].sort()).toEqual(many.map((record) => record.id).sort());
+    const hours = new Map(events[1]!.data.records.map((record) => [record.id, record.fields.Hours]));
+    many.forEach((record, n) => {
+      expect(hours.get(record.id)).toBe(n % 3 === 0 ? 30 : n % 2 ? 10 : 20);
+    });
+  });
+
   test('read a linked record that another transaction is changing only once it commits', async () => {
     const racing = await create(tasks.id, { Name: 'Racing', Hours: 1 });
     const hoursColumn = tasks.fields.find((field) => field.name === 'Hours')!.id;
