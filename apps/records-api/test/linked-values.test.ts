@@ -663,6 +663,11 @@ describe('chains of computed fields across tables', () => {
     expect(report.fields['Manager name']).toEqual(['Ada']);
     await update(people.id, boss.id, { Name: 'Ada L.' });
     expect((await read(people.id, report.id)).fields['Manager name']).toEqual(['Ada L.']);
+    // A field no lookup reads changes no one else: no dependency event.
+    await added(people.id, { name: 'Note', type: 'long_text' });
+    const seq = await lastOutboxSeq(h.db);
+    await update(people.id, boss.id, { Note: 'on leave' });
+    expect((await eventsSince(seq)).map((event) => event.source)).toEqual(['public_api']);
     // Looking up its own lookup through the same link reads the manager's manager's name.
     const refused = await addField(people.id, {
       name: 'Loop',

@@ -1,3 +1,4 @@
+import { isComputedFieldType } from '@recordbase/contracts/fields';
 import { keptLinkedValues, storedLinkedValueSql } from '@recordbase/db/field-types';
 import { linkTableName, qualifiedTable, quoteIdent, SqlParams } from '@recordbase/db/physical';
 import type { TransactionEvents } from '../events';
@@ -7,7 +8,8 @@ import { recordJsonSql } from './record-json';
 import type { Queryable } from './store';
 import { fetchRecordsJson } from './store';
 import { loadTableMeta } from './table-loader';
-import type { TableMeta } from './table-meta';
+import type { FieldMeta, TableMeta } from './table-meta';
+import type { PreparedRecord } from './values';
 
 /**
  * Count, lookup and rollup values kept current, in the transaction of the write that changes
@@ -28,6 +30,32 @@ const MAX_CHAIN = 16;
 const linkedValueFields = (table: TableMeta) => table.fields.filter(isLinkedValues);
 
 /**
+ * Whether a count, lookup or rollup of another table must be computed again after a write that
+ * changed `changed` (field ids) of the records it links to; every one when `changed` is undefined
+ * (a delete, or a chain whose computed values changed). A count reads only links, which a write to
+ * the linked records leaves; a lookup or rollup of a written field reads only that field; one of a
+ * computed field (a formula, an author, a time) may move with any write.
+ */
+function readsChanged(field: FieldMeta, linkedTable: TableMeta, changed: ReadonlySet<string> | undefined) {
+  if (changed === undefined) return true;
+  const { fieldId } = keptLinkedValues(field);
+  if (fieldId === undefined) return false;
+  const read = linkedTable.fieldsById.get(fieldId);
+  return read === undefined || isComputedFieldType(read.type) || changed.has(fieldId);
+}
+
+/** The fields a write gives the records it writes, by id. */
+export function writtenFieldIds(records: readonly PreparedRecord[]): Set<string> {
+  const ids = new Set<string>();
+  for (const record of records) {
+    for (const map of [record.columns, record.links, record.attachments]) {
+      for (const id of map.keys()) ids.add(id);
+    }
+  }
+  return ids;
+}
+
+/**
  * Sets the count, lookup and rollup columns of records of `table` from their stored links; the
  * ids of those whose values changed, in id order, with those records as they were (a JSON array)
  * when `before` is asked.
@@ -37,8 +65,8 @@ async function refreshRecords(
   table: TableMeta,
   ids: readonly string[],
   before: boolean,
+  fields: readonly FieldMeta[] = linkedValueFields(table),
 ): Promise<{ ids: string[]; beforeJson: string }> {
-  const fields = linkedValueFields(table);
   if (fields.length === 0 || ids.length === 0) return { ids: [], beforeJson: '[]' };
   const params = new SqlParams();
   const ref = qualifiedTable(table.schemaName, table.id);
@@ -88,6 +116,8 @@ export async function refreshOwnLinkedValues(
 export interface AffectedReaders {
   table: TableMeta;
   ids: string[];
+  /** Its count, lookup and rollup fields that read what changed. */
+  fields: FieldMeta[];
 }
 
 /**
@@ -98,19 +128,17 @@ export async function linkedReadersOf(
   client: Queryable,
   table: TableMeta,
   ids: readonly string[],
+  /** The fields the write changed (writtenFieldIds); undefined: any may have. */
+  changed?: ReadonlySet<string>,
 ): Promise<AffectedReaders[]> {
   if (!table.linkedReaders || ids.length === 0) return [];
   const affected: AffectedReaders[] = [];
   for (const readerId of table.linkedReaders) {
     const reader = readerId === table.id ? table : await loadTableMeta(client, table.databaseId, readerId);
-    const linkFieldIds = [
-      ...new Set(
-        linkedValueFields(reader)
-          .map((field) => keptLinkedValues(field))
-          .filter((kept) => kept.tableId === table.id)
-          .map((kept) => kept.linkFieldId),
-      ),
-    ];
+    const fields = linkedValueFields(reader).filter(
+      (field) => keptLinkedValues(field).tableId === table.id && readsChanged(field, table, changed),
+    );
+    const linkFieldIds = [...new Set(fields.map((field) => keptLinkedValues(field).linkFieldId))];
     if (linkFieldIds.length === 0) continue;
     const union = linkFieldIds
       .map(
@@ -122,7 +150,8 @@ export async function linkedReadersOf(
       `SELECT record_id::text AS id FROM (${union}) AS linking ORDER BY 1`,
       [ids],
     );
-    if (result.rows.length > 0) affected.push({ table: reader, ids: result.rows.map((row) => row.id) });
+    if (result.rows.length > 0)
+      affected.push({ table: reader, ids: result.rows.map((row) => row.id), fields });
   }
   return affected;
 }
@@ -137,8 +166,8 @@ export async function refreshLinkedReaders(
   affected: readonly AffectedReaders[],
   depth = 0,
 ): Promise<void> {
-  for (const { table, ids } of affected) {
-    const refreshed = await refreshRecords(client, table, ids, events !== null);
+  for (const { table, ids, fields } of affected) {
+    const refreshed = await refreshRecords(client, table, ids, events !== null, fields);
     if (refreshed.ids.length === 0) continue;
     if (events) {
       const after = await fetchRecordsJson(client, table, refreshed.ids);
@@ -165,7 +194,8 @@ export async function refreshAfterWrite(
   events: TransactionEvents | null,
   table: TableMeta,
   ids: readonly string[],
+  changed: ReadonlySet<string>,
 ): Promise<void> {
   if (!table.linkedReaders || ids.length === 0) return;
-  await refreshLinkedReaders(client, events, await linkedReadersOf(client, table, ids));
+  await refreshLinkedReaders(client, events, await linkedReadersOf(client, table, ids, changed));
 }

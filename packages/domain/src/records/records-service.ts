@@ -22,6 +22,7 @@ import {
   refreshAfterWrite,
   refreshLinkedReaders,
   refreshOwnLinkedValues,
+  writtenFieldIds,
 } from './linked-refresh';
 import { ensureMatchIndex, inCanonicalOrder } from './match-indexes';
 import { presentRecords } from './presentation';
@@ -235,6 +236,7 @@ export async function bulkWrite(
         body.suppressWebhooks === true ? null : events,
         table,
         outcome.updatedIds,
+        writtenFieldIds(prepared),
       );
       return outcome;
     };
@@ -366,7 +368,10 @@ export async function updateOne(
           changes: recordChanges(before, `[${json}]`),
         });
       }
-      if (changes) await refreshAfterWrite(client, options.suppressWebhooks ? null : events, table, [id]);
+      if (changes) {
+        const suppressed = options.suppressWebhooks ? null : events;
+        await refreshAfterWrite(client, suppressed, table, [id], writtenFieldIds([prepared]));
+      }
       return json;
     });
     if (newOptions.size > 0) tables?.clear();
@@ -428,7 +433,13 @@ export async function updateMany(
           changes: recordChanges(before, changedJson),
         });
       }
-      await refreshAfterWrite(client, body.suppressWebhooks ? null : events, table, changed);
+      await refreshAfterWrite(
+        client,
+        body.suppressWebhooks ? null : events,
+        table,
+        changed,
+        writtenFieldIds(writes.map((write) => write.record)),
+      );
       return json;
     });
     if (newOptions.size > 0) tables?.clear();
