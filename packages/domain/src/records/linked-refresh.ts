@@ -37,9 +37,13 @@ const linkedValueFields = (table: TableMeta) => table.fields.filter(isLinkedValu
  * computed field (a formula, an author, a time) may move with any write.
  */
 function readsChanged(field: FieldMeta, linkedTable: TableMeta, changed: ReadonlySet<string> | undefined) {
-  if (changed === undefined) return true;
-  const { fieldId } = keptLinkedValues(field);
-  if (fieldId === undefined) return false;
+  return (
+    changed === undefined || readsChangedField(keptLinkedValues(field).fieldId ?? null, linkedTable, changed)
+  );
+}
+
+function readsChangedField(fieldId: string | null, linkedTable: TableMeta, changed: ReadonlySet<string>) {
+  if (fieldId === null) return false;
   const read = linkedTable.fieldsById.get(fieldId);
   return read === undefined || isComputedFieldType(read.type) || changed.has(fieldId);
 }
@@ -133,7 +137,13 @@ export async function linkedReadersOf(
 ): Promise<AffectedReaders[]> {
   if (!table.linkedReaders || ids.length === 0) return [];
   const affected: AffectedReaders[] = [];
-  for (const readerId of table.linkedReaders) {
+  // The tables with a field reading what changed; the others' metadata is not even loaded.
+  const readerIds = new Set(
+    table.linkedReaders
+      .filter((reader) => changed === undefined || readsChangedField(reader.fieldId, table, changed))
+      .map((reader) => reader.tableId),
+  );
+  for (const readerId of readerIds) {
     const reader = readerId === table.id ? table : await loadTableMeta(client, table.databaseId, readerId);
     const fields = linkedValueFields(reader).filter(
       (field) => keptLinkedValues(field).tableId === table.id && readsChanged(field, table, changed),

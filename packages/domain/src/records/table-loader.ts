@@ -3,7 +3,7 @@ import type { FieldTemplate, FieldType } from '@recordbase/contracts/fields';
 import type pg from 'pg';
 import { nameKey, tableNotFound } from '../access';
 import { databaseNotFound } from '../access-policy';
-import { buildTableMeta, type TableMeta } from './table-meta';
+import { buildTableMeta, type LinkedReader, type TableMeta } from './table-meta';
 
 interface TableRow {
   database_id: string;
@@ -13,7 +13,7 @@ interface TableRow {
   table_name: string;
   primary_field_id: string | null;
   fields: { id: string; name: string; type: FieldType; template: FieldTemplate }[] | null;
-  linked_readers: string[] | null;
+  linked_readers: LinkedReader[] | null;
 }
 
 /**
@@ -30,7 +30,8 @@ export async function loadTableMeta(
             (SELECT json_agg(json_build_object('id', f.id, 'name', f.name, 'type', f.type, 'template', f.template)
                              ORDER BY f.position)
                FROM fields f WHERE f.table_id = t.id) AS fields,
-            (SELECT array_agg(DISTINCT f.table_id) FROM fields f JOIN tables ft ON ft.id = f.table_id
+            (SELECT json_agg(json_build_object('tableId', f.table_id, 'fieldId', f.template ->> 'fieldId'))
+               FROM fields f JOIN tables ft ON ft.id = f.table_id
               WHERE ft.database_id = d.id AND f.type IN ('count', 'lookup', 'rollup')
                 AND f.template ->> 'tableId' = t.id) AS linked_readers
        FROM databases d JOIN tables t ON t.database_id = d.id

@@ -28,12 +28,19 @@ export interface TableMeta {
    */
   schemaVersion?: string;
   /**
-   * Tables with count, lookup or rollup fields over a link to this table (this one included when
-   * it links to itself): a write to its records refreshes theirs (linked-refresh.ts). Absent: none.
+   * The count, lookup and rollup fields of the database over a link to this table (this one's own
+   * too, when it links to itself): a write to its records refreshes theirs (linked-refresh.ts).
+   * Absent: none.
    */
-  linkedReaders?: readonly string[];
+  linkedReaders?: readonly LinkedReader[];
   fieldsById: ReadonlyMap<string, FieldMeta>;
   fieldsByNameKey: ReadonlyMap<string, FieldMeta>;
+}
+
+/** A count, lookup or rollup field reading a table through a link: its table, and the field it reads (none: a count). */
+export interface LinkedReader {
+  tableId: string;
+  fieldId: string | null;
 }
 
 /** Metadata found older than the rows it was used on: loaded again, and the work run once more. */
