@@ -1,4 +1,7 @@
 import type { TableRecord } from '@recordbase/contracts/records';
+import { lockExisting, lockKeys } from '@recordbase/domain/records/store';
+import { loadTableMeta } from '@recordbase/domain/records/table-loader';
+import { StaleTableMeta } from '@recordbase/domain/records/table-meta';
 import { baseClient, type FieldBody } from './base-client';
 import { createBase, type Harness, lastOutboxSeq, schemaNameOf, startHarness } from './harness';
 import { type ImportFixture, importFixture } from './import-fixture';
@@ -369,6 +372,26 @@ describe('count, lookup and rollup fields over a link', () => {
       expect((await linking).fields.Hours).toBe(42);
     } finally {
       other.release();
+    }
+  });
+
+  test('a write with metadata older than a lookup of its table is refused, to run again', async () => {
+    // As a process whose cache the schema change's notification has not reached yet would hold it.
+    const cached = await loadTableMeta(h.db.pool, baseId, tasks.id);
+    await added(projects.id, {
+      name: 'Later lookup',
+      type: 'lookup',
+      template: { linkFieldId: 'Tasks', fieldId: 'Done' },
+    });
+    const client = await h.db.pool.connect();
+    try {
+      await expect(lockExisting(client, cached, [task.write!.id])).rejects.toBeInstanceOf(StaleTableMeta);
+      await expect(lockKeys(client, cached, ['k'])).rejects.toBeInstanceOf(StaleTableMeta);
+      const fresh = await loadTableMeta(h.db.pool, baseId, tasks.id);
+      expect(fresh.linkedReaders).toContainEqual({ tableId: projects.id, fieldId: expect.any(String) });
+      expect(await lockExisting(client, fresh, [task.write!.id])).toEqual(new Set([task.write!.id]));
+    } finally {
+      client.release();
     }
   });
 

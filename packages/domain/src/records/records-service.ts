@@ -272,6 +272,7 @@ export async function bulkWrite(
       // Its own statement: the write's snapshot must begin after the locks are held.
       await lockKeys(
         client,
+        table,
         keys.map((key) => `${table.id}:${JSON.stringify(key)}`),
       );
       return write(client, events, fields);

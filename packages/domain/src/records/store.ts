@@ -476,17 +476,27 @@ export async function deleteRecords(
   return result.rows.map((row) => row.id);
 }
 
-/** Ids of existing records among `ids`, locked against concurrent change until commit. */
+/**
+ * Ids of existing records among `ids`, locked against concurrent change until commit. Metadata
+ * read at another schema version is refused (StaleTableMeta, which withTable retries with fresh
+ * metadata): an update or delete with metadata cached before a count, lookup or rollup began to read
+ * the table would not refresh it, and the notification dropping that cache may still be in flight.
+ */
 export async function lockExisting(
   client: Queryable,
   table: TableMeta,
   ids: readonly string[],
 ): Promise<Set<string>> {
-  const result = await client.query<{ id: string }>(
-    `SELECT id::text FROM ${tableRef(table)} WHERE id = ANY($1::uuid[]) FOR UPDATE`,
-    [ids],
+  const result = await client.query<{ ids: string[] | null; schema_version: string | null }>(
+    `SELECT ARRAY(SELECT id::text FROM ${tableRef(table)} WHERE id = ANY($1::uuid[]) FOR UPDATE) AS ids,
+            (SELECT schema_version::text FROM public.databases WHERE id = $2::uuid) AS schema_version`,
+    [ids, table.databaseId],
   );
-  return new Set(result.rows.map((row) => row.id));
+  const row = result.rows[0]!;
+  if (table.schemaVersion !== undefined && row.schema_version !== table.schemaVersion) {
+    throw new StaleTableMeta();
+  }
+  return new Set(row.ids ?? []);
 }
 
 /** One matchOn field (its column as SQL) equal to an incoming value (as SQL). */
@@ -538,10 +548,17 @@ export async function findMatches(
   return matches;
 }
 
-/** Serialises writers of the same keys: transaction-scoped advisory locks, taken in one global order. */
-export async function lockKeys(client: Queryable, keys: readonly string[]): Promise<void> {
-  await client.query(
-    `SELECT count(pg_advisory_xact_lock(h)) FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest($1::text[]) AS k ORDER BY 1) AS ordered`,
-    [keys],
+/**
+ * Serialises upserts of the same keys of `table`: transaction-scoped advisory locks, taken in one
+ * global order. Metadata of another schema version is refused, as lockExisting does.
+ */
+export async function lockKeys(client: Queryable, table: TableMeta, keys: readonly string[]): Promise<void> {
+  const result = await client.query<{ schema_version: string | null }>(
+    `SELECT (SELECT count(pg_advisory_xact_lock(h)) FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest($1::text[]) AS k ORDER BY 1) AS ordered) AS locked,
+            (SELECT schema_version::text FROM public.databases WHERE id = $2::uuid) AS schema_version`,
+    [keys, table.databaseId],
   );
+  if (table.schemaVersion !== undefined && result.rows[0]!.schema_version !== table.schemaVersion) {
+    throw new StaleTableMeta();
+  }
 }
