@@ -144,7 +144,11 @@ const writeValueDocs = fieldTypes.map((type, index) =>
     title: type,
     description: isComputedFieldType(type)
       ? `None: the service computes a ${type} field's values (resultType ${
-          type === 'formula' ? "its expression's" : resultTypeOfFieldType(type)
+          type === 'formula'
+            ? "its expression's"
+            : type === 'rollup'
+              ? "its function's"
+              : resultTypeOfFieldType(type)
         }), and a record body that gives one is refused.`
       : `A value written to a ${type} field; null empties it. ${typeNotes[type] ?? ''}`.trim(),
   }),
