@@ -1,4 +1,6 @@
 import type { TableRecord } from '@recordbase/contracts/records';
+import { TransactionEvents } from '@recordbase/domain/events';
+import { addSelectOptions } from '@recordbase/domain/records/select-option-additions';
 import { lockExisting, lockKeys } from '@recordbase/domain/records/store';
 import { loadTableMeta } from '@recordbase/domain/records/table-loader';
 import { StaleTableMeta } from '@recordbase/domain/records/table-meta';
@@ -348,6 +350,26 @@ describe('count, lookup and rollup fields over a link', () => {
     });
   });
 
+  test('a record linked by more records than a request holds announces them in batches of 100', async () => {
+    const popular = await create(tasks.id, { Name: 'Popular', Hours: 1 });
+    const bulk = async (from: number) =>
+      h.api
+        .post(url(`/tables/${projects.id}/records/bulk`))
+        .set('Authorization', root)
+        .send({
+          records: Array.from({ length: 100 }, (_, n) => ({ Name: `Fan ${from + n}`, Tasks: [popular.id] })),
+        })
+        .expect(201);
+    for (const from of [0, 100, 200]) await bulk(from);
+    const seq = await lastOutboxSeq(h.db);
+    await update(tasks.id, popular.id, { Hours: 2 });
+    const dependency = (await eventsSince(seq)).filter((event) => event.source === 'dependency');
+    expect(dependency.map((event) => event.data.recordIds.length)).toEqual([100, 100, 100]);
+    expect(new Set(dependency.flatMap((event) => event.data.recordIds)).size).toBe(300);
+    const fans = await list(projects.id, { filter: { field: 'Task names', contains: 'Popular' }, limit: 1 });
+    expect(fans[0]!.fields.Hours).toBe(2);
+  });
+
   test('read a linked record that another transaction is changing only once it commits', async () => {
     const racing = await create(tasks.id, { Name: 'Racing', Hours: 1 });
     const hoursColumn = tasks.fields.find((field) => field.name === 'Hours')!.id;
@@ -391,6 +413,40 @@ describe('count, lookup and rollup fields over a link', () => {
       expect(fresh.linkedReaders).toContainEqual({ tableId: projects.id, fieldId: expect.any(String) });
       expect(await lockExisting(client, fresh, [task.write!.id])).toEqual(new Set([task.write!.id]));
     } finally {
+      client.release();
+    }
+  });
+
+  test('a typecast write after a lookup of its table came learns of it in its transaction', async () => {
+    const colours = await newTable('Colours', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Kind', type: 'single_select', template: { options: [{ name: 'warm' }] } },
+    ]);
+    const palettes = await newTable('Palettes', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Colours', type: 'linked_record', template: { tableId: colours.id } },
+    ]);
+    const cached = await loadTableMeta(h.db.pool, baseId, colours.id);
+    expect(cached.linkedReaders).toBeUndefined();
+    await added(palettes.id, {
+      name: 'Kinds',
+      type: 'lookup',
+      template: { linkFieldId: 'Colours', fieldId: 'Kind' },
+    });
+    const client = await h.db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const current = await addSelectOptions(
+        client,
+        new TransactionEvents(client),
+        cached,
+        new Map([[colours.fields[1]!.id, ['cold']]]),
+      );
+      expect(current.linkedReaders).toEqual([{ tableId: palettes.id, fieldId: colours.fields[1]!.id }]);
+      // With it, the write's own checks agree with the version it holds.
+      expect(await lockExisting(client, current, [])).toEqual(new Set());
+    } finally {
+      await client.query('ROLLBACK');
       client.release();
     }
   });

@@ -1,4 +1,5 @@
 import { isComputedFieldType } from '@recordbase/contracts/fields';
+import { MAX_RECORDS_PER_REQUEST } from '@recordbase/contracts/records';
 import { keptLinkedValues, storedLinkedValueSql } from '@recordbase/db/field-types';
 import { linkTableName, qualifiedTable, quoteIdent, SqlParams } from '@recordbase/db/physical';
 import type { TransactionEvents } from '../events';
@@ -177,23 +178,28 @@ export async function refreshLinkedReaders(
   depth = 0,
 ): Promise<void> {
   for (const { table, ids, fields } of affected) {
-    const refreshed = await refreshRecords(client, table, ids, events !== null, fields);
-    if (refreshed.ids.length === 0) continue;
-    if (events) {
-      const after = await fetchRecordsJson(client, table, refreshed.ids);
-      const afterJson = `[${refreshed.ids.map((id) => after.get(id)!).join(',')}]`;
-      await events.records(table, 'record.updated', refreshed.ids, afterJson, {
-        source: 'dependency',
-        changes: recordChanges(refreshed.beforeJson, afterJson),
-      });
-    }
-    if (depth + 1 < MAX_CHAIN) {
-      await refreshLinkedReaders(
-        client,
-        events,
-        await linkedReadersOf(client, table, refreshed.ids),
-        depth + 1,
-      );
+    // In batches the size of a request's, like the events of any other write: a record linked by
+    // a hundred thousand others costs a thousand statements, never one event or string that large.
+    for (let start = 0; start < ids.length; start += MAX_RECORDS_PER_REQUEST) {
+      const batch = ids.slice(start, start + MAX_RECORDS_PER_REQUEST);
+      const refreshed = await refreshRecords(client, table, batch, events !== null, fields);
+      if (refreshed.ids.length === 0) continue;
+      if (events) {
+        const after = await fetchRecordsJson(client, table, refreshed.ids);
+        const afterJson = `[${refreshed.ids.map((id) => after.get(id)!).join(',')}]`;
+        await events.records(table, 'record.updated', refreshed.ids, afterJson, {
+          source: 'dependency',
+          changes: recordChanges(refreshed.beforeJson, afterJson),
+        });
+      }
+      if (depth + 1 < MAX_CHAIN) {
+        await refreshLinkedReaders(
+          client,
+          events,
+          await linkedReadersOf(client, table, refreshed.ids),
+          depth + 1,
+        );
+      }
     }
   }
 }

@@ -217,7 +217,7 @@ export async function bulkWrite(
     const where = (index: number): InputPath => ['records', index];
     const { prepared, newOptions } = prepareWrite(principal, table, body.records, where, body.typecast);
     const write = async (client: pg.PoolClient, events: TransactionEvents, matchOn?: FieldMeta[]) => {
-      await addSelectOptions(client, events, table, newOptions);
+      const current = await addSelectOptions(client, events, table, newOptions);
       await resolveAttachments(client, table, prepared, where, records.fileLinks.keyOf);
       const outcome = await runWrite(client, events, {
         table,
@@ -234,7 +234,7 @@ export async function bulkWrite(
       await refreshAfterWrite(
         client,
         body.suppressWebhooks === true ? null : events,
-        table,
+        current,
         outcome.updatedIds,
         writtenFieldIds(prepared),
       );
@@ -354,8 +354,9 @@ export async function updateOne(
     const { newOptions } = write;
     const [prepared] = write.prepared as [PreparedRecord];
     const json = await inTransaction({ db, events: publisher }, async (client, events) => {
-      await addSelectOptions(client, events, table, newOptions);
-      if (!(await lockExisting(client, table, [id])).has(id)) throw notFound(`Record ${recordId} not found`);
+      const current = await addSelectOptions(client, events, table, newOptions);
+      if (!(await lockExisting(client, current, [id])).has(id))
+        throw notFound(`Record ${recordId} not found`);
       await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
       const changes = prepared.columns.size > 0 || prepared.links.size > 0;
       const announced = changes && !options.suppressWebhooks;
@@ -371,7 +372,7 @@ export async function updateOne(
       }
       if (changes) {
         const suppressed = options.suppressWebhooks ? null : events;
-        await refreshAfterWrite(client, suppressed, table, [id], writtenFieldIds([prepared]));
+        await refreshAfterWrite(client, suppressed, current, [id], writtenFieldIds([prepared]));
       }
       return json;
     });
@@ -411,8 +412,8 @@ export async function updateMany(
       body.typecast,
     );
     const json = await inTransaction({ db, events: publisher }, async (client, events) => {
-      await addSelectOptions(client, events, table, newOptions);
-      const existing = await lockExisting(client, table, ids);
+      const current = await addSelectOptions(client, events, table, newOptions);
+      const existing = await lockExisting(client, current, ids);
       const missing = ids.filter((id) => !existing.has(id));
       if (missing.length > 0) throw notFound(`Record ${missing.join(', ')} not found; nothing was updated`);
       await resolveReferences(client, table, prepared, where, fileLinks.keyOf);
@@ -437,7 +438,7 @@ export async function updateMany(
       await refreshAfterWrite(
         client,
         body.suppressWebhooks ? null : events,
-        table,
+        current,
         changed,
         writtenFieldIds(writes.map((write) => write.record)),
       );

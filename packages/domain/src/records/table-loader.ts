@@ -16,6 +16,25 @@ interface TableRow {
   linked_readers: LinkedReader[] | null;
 }
 
+/** The count, lookup and rollup fields reading a table through links (TableMeta's linkedReaders), as JSON. */
+const linkedReadersSql = (databaseId: string, tableId: string) =>
+  `(SELECT json_agg(json_build_object('tableId', f.table_id, 'fieldId', f.template ->> 'fieldId'))
+      FROM fields f JOIN tables ft ON ft.id = f.table_id
+     WHERE ft.database_id = ${databaseId} AND f.type IN ('count', 'lookup', 'rollup')
+       AND f.template ->> 'tableId' = ${tableId})`;
+
+/** A table's linkedReaders as they are now (in the caller's transaction). */
+export async function loadLinkedReaders(
+  client: Pick<pg.Pool, 'query'>,
+  table: Pick<TableMeta, 'databaseId' | 'id'>,
+): Promise<LinkedReader[] | undefined> {
+  const result = await client.query<{ readers: LinkedReader[] | null }>(
+    `SELECT ${linkedReadersSql('$1::uuid', '$2::text')} AS readers`,
+    [table.databaseId, table.id],
+  );
+  return result.rows[0]?.readers ?? undefined;
+}
+
 /**
  * Everything a record request needs to know about its table, in one round trip (`id` comes from
  * access-policy.ts's accessibleDatabaseId).
@@ -30,10 +49,7 @@ export async function loadTableMeta(
             (SELECT json_agg(json_build_object('id', f.id, 'name', f.name, 'type', f.type, 'template', f.template)
                              ORDER BY f.position)
                FROM fields f WHERE f.table_id = t.id) AS fields,
-            (SELECT json_agg(json_build_object('tableId', f.table_id, 'fieldId', f.template ->> 'fieldId'))
-               FROM fields f JOIN tables ft ON ft.id = f.table_id
-              WHERE ft.database_id = d.id AND f.type IN ('count', 'lookup', 'rollup')
-                AND f.template ->> 'tableId' = t.id) AS linked_readers
+            ${linkedReadersSql('d.id', 't.id')} AS linked_readers
        FROM databases d JOIN tables t ON t.database_id = d.id
       WHERE d.id = $1 AND (t.id = $2 OR t.name_key = $3)
       ORDER BY t.id = $2 DESC
