@@ -412,18 +412,28 @@ class ExpressionGenerator {
     }
   }
 
-  /** IF and SWITCH giving `want`, with branches of other types that unify to it. */
+  /**
+   * IF and SWITCH giving `want`, with branches of other types that unify to it. The first branch
+   * is of `want` itself: a lone branch of another type (a date where text is wanted, beside
+   * BLANK() or nothing) would give its own type.
+   */
   private branches(want: Want, d: number): fc.Arbitrary<string>[] {
     const branch = this.branchOf(want, d);
+    const first = this.of(want, d);
     const condition = this.any(d);
     const ifs = fc
-      .tuple(condition, branch, fc.option(fc.oneof(branch, fc.constant('BLANK()')), { freq: 3 }))
+      .tuple(condition, first, fc.option(fc.oneof(branch, fc.constant('BLANK()')), { freq: 3 }))
       .map(([c, a, b]) => (b === null ? `IF(${c}, ${a})` : `IF(${c}, ${a}, ${b})`));
     const subject = fc.oneof(this.any(d), this.leaves('number'), this.leaves('text'));
     const pattern = fc.oneof(this.leaves('number'), this.leaves('text'), this.any(d), fc.constant('BLANK()'));
     const switches = fc
-      .tuple(subject, fc.array(fc.tuple(pattern, branch), { minLength: 0, maxLength: 3 }), fc.option(branch))
-      .filter(([, pairs, fallback]) => pairs.length > 0 || fallback !== null)
+      .tuple(
+        subject,
+        fc.tuple(pattern, first),
+        fc.array(fc.tuple(pattern, branch), { minLength: 0, maxLength: 2 }),
+        fc.option(branch),
+      )
+      .map(([s, head, rest, fallback]) => [s, [head, ...rest], fallback] as const)
       .chain(([s, pairs, fallback]) =>
         // Now and then a pattern that is the subject itself, so that some SWITCH matches.
         fc.boolean().map((echo) => {
