@@ -3,6 +3,7 @@ import { MAX_RECORDS_PER_REQUEST } from '@recordbase/contracts/records';
 import { keptLinkedValues, storedLinkedValueSql } from '@recordbase/db/field-types';
 import { linkTableName, qualifiedTable, quoteIdent, SqlParams } from '@recordbase/db/physical';
 import type { TransactionEvents } from '../events';
+import { formulasReading } from '../formula-fields';
 import { isLinkedValues } from '../linked-fields';
 import { recordChanges } from './record-changes';
 import { recordJsonSql } from './record-json';
@@ -71,8 +72,9 @@ async function refreshRecords(
   ids: readonly string[],
   before: boolean,
   fields: readonly FieldMeta[] = linkedValueFields(table),
-): Promise<{ ids: string[]; beforeJson: string }> {
-  if (fields.length === 0 || ids.length === 0) return { ids: [], beforeJson: '[]' };
+): Promise<{ ids: string[]; beforeJson: string; watched: ReadonlySet<string> }> {
+  const watched = fieldsMovingWith(table, fields);
+  if (fields.length === 0 || ids.length === 0) return { ids: [], beforeJson: '[]', watched };
   const params = new SqlParams();
   const ref = qualifiedTable(table.schemaName, table.id);
   const fresh = fields.map(
@@ -84,7 +86,13 @@ async function refreshRecords(
     `fresh AS MATERIALIZED (SELECT r.id, ${fresh.join(', ')} FROM ${ref} r WHERE r.id = ANY(${params.add(ids)}::uuid[]))`,
   ];
   if (before) {
-    const record = recordJsonSql(table, params);
+    // Only what the refresh can change: the refreshed fields and the formulas reading them.
+    const record = recordJsonSql(
+      table,
+      params,
+      undefined,
+      table.fields.filter((field) => watched.has(field.id)),
+    );
     ctes.push(
       `previous AS (SELECT r.id, ${record.text} AS j FROM ${ref} r JOIN fresh f ON f.id = r.id ${record.join})`,
     );
@@ -101,7 +109,16 @@ async function refreshRecords(
     params.values,
   );
   const row = result.rows[0]!;
-  return { ids: row.ids ?? [], beforeJson: row.before ?? '[]' };
+  return { ids: row.ids ?? [], beforeJson: row.before ?? '[]', watched };
+}
+
+/** The fields a refresh of `fields` may change: those, and the formulas reading any of them. */
+function fieldsMovingWith(table: TableMeta, fields: readonly FieldMeta[]): ReadonlySet<string> {
+  const moving = new Set(fields.map((field) => field.id));
+  for (const field of fields) {
+    for (const reader of formulasReading(table.fields, field.id)) moving.add(reader.id);
+  }
+  return moving;
 }
 
 /**
@@ -115,6 +132,27 @@ export async function refreshOwnLinkedValues(
   ids: readonly string[],
 ): Promise<void> {
   await refreshRecords(client, table, ids, false);
+}
+
+/**
+ * The metadata of the tables reading a table, kept beside that table's own (cached) metadata while
+ * both are of one schema version: a write to a table others read costs no metadata query.
+ */
+const readerMetas = new WeakMap<TableMeta, Map<string, TableMeta>>();
+
+async function readerMetaOf(client: Queryable, table: TableMeta, readerId: string): Promise<TableMeta> {
+  let known = readerMetas.get(table);
+  if (!known) {
+    known = new Map();
+    readerMetas.set(table, known);
+  }
+  const kept = known.get(readerId);
+  if (kept && table.schemaVersion !== undefined && kept.schemaVersion === table.schemaVersion) return kept;
+  const loaded = await loadTableMeta(client, table.databaseId, readerId);
+  if (table.schemaVersion !== undefined && loaded.schemaVersion === table.schemaVersion) {
+    known.set(readerId, loaded);
+  }
+  return loaded;
 }
 
 /** Records of a table whose values read records just written, as found before they change. */
@@ -145,7 +183,7 @@ export async function linkedReadersOf(
       .map((reader) => reader.tableId),
   );
   for (const readerId of readerIds) {
-    const reader = readerId === table.id ? table : await loadTableMeta(client, table.databaseId, readerId);
+    const reader = readerId === table.id ? table : await readerMetaOf(client, table, readerId);
     const fields = linkedValueFields(reader).filter(
       (field) => keptLinkedValues(field).tableId === table.id && readsChanged(field, table, changed),
     );
@@ -189,7 +227,7 @@ export async function refreshLinkedReaders(
         const afterJson = `[${refreshed.ids.map((id) => after.get(id)!).join(',')}]`;
         await events.records(table, 'record.updated', refreshed.ids, afterJson, {
           source: 'dependency',
-          changes: recordChanges(refreshed.beforeJson, afterJson),
+          changes: recordChanges(refreshed.beforeJson, afterJson, refreshed.watched),
         });
       }
       if (depth + 1 < MAX_CHAIN) {
