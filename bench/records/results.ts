@@ -58,6 +58,7 @@ const SOURCE_DIRS = [
   'packages/contracts/src',
   'packages/db/src',
   'packages/db/migrations',
+  'packages/domain/src',
   'packages/server-kit/src',
 ];
 
