@@ -23,17 +23,28 @@ export class HttpRunner {
     body: (worker: number, sequence: number) => string,
     items = 0,
   ): Op {
+    return this.send('POST', path, expectedStatus, body, items);
+  }
+
+  /** A request of another method with a JSON body (links: PATCH of one record), as post sends it. */
+  send(
+    method: 'POST' | 'PATCH',
+    path: string,
+    expectedStatus: number,
+    body: (worker: number, sequence: number) => string,
+    items = 0,
+  ): Op {
     const headers = { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' };
     return async (worker, sequence) => {
       const response = await this.pool.request({
-        method: 'POST',
+        method,
         path: `/api/v1${path}`,
         headers,
         body: body(worker, sequence),
       });
       const text = await response.body.text();
       if (response.statusCode !== expectedStatus) {
-        throw new Error(`POST ${path}: status ${response.statusCode}: ${text.slice(0, 300)}`);
+        throw new Error(`${method} ${path}: status ${response.statusCode}: ${text.slice(0, 300)}`);
       }
       return { bytes: text.length, items };
     };

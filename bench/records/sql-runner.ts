@@ -43,6 +43,27 @@ export class SqlRunner {
     };
   }
 
+  /**
+   * Several statements in one round trip, a transaction spelled out (`BEGIN; …; COMMIT`), as a
+   * hand-written application would send them; `build` makes the text (values inlined: the simple
+   * query protocol takes no parameters). Nothing is read back.
+   */
+  script(build: (worker: number, sequence: number) => string, items = 0): Op {
+    return async (worker, sequence) => {
+      const client = await this.pool.connect();
+      try {
+        await client.query(build(worker, sequence));
+      } catch (error) {
+        // A statement that fails leaves the transaction open and aborted on this connection.
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+      return { bytes: 0, items };
+    };
+  }
+
   /** A query read as plain rows, as psql or any client would (not as one JSON text); bytes are not counted. */
   rows(build: () => SqlQuery): Op {
     return async () => {
