@@ -3,9 +3,10 @@
 /**
  * `people`: list pages and bulk writes on 100,000 People; `sql`: read-only SQL against records/list and
  * raw SQL on the same People; `deals`: the 1,000,000-row Deals cases; `formulas`: formula fields
- * against plain fields and against PostgreSQL's generated columns on 100,000 records.
+ * against plain fields and against PostgreSQL's generated columns on 100,000 records; `links`:
+ * count, lookup and rollup fields on 100,000 records linking 10,000 others.
  */
-export const SUITES = ['people', 'sql', 'deals', 'formulas'] as const;
+export const SUITES = ['people', 'sql', 'deals', 'formulas', 'links'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export interface BenchConfig {
@@ -15,6 +16,8 @@ export interface BenchConfig {
   peopleRows: number;
   /** Records loaded into the formulas suite's two tables. */
   formulaRows: number;
+  /** Records loaded into the links suite's Items and Items plain (Others: a tenth as many). */
+  linkRows: number;
   /** The dedicated benchmark database (created and migrated when missing). */
   databaseUrl: string;
   redisUrl: string;
@@ -56,6 +59,7 @@ export function loadBenchConfig(): BenchConfig {
   const rows = Math.round(numberFrom('BENCH_ROWS', 1_000_000));
   const peopleRows = Math.round(numberFrom('BENCH_PEOPLE_ROWS', 100_000));
   const formulaRows = Math.round(numberFrom('BENCH_FORMULA_ROWS', 100_000));
+  const linkRows = Math.round(numberFrom('BENCH_LINK_ROWS', 100_000));
   const suiteNames = (process.env.BENCH_SUITE || SUITES.join(','))
     .split(',')
     .map((name) => name.trim().toLowerCase())
@@ -67,6 +71,7 @@ export function loadBenchConfig(): BenchConfig {
     suites: SUITES.filter((suite) => suiteNames.includes(suite)),
     peopleRows,
     formulaRows,
+    linkRows,
     databaseUrl: process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/recordbase_bench',
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     rows,
@@ -85,7 +90,8 @@ export function loadBenchConfig(): BenchConfig {
       only.length === 0 &&
       rows === 1_000_000 &&
       peopleRows === 100_000 &&
-      formulaRows === 100_000,
+      formulaRows === 100_000 &&
+      linkRows === 100_000,
   };
 }
 

@@ -7,6 +7,7 @@ import { type BenchConfig, loadBenchConfig, type Suite, selected } from './confi
 import type { Dataset } from './dataset';
 import { runFormulasSuite } from './formulas-suite';
 import { HttpRunner } from './http-runner';
+import { runLinksSuite } from './links-suite';
 import { prepareDataset, resetWrites } from './load';
 import { runPeopleSuite } from './people-suite';
 import {
@@ -19,9 +20,11 @@ import {
 } from './queries';
 import { renderReport } from './report/deals';
 import { renderFormulasReport } from './report/formulas';
+import { renderLinksReport } from './report/links';
 import { renderPeopleReport } from './report/people';
 import {
   FORMULAS_RESULTS_PATH,
+  LINKS_RESULTS_PATH,
   PEOPLE_RESULTS_PATH,
   RESULTS_PATH,
   SQL_RESULTS_PATH,
@@ -44,9 +47,10 @@ import { runSql } from './sql';
 /**
  * `pnpm run bench:records`: starts records-api and runs the suites of BENCH_SUITE (people: list
  * pages and bulk writes on 100,000 People; sql: read-only SQL against records/list on the same People;
- * deals: the 1,000,000-row Deals cases; formulas: formula fields on 100,000 records, against
- * records-api started by the launcher as `npm start` starts it), each measuring the API against the
- * same queries in raw SQL. See ../README.md.
+ * deals: the 1,000,000-row Deals cases; formulas: formula fields on 100,000 records; links: count,
+ * lookup and rollup fields on 100,000 records; the last two against records-api started by the
+ * launcher as `npm start` starts it), each measuring the API against the same queries in raw SQL.
+ * See ../README.md.
  */
 
 const tablePath = (dataset: Dataset) => `/bases/${dataset.databaseId}/tables/Deals/records`;
@@ -132,7 +136,7 @@ async function main(): Promise<void> {
   const config = loadBenchConfig();
   const startedAt = new Date();
   console.log(
-    `records benchmark, suites ${config.suites.join(', ')} (${config.peopleRows} People, ${config.rows} Deals, ${config.formulaRows} Items), ${config.durationMs / 1000} s per case after ${config.warmupMs / 1000} s warm-up, ${config.repeats} repeat(s)`,
+    `records benchmark, suites ${config.suites.join(', ')} (${config.peopleRows} People, ${config.rows} Deals, ${config.formulaRows} Items with formulas, ${config.linkRows} Items with links), ${config.durationMs / 1000} s per case after ${config.warmupMs / 1000} s warm-up, ${config.repeats} repeat(s)`,
   );
 
   console.log('migrating the benchmark database ...');
@@ -147,7 +151,7 @@ async function main(): Promise<void> {
   const machine = await machineInfo(admin, source);
   const reports: string[] = [];
   try {
-    const appSuites = config.suites.filter((suite) => suite !== 'formulas');
+    const appSuites = config.suites.filter((suite) => suite !== 'formulas' && suite !== 'links');
     if (appSuites.length > 0) {
       await withServer(config, admin, machine, startedAt, 'app', async (context) => {
         for (const suite of appSuites) reports.push(await runAppSuite(suite, context));
@@ -160,12 +164,19 @@ async function main(): Promise<void> {
         if (config.writeReadme) saveResults(FORMULAS_RESULTS_PATH, results);
       });
     }
+    if (config.suites.includes('links')) {
+      await withServer(config, admin, machine, startedAt, 'launcher', async (context) => {
+        const results = await runLinksSuite(context);
+        reports.push(`## links: ${config.linkRows} Items\n\n${renderLinksReport(results)}`);
+        if (config.writeReadme) saveResults(LINKS_RESULTS_PATH, results);
+      });
+    }
     console.log(`\n${reports.join('\n\n')}`);
     if (config.writeReadme) {
       console.log(`\nwrote ${writeReadme()}`);
     } else {
       console.log(
-        '\n(README and results not rewritten: partial run; BENCH_ONLY, BENCH_ROWS, BENCH_PEOPLE_ROWS, BENCH_FORMULA_ROWS or BENCH_WRITE_README=0 set)',
+        '\n(README and results not rewritten: partial run; BENCH_ONLY, BENCH_ROWS, BENCH_PEOPLE_ROWS, BENCH_FORMULA_ROWS, BENCH_LINK_ROWS or BENCH_WRITE_README=0 set)',
       );
     }
   } finally {
