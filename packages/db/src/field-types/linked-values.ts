@@ -108,7 +108,6 @@ const RESULT_MODULES: Readonly<Record<FormulaType, FieldTypeModule>> = {
   array: jsonArrayReading,
 };
 
-
 /**
  * The module of one of the three types: its column by its result type, filled when added and kept
  * by the writes; reads, filters and sorts as its result type's module (forField).
