@@ -38,9 +38,9 @@ import { SqlRunner } from './sql-runner';
  * - L2-plain / L2-rollup: a filter and sort on `Hours plain` (a number field) and on `Hours total`
  *   (the sum rollup over the linked Hours, the same numbers), once the API's background read
  *   index on each is built;
- * - L3-hot / L3-cold: PATCH of one Other's Hours, the hot one (linked by 100 Items, whose five
- *   values the service refreshes in the same transaction) and the cold one (linked by none),
- *   against the same in raw SQL: the update and the refresh of the linking Items by hand;
+ * - L3-hot / L3-cold: PATCH of one Other's Hours, the hot one (linked by 100 Items, whose lookup
+ *   and rollup of Hours the service refreshes in the same transaction) and the cold one (linked
+ *   by none), against the same in raw SQL: the update and the refresh of the linking Items by hand;
  * - adding a sum rollup to Items (POST …/fields, one UPDATE of every record) against the UPDATE a
  *   user of PostgreSQL would write, and against the service's own UPDATE run by hand.
  */
@@ -231,23 +231,22 @@ const hoursOf = (sequence: number) => 1000 + sequence / 4;
 const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
 /**
- * The raw twin of PATCH of an Other's Hours: the update, then the five values of the Items
- * linking it computed again from their links and set, in one transaction, as one would write it
- * by hand (one aggregate over the link table joined to Others, grouped by Item). For the cold
- * Other the second statement finds no Item, as the service's look-up of readers finds none.
+ * The raw twin of PATCH of an Other's Hours: the update, then the two values of the Items linking
+ * it that read Hours (Other hours, Hours total; the others cannot change, and the service leaves
+ * them too) computed again from their links and set, in one transaction, as one would write it by
+ * hand (one aggregate over the link table joined to Others, grouped by Item). For the cold Other
+ * the second statement finds no Item, as the service's look-up of readers finds none.
  */
 function rawUpdateScript(tables: LinkTables, otherId: string, hours: number): string {
   const o = tables.others.fieldIds;
   const col = (name: Parameters<typeof linkedId>[1]) => quoteIdent(linkedId(tables, name));
-  const values = (column: string) =>
-    `COALESCE(jsonb_agg(to_jsonb(o.${quoteIdent(column)}) ORDER BY l.position) FILTER (WHERE o.${quoteIdent(column)} IS NOT NULL), '[]'::jsonb)`;
+  const h = `o.${quoteIdent(o.Hours)}`;
   return `BEGIN;
 UPDATE ${tables.raw.others} SET ${quoteIdent(o.Hours)} = ${hours}, updated_at = now() WHERE id = ${literal(otherId)};
-UPDATE ${tables.raw.items} r
-   SET ${col('Other names')} = v.names, ${col('Other hours')} = v.hours, ${col('Other dues')} = v.dues,
-       ${col('Hours total')} = v.total, ${col('Last due')} = v.last_due
-  FROM (SELECT l.record_id, ${values(o.Name)} AS names, ${values(o.Hours)} AS hours, ${values(o.Due)} AS dues,
-               COALESCE(sum(o.${quoteIdent(o.Hours)}), 0) AS total, max(o.${quoteIdent(o.Due)}) AS last_due
+UPDATE ${tables.raw.items} r SET ${col('Other hours')} = v.hours, ${col('Hours total')} = v.total
+  FROM (SELECT l.record_id,
+               COALESCE(jsonb_agg(to_jsonb(${h}) ORDER BY l.position) FILTER (WHERE ${h} IS NOT NULL), '[]'::jsonb) AS hours,
+               COALESCE(sum(${h}), 0) AS total
           FROM ${tables.raw.itemsLinks} l JOIN ${tables.raw.others} o ON o.id = l.linked_id
          WHERE l.record_id IN (SELECT record_id FROM ${tables.raw.itemsLinks} WHERE linked_id = ${literal(otherId)})
          GROUP BY l.record_id) v
@@ -298,7 +297,7 @@ async function setHoursBothWays(
 async function runLinkWrites(context: SuiteContext, tables: LinkTables): Promise<WriteResult[]> {
   const { config, server, apiKey, admin } = context;
   const { hot, cold } = tables.others;
-  const hotTitle = `PATCH Hours of the hot Other (linked by ${HOT_LINKS} Items, whose 5 values are refreshed)`;
+  const hotTitle = `PATCH Hours of the hot Other (linked by ${HOT_LINKS} Items, whose 2 values reading Hours are refreshed)`;
   const coldTitle = 'PATCH Hours of the cold Other (linked by no Item)';
   const quietly = ', suppressWebhooks: true (no events)';
   const cases = [
