@@ -17,11 +17,11 @@ import {
   type FieldTypeModule,
   fieldTypeModule,
   fieldTypeOfResult,
+  fillLinkedValuesSql,
   type KeptFormula,
   type KeptLinkedValues,
   keptFormula,
   keptLinkedValues,
-  storedLinkedValueSql,
 } from '@recordbase/db/field-types';
 import {
   addField,
@@ -328,7 +328,8 @@ export async function updateField(
     // Counts, lookups and rollups reading it (or its formulas) are compiled for what it now is,
     // and read its values again (a select's removed options leave them too).
     if (to !== from || wasFormula || patch.template !== undefined) {
-      for (const changed of [updated as TableField, ...readers.map((reader) => reader.field)]) {
+      const recompiled = readers.map(({ field: reader, kept }) => ({ ...reader, template: kept }));
+      for (const changed of [updated as TableField, ...recompiled]) {
         await recompileLinkedReaders(tx, table, physical.schemaName, changed, ['type']);
       }
     }
@@ -441,8 +442,9 @@ async function updateFormula(
         'the formula reads itself through a lookup or rollup of a linked table',
       );
     }
-    for (const reader of [{ field: changed }, ...readers]) {
-      await recompileLinkedReaders(tx, table, physical.schemaName, reader.field, ['template', 'expression']);
+    const recompiled = readers.map(({ field: reader, kept }) => ({ ...reader, template: kept }));
+    for (const reader of [changed, ...recompiled]) {
+      await recompileLinkedReaders(tx, table, physical.schemaName, reader, ['template', 'expression']);
     }
   }
   return savedFieldUpdate(tx, events, table, physical, field, tableFields, name, template);
@@ -560,6 +562,7 @@ async function recompileLinkedReaders(
         { id: reader.tableId, databaseId: table.databaseId, schemaName },
         owner.map((field) => (field.id === changed.id ? { ...field, ...changed } : field)),
         [],
+        all,
       );
     } catch {
       broken.push(reader);
@@ -569,14 +572,17 @@ async function recompileLinkedReaders(
       broken.push(reader);
       continue;
     }
-    const updated = { ...reader, template: recompiled };
-    const ref = qualifiedTable(schemaName, reader.tableId);
     await tx.$executeRawUnsafe(
-      `UPDATE ${ref} AS r SET ${quoteIdent(reader.id)} = ${storedLinkedValueSql(recompiled, schemaName)}`,
+      fillLinkedValuesSql(
+        recompiled,
+        schemaName,
+        qualifiedTable(schemaName, reader.tableId),
+        quoteIdent(reader.id),
+      ),
     );
     await tx.field.update({
       where: { id: reader.id },
-      data: { template: updated.template as unknown as FieldTemplate, updatedAt: new Date() },
+      data: { template: recompiled as unknown as FieldTemplate, updatedAt: new Date() },
     });
   }
   if (broken.length > 0) {
@@ -628,9 +634,7 @@ async function updateLinkedValues(
     } else {
       // The same column: stored formulas reading it follow its new values by themselves.
       const ref = qualifiedTable(physical.schemaName, physical.id);
-      await tx.$executeRawUnsafe(
-        `UPDATE ${ref} AS r SET ${quoteIdent(field.id)} = ${storedLinkedValueSql(kept, physical.schemaName)}`,
-      );
+      await tx.$executeRawUnsafe(fillLinkedValuesSql(kept, physical.schemaName, ref, quoteIdent(field.id)));
     }
     template = kept;
   }

@@ -159,9 +159,10 @@ export async function databaseFields(tx: Tx, databaseId: string): Promise<Databa
 }
 
 /**
- * A count, lookup or rollup written by a client for the field `self` of the table `tableId` (whose
- * other fields are `siblings`), checked and compiled: the template the service keeps. A 400 at
- * `where` naming what is wrong otherwise.
+ * A count, lookup or rollup written by a client for the field `self` of `table` (whose fields are
+ * `siblings`, `self` as it was among them or not), checked and compiled: the template the service
+ * keeps. A 400 at `where` naming what is wrong otherwise. `known` is every field of the database,
+ * when the caller has already read them.
  */
 export async function keepLinkedValues(
   tx: Tx,
@@ -170,6 +171,7 @@ export async function keepLinkedValues(
   table: { id: string; databaseId: string; schemaName: string },
   siblings: readonly TableField[],
   where: InputPath,
+  known?: readonly DatabaseField[],
 ): Promise<KeptLinkedValues> {
   const at = (key: string) => [...where, 'template', key];
   const link = byRef(
@@ -190,15 +192,15 @@ export async function keepLinkedValues(
   if (self.type === 'count') {
     return { ...base, resultType: 'number', head: '(SELECT count(*)::float8 FROM ', tail: ')' };
   }
+  const all = known ?? (await databaseFields(tx, table.databaseId));
   const linkedFields =
     linkedTableId === table.id
       ? siblings.filter((field) => field.id !== self.id)
-      : ((await tx.field.findMany({ where: { tableId: linkedTableId } })) as TableField[]);
+      : all.filter((field) => field.tableId === linkedTableId);
   const read = byRef(linkedFields, written.fieldId ?? '');
   if (!read) {
     throw invalid(at('fieldId'), `no field ${JSON.stringify(written.fieldId)} in the linked table`);
   }
-  const all = await databaseFields(tx, table.databaseId);
   if (read.id === self.id || readsThrough(all, read.id, self.id)) {
     throw invalid(at('fieldId'), `field ${JSON.stringify(read.name)} reads this field: it would read itself`);
   }

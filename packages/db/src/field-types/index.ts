@@ -10,6 +10,7 @@ export { fieldTypeOfResult, type KeptFormula, keptFormula } from './formula';
 export * from './imports';
 export { type KeyKind, type KeyKindSpec, type KeyValue, keyKinds } from './key-kinds';
 export {
+  fillLinkedValuesSql,
   givenLinkedValueSql,
   type KeptLinkedValues,
   keptLinkedValues,

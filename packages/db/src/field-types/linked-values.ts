@@ -55,6 +55,18 @@ export function storedLinkedValueSql(kept: KeptLinkedValues, schemaName: string)
   );
 }
 
+/**
+ * The statement that sets the field's column of every record of its table (schema-qualified,
+ * `column` quoted) from its stored links: when the field is added, or its template or the field
+ * it reads changes.
+ */
+export const fillLinkedValuesSql = (
+  kept: KeptLinkedValues,
+  schemaName: string,
+  table: string,
+  column: string,
+) => `UPDATE ${table} AS r SET ${column} = ${storedLinkedValueSql(kept, schemaName)}`;
+
 /** The value from a uuid[] of linked ids in order (a write's own links; NULL reads as none). */
 export const givenLinkedValueSql = (kept: KeptLinkedValues, ids: string) =>
   linkedValueSql(kept, `unnest(${ids}) WITH ORDINALITY AS lnk(linked_id, position)`);
@@ -131,7 +143,7 @@ export function linkedValuesModule<T extends 'count' | 'lookup' | 'rollup'>(
     primary: false as const,
     columnOf,
     columnAdded: ({ table, column, field, schemaName }: AddedColumn) => [
-      `UPDATE ${table} AS r SET ${column} = ${storedLinkedValueSql(keptLinkedValues(field), schemaName)}`,
+      fillLinkedValuesSql(keptLinkedValues(field), schemaName, table, column),
     ],
     written: {
       // A record's links given by the write: its value from them, in the same statement.

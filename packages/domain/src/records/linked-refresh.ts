@@ -73,7 +73,9 @@ async function refreshRecords(
   before: boolean,
   fields: readonly FieldMeta[] = linkedValueFields(table),
 ): Promise<{ ids: string[]; beforeJson: string; watched: ReadonlySet<string> }> {
-  const watched = fieldsMovingWith(table, fields);
+  // Only what the refresh can change, when asked for the records before it: the refreshed fields
+  // and the formulas reading them.
+  const watched = before ? fieldsMovingWith(table, fields) : new Set<string>();
   if (fields.length === 0 || ids.length === 0) return { ids: [], beforeJson: '[]', watched };
   const params = new SqlParams();
   const ref = qualifiedTable(table.schemaName, table.id);
@@ -86,7 +88,6 @@ async function refreshRecords(
     `fresh AS MATERIALIZED (SELECT r.id, ${fresh.join(', ')} FROM ${ref} r WHERE r.id = ANY(${params.add(ids)}::uuid[]))`,
   ];
   if (before) {
-    // Only what the refresh can change: the refreshed fields and the formulas reading them.
     const record = recordJsonSql(
       table,
       params,

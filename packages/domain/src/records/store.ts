@@ -18,7 +18,13 @@ import type { ExpandedLink } from './expand';
 import { compileFilter } from './query-compiler';
 import { recordJsonSql } from './record-json';
 import { keysetAfterSql, keyValuesSql, orderBySql, sortKeys } from './sort-order';
-import { type FieldMeta, projectedFields, StaleTableMeta, type TableMeta } from './table-meta';
+import {
+  assertCurrentMeta,
+  type FieldMeta,
+  projectedFields,
+  schemaVersionSql,
+  type TableMeta,
+} from './table-meta';
 import type { PreparedRecord } from './values';
 
 /**
@@ -191,9 +197,7 @@ export async function listRecords(
   const counts = tableCountsSql(params.add(table.id));
   // Kept metadata is checked against the schema in the page's own snapshot (table-meta.ts).
   const schemaVersion =
-    table.schemaVersion === undefined
-      ? 'NULL'
-      : `(SELECT schema_version::text FROM public.databases WHERE id = ${params.add(table.databaseId)}::uuid)`;
+    table.schemaVersion === undefined ? 'NULL' : schemaVersionSql(params.add(table.databaseId));
   const maxBytes = params.add(MAX_PAGE_BYTES);
   // PostgreSQL joins the page into one text: one value to read instead of one row per record.
   // A page past MAX_PAGE_BYTES is measured, not sent (checking its length costs nothing; keeping a
@@ -229,8 +233,7 @@ export async function listRecords(
     throw error;
   }
   const row = result.rows[0];
-  if (table.schemaVersion !== undefined && row?.schema_version !== table.schemaVersion)
-    throw new StaleTableMeta();
+  assertCurrentMeta(table, row?.schema_version);
   if (row?.page_bytes != null && Number(row.page_bytes) > MAX_PAGE_BYTES) {
     throw pageTooLarge(await recordsThatFit(client, table, request, keys, digest, expanded));
   }
@@ -489,13 +492,11 @@ export async function lockExisting(
 ): Promise<Set<string>> {
   const result = await client.query<{ ids: string[] | null; schema_version: string | null }>(
     `SELECT ARRAY(SELECT id::text FROM ${tableRef(table)} WHERE id = ANY($1::uuid[]) FOR UPDATE) AS ids,
-            (SELECT schema_version::text FROM public.databases WHERE id = $2::uuid) AS schema_version`,
+            ${schemaVersionSql('$2')} AS schema_version`,
     [ids, table.databaseId],
   );
   const row = result.rows[0]!;
-  if (table.schemaVersion !== undefined && row.schema_version !== table.schemaVersion) {
-    throw new StaleTableMeta();
-  }
+  assertCurrentMeta(table, row.schema_version);
   return new Set(row.ids ?? []);
 }
 
@@ -555,10 +556,8 @@ export async function findMatches(
 export async function lockKeys(client: Queryable, table: TableMeta, keys: readonly string[]): Promise<void> {
   const result = await client.query<{ schema_version: string | null }>(
     `SELECT (SELECT count(pg_advisory_xact_lock(h)) FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest($1::text[]) AS k ORDER BY 1) AS ordered) AS locked,
-            (SELECT schema_version::text FROM public.databases WHERE id = $2::uuid) AS schema_version`,
+            ${schemaVersionSql('$2')} AS schema_version`,
     [keys, table.databaseId],
   );
-  if (table.schemaVersion !== undefined && result.rows[0]!.schema_version !== table.schemaVersion) {
-    throw new StaleTableMeta();
-  }
+  assertCurrentMeta(table, result.rows[0]!.schema_version);
 }

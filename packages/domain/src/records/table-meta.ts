@@ -50,6 +50,21 @@ export class StaleTableMeta extends Error {
   }
 }
 
+/**
+ * The database's schema version as SQL (`databaseId` the SQL of its id), for a statement to read
+ * in its own snapshot beside its work, and compare with assertCurrentMeta.
+ */
+export const schemaVersionSql = (databaseId: string) =>
+  `(SELECT schema_version::text FROM public.databases WHERE id = ${databaseId}::uuid)`;
+
+/** StaleTableMeta when metadata that knows its version was read at another than `version`. */
+export function assertCurrentMeta(
+  table: Pick<TableMeta, 'schemaVersion'>,
+  version: string | null | undefined,
+) {
+  if (table.schemaVersion !== undefined && version !== table.schemaVersion) throw new StaleTableMeta();
+}
+
 export function buildTableMeta(input: Omit<TableMeta, 'fieldsById' | 'fieldsByNameKey'>): TableMeta {
   return {
     ...input,
