@@ -442,6 +442,18 @@ describe('readXlsx: the source stream and temporary files', () => {
     expect(importTempDirectories()).toEqual(before);
   });
 
+  test('a source failing before the copy listens to it rejects the iteration, not the process', async () => {
+    const before = importTempDirectories();
+    const source = new Readable({ read() {} });
+    const failure = new Error('storage connection reset');
+    const rows = readXlsx(source);
+    const first = rows.next();
+    // While the temporary directory is being made.
+    source.destroy(failure);
+    await expect(first).rejects.toBe(failure);
+    expect(importTempDirectories()).toEqual(before);
+  });
+
   test('every row of a long sheet, in order', async () => {
     const rows = await readAll(await many);
     expect(rows.length).toBe(20_000);

@@ -32,10 +32,23 @@ export interface SpoolOptions {
  * checked on the way, so a file that is no zip fails before it is all copied.
  */
 export async function spoolToTempFile(source: Readable, options: SpoolOptions): Promise<SpooledFile> {
-  const directory = await mkdtemp(join(tmpdir(), 'recordbase-import-'));
+  // The source can fail while the directory is made, before the pipeline listens to it: heard
+  // from the start, its error rejects the copy instead of going unheard and ending the process.
+  let failedEarly: { error: unknown } | null = null;
+  const heardEarly = (error: unknown) => {
+    failedEarly ??= { error };
+  };
+  source.on('error', heardEarly);
+  let directory: string;
+  try {
+    directory = await mkdtemp(join(tmpdir(), 'recordbase-import-'));
+  } finally {
+    source.off('error', heardEarly);
+  }
   const dispose = () => rm(directory, { recursive: true, force: true });
   const path = join(directory, 'upload');
   try {
+    if (failedEarly) throw (failedEarly as { error: unknown }).error;
     const guard = new SpoolGuard(options);
     await pipeline(source, guard, createWriteStream(path, { flags: 'wx', mode: 0o600 }));
     return { path, bytes: guard.size, dispose };
