@@ -27,12 +27,18 @@ const outboxInsertColumns = ['id', 'database_id', 'table_id', 'type', 'source', 
 
 /**
  * An INSERT appending the events `select` yields, for writers that build their events in SQL (a
- * bulk write's statement, an import's final move): `select` yields the columns `id` (uuid),
- * `database_id`, `table_id`, `type`, `source`, `data` (json), in that order. It can stand as the
- * body of a CTE (`events AS (…)`), and returns `returning`.
+ * bulk write's statement, an import's final move, a refresh of linked values): `select` yields the
+ * columns `id` (uuid), `database_id`, `table_id`, `type`, `source`, `data` (json), in that order,
+ * then `changed_field_ids` (text[]) when `withChangedFieldIds`. It can stand as the body of a CTE
+ * (`events AS (…)`), and returns `returning`.
  */
-export function appendSelectedEventsSql(select: string, returning: string): string {
-  return `INSERT INTO ${OUTBOX_TABLE} (${outboxInsertColumns.join(', ')})
+export function appendSelectedEventsSql(
+  select: string,
+  returning: string,
+  withChangedFieldIds = false,
+): string {
+  const columns = withChangedFieldIds ? [...outboxInsertColumns, 'changed_field_ids'] : outboxInsertColumns;
+  return `INSERT INTO ${OUTBOX_TABLE} (${columns.join(', ')})
        ${select}
        RETURNING ${returning}`;
 }

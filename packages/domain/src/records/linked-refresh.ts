@@ -1,14 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { isComputedFieldType } from '@recordbase/contracts/fields';
 import { MAX_RECORDS_PER_REQUEST } from '@recordbase/contracts/records';
+import { appendSelectedEventsSql } from '@recordbase/db';
 import { keptLinkedValues, storedLinkedValueSql } from '@recordbase/db/field-types';
 import { linkTableName, qualifiedTable, quoteIdent, SqlParams } from '@recordbase/db/physical';
 import type { TransactionEvents } from '../events';
 import { formulasReading } from '../formula-fields';
 import { isLinkedValues } from '../linked-fields';
-import { recordChanges } from './record-changes';
-import { recordJsonSql } from './record-json';
+import { recordJsonSql, valueJsonSql } from './record-json';
 import type { Queryable } from './store';
-import { fetchRecordsJson } from './store';
 import { loadTableMeta } from './table-loader';
 import type { FieldMeta, TableMeta } from './table-meta';
 import type { PreparedRecord } from './values';
@@ -62,21 +62,21 @@ export function writtenFieldIds(records: readonly PreparedRecord[]): Set<string>
 }
 
 /**
- * Sets the count, lookup and rollup columns of records of `table` from their stored links; the
- * ids of those whose values changed, in id order, with those records as they were (a JSON array)
- * when `before` is asked.
+ * Sets the count, lookup and rollup columns `fields` of records `ids` of `table` from their stored
+ * links, and returns the ids of those whose values changed, in id order. With `events`, the same
+ * statement appends their record.updated event (source "dependency"): the records as they are
+ * after it, and per record the fields it may change (the refreshed ones and the formulas reading
+ * them) whose rendered value moved, with their previous values. The records never travel to Node
+ * and back to become the event.
  */
 async function refreshRecords(
   client: Queryable,
   table: TableMeta,
   ids: readonly string[],
-  before: boolean,
+  events: TransactionEvents | null,
   fields: readonly FieldMeta[] = linkedValueFields(table),
-): Promise<{ ids: string[]; beforeJson: string; watched: ReadonlySet<string> }> {
-  // Only what the refresh can change, when asked for the records before it: the refreshed fields
-  // and the formulas reading them.
-  const watched = before ? fieldsMovingWith(table, fields) : new Set<string>();
-  if (fields.length === 0 || ids.length === 0) return { ids: [], beforeJson: '[]', watched };
+): Promise<string[]> {
+  if (fields.length === 0 || ids.length === 0) return [];
   const params = new SqlParams();
   const ref = qualifiedTable(table.schemaName, table.id);
   const fresh = fields.map(
@@ -87,30 +87,75 @@ async function refreshRecords(
   const ctes = [
     `fresh AS MATERIALIZED (SELECT r.id, ${fresh.join(', ')} FROM ${ref} r WHERE r.id = ANY(${params.add(ids)}::uuid[]))`,
   ];
-  if (before) {
-    const record = recordJsonSql(
-      table,
-      params,
-      undefined,
-      table.fields.filter((field) => watched.has(field.id)),
-    );
+  // Only what the refresh can move is compared: the refreshed fields and the formulas reading them.
+  const watched = fieldsMovingWith(table, fields);
+  const watchedFields = events ? table.fields.filter((field) => watched.has(field.id)) : [];
+  if (events) {
     ctes.push(
-      `previous AS (SELECT r.id, ${record.text} AS j FROM ${ref} r JOIN fresh f ON f.id = r.id ${record.join})`,
+      `previous AS (SELECT r.id, ${watchedFields.map((field, i) => `${valueJsonSql(table, field)} AS b${i}`).join(', ')}
+         FROM ${ref} r JOIN fresh f ON f.id = r.id)`,
     );
   }
   ctes.push(
     `changed AS (UPDATE ${ref} AS r SET ${fields.map((field, i) => `${quoteIdent(field.id)} = f.v${i}`).join(', ')}
        FROM fresh f WHERE r.id = f.id AND ROW(${columns.join(', ')}) IS DISTINCT FROM ROW(${computed.join(', ')})
-       RETURNING r.id)`,
+       RETURNING r.*)`,
   );
-  const result = await client.query<{ ids: string[] | null; before: string | null }>(
+  if (events) ctes.push(...dependencyEventCtes(table, watchedFields, params));
+  const result = await client.query<{ ids: string[] | null; event: string | null }>(
     `WITH ${ctes.join(',\n')}
      SELECT (SELECT array_agg(id::text ORDER BY id) FROM changed) AS ids,
-            ${before ? `(SELECT '[' || string_agg(p.j, ',' ORDER BY p.id) || ']' FROM previous p JOIN changed c ON c.id = p.id)` : 'NULL::text'} AS before`,
+            ${events ? '(SELECT id::text FROM event)' : 'NULL::text'} AS event`,
     params.values,
   );
   const row = result.rows[0]!;
-  return { ids: row.ids ?? [], beforeJson: row.before ?? '[]', watched };
+  if (events && row.event) events.appended([row.event]);
+  return row.ids ?? [];
+}
+
+/**
+ * The CTEs that append the record.updated event of a refresh's `changed` rows (RETURNING r.*),
+ * compared with `previous` (b0, b1…: `watchedFields`' values as rendered before), as
+ * record-changes.ts describes changes: per record, the watched fields whose rendering differs.
+ */
+function dependencyEventCtes(
+  table: TableMeta,
+  watchedFields: readonly FieldMeta[],
+  params: SqlParams,
+): string[] {
+  const record = recordJsonSql(table, params);
+  // The rendered record's own value of each watched field (recordJsonSql's v0, v1… by position).
+  const after = watchedFields.map((field) => `v.v${table.fields.indexOf(field)}`);
+  const moved = watchedFields.map((_, i) => `(p.b${i} IS DISTINCT FROM ${after[i]}) AS c${i}`);
+  const key = (field: FieldMeta) => JSON.stringify(field.id);
+  const changedIds = watchedFields.map(
+    (field, i) => `CASE WHEN c${i} THEN ${params.add(key(field))}::text END`,
+  );
+  const previous = watchedFields.map(
+    (field, i) => `CASE WHEN c${i} THEN ${params.add(`${key(field)}:`)}::text || b${i} END`,
+  );
+  // array_to_string leaves the NULLs (fields that did not move) out.
+  const change = `'{"recordId":"' || id || '","changedFieldIds":[' || array_to_string(ARRAY[${changedIds.join(', ')}], ',')
+    || '],"previous":{' || array_to_string(ARRAY[${previous.join(', ')}], ',') || '}}'`;
+  const anyMoved = watchedFields.map(
+    (field, i) => `CASE WHEN bool_or(c${i}) THEN ${params.add(field.id)}::text END`,
+  );
+  return [
+    `rendered AS (SELECT r.id::text AS id, ${record.text} AS j, ${watchedFields.map((_, i) => `p.b${i}`).join(', ')}, ${moved.join(', ')}
+       FROM changed r JOIN previous p ON p.id = r.id ${record.join})`,
+    `event AS (${appendSelectedEventsSql(
+      `SELECT ${params.add(randomUUID())}::uuid, ${params.add(table.databaseId)}::uuid, ${params.add(table.id)}::text,
+          'record.updated', 'dependency',
+          (${params.add(`{"tableId":${JSON.stringify(table.id)},"recordIds":[`)}::text
+            || string_agg('"' || id || '"', ',' ORDER BY id::uuid) || '],"records":['
+            || string_agg(j, ',' ORDER BY id::uuid) || '],"changes":['
+            || string_agg(${change}, ',' ORDER BY id::uuid) || ']}')::json,
+          array_remove(ARRAY[${anyMoved.join(', ')}]::text[], NULL)
+       FROM rendered HAVING count(*) > 0`,
+      'id',
+      true,
+    )})`,
+  ];
 }
 
 /** The fields a refresh of `fields` may change: those, and the formulas reading any of them. */
@@ -132,7 +177,7 @@ export async function refreshOwnLinkedValues(
   table: TableMeta,
   ids: readonly string[],
 ): Promise<void> {
-  await refreshRecords(client, table, ids, false);
+  await refreshRecords(client, table, ids, null);
 }
 
 /**
@@ -221,21 +266,13 @@ export async function refreshLinkedReaders(
     // a hundred thousand others costs a thousand statements, never one event or string that large.
     for (let start = 0; start < ids.length; start += MAX_RECORDS_PER_REQUEST) {
       const batch = ids.slice(start, start + MAX_RECORDS_PER_REQUEST);
-      const refreshed = await refreshRecords(client, table, batch, events !== null, fields);
-      if (refreshed.ids.length === 0) continue;
-      if (events) {
-        const after = await fetchRecordsJson(client, table, refreshed.ids);
-        const afterJson = `[${refreshed.ids.map((id) => after.get(id)!).join(',')}]`;
-        await events.records(table, 'record.updated', refreshed.ids, afterJson, {
-          source: 'dependency',
-          changes: recordChanges(refreshed.beforeJson, afterJson, refreshed.watched),
-        });
-      }
+      const refreshed = await refreshRecords(client, table, batch, events, fields);
+      if (refreshed.length === 0) continue;
       if (depth + 1 < MAX_CHAIN) {
         await refreshLinkedReaders(
           client,
           events,
-          await linkedReadersOf(client, table, refreshed.ids),
+          await linkedReadersOf(client, table, refreshed),
           depth + 1,
         );
       }

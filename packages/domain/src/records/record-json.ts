@@ -12,7 +12,7 @@ import { type FieldMeta, fieldSql, type TableMeta } from './table-meta';
 const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
 /** A field's value as JSON text, never SQL NULL (an empty value is the JSON `null`). */
-function valueJsonSql(table: TableMeta, field: FieldMeta): string {
+export function valueJsonSql(table: TableMeta, field: FieldMeta): string {
   return moduleOfField(field).json(fieldSql(table, field));
 }
 
