@@ -65,34 +65,27 @@ function filled(value: string, type: FormulaType): string {
 }
 
 /**
- * How a value reads the linked records: locked against a concurrent update until the write's
- * commit. Without it, a write linking a record computed its value from the linked record as it was
- * while another transaction changed that record, whose refresh could not yet see the new link:
- * the value would stay stale. With it, one of the two waits for the other's commit, and then
- * reads (the linked record's new value, or the new link) what the other wrote.
+ * A rollup's reading of each linked record: the element kept (`reading.sql`, or an array's JSON),
+ * and what its aggregate runs over, from the elements `x(v, position)`: each value in order, an
+ * array's items one by one.
  */
-const READ_LOCK = 'FOR SHARE';
-
-/** A value of the field: each linked record's, typed as formulas read it, arrays' items one by one. */
-function valuesFrom(linkedTable: string, reading: { sql: string; type: FormulaType }) {
-  const one = `CROSS JOIN LATERAL (SELECT ${reading.sql} AS v FROM ${linkedTable} r WHERE r.id = lnk.linked_id ${READ_LOCK}) x`;
+function valuesFrom(reading: { sql: string; type: FormulaType }) {
   if (reading.type !== 'array') {
-    return { from: one, value: 'x.v', type: reading.type, order: 'lnk.position' };
+    return { element: reading.sql, from: '', value: 'x.v', type: reading.type, order: 'x.position' };
   }
+  // As JSON, since arrays of arrays of different lengths cannot be gathered in one array.
   return {
-    from: `${one} CROSS JOIN LATERAL unnest(x.v) WITH ORDINALITY AS e(v, n)`,
+    element: `to_jsonb(${reading.sql})`,
+    from: 'CROSS JOIN LATERAL jsonb_array_elements_text(x.v) WITH ORDINALITY AS e(v, n)',
     value: 'e.v',
     type: 'text' as FormulaType,
-    order: 'lnk.position, e.n',
+    order: 'x.position, e.n',
   };
 }
 
-/** Each linked record's value as the API renders it (JSON), arrays' items one by one, empty ones left out. */
-function jsonValuesFrom(linkedTable: string, json: string) {
-  return `CROSS JOIN LATERAL (SELECT (${json})::jsonb AS j FROM ${linkedTable} r WHERE r.id = lnk.linked_id ${READ_LOCK}) x
-    CROSS JOIN LATERAL jsonb_array_elements(CASE jsonb_typeof(x.j) WHEN 'array' THEN x.j ELSE jsonb_build_array(x.j) END)
+/** The items of the elements `x(v, position)` (JSON as the API renders values), arrays' one by one, empty ones left out. */
+const JSON_ITEMS = `CROSS JOIN LATERAL jsonb_array_elements(CASE jsonb_typeof(x.v) WHEN 'array' THEN x.v ELSE jsonb_build_array(x.v) END)
       WITH ORDINALITY AS e(v, n) WHERE jsonb_typeof(e.v) <> 'null'`;
-}
 
 /** The aggregate of a rollup over the values, in its column's form. */
 function rollupAggregate(fn: RollupFunction, values: ReturnType<typeof valuesFrom>, result: FormulaType) {
@@ -204,7 +197,7 @@ export async function keepLinkedValues(
   if (read.id === self.id || readsThrough(all, read.id, self.id)) {
     throw invalid(at('fieldId'), `field ${JSON.stringify(read.name)} reads this field: it would read itself`);
   }
-  const kept = { ...base, fieldId: read.id };
+  const kept = { ...base, fieldId: read.id, linkedTable };
   const asJson = self.type === 'lookup' || written.function === 'array_unique';
   if (asJson) {
     if (read.type === 'attachments') {
@@ -218,21 +211,23 @@ export async function keepLinkedValues(
       schemaName: table.schemaName,
       column: fieldValueSql(read),
     });
-    const from = jsonValuesFrom(linkedTable, json);
+    const element = `(${json})::jsonb`;
     if (self.type === 'lookup') {
       return {
         ...kept,
         resultType: 'array',
-        head: "(SELECT COALESCE(jsonb_agg(e.v ORDER BY lnk.position, e.n), '[]'::jsonb) FROM ",
-        tail: ` ${from})`,
+        element,
+        head: "(SELECT COALESCE(jsonb_agg(e.v ORDER BY x.position, e.n), '[]'::jsonb) FROM ",
+        tail: ` ${JSON_ITEMS})`,
       };
     }
     return {
       ...kept,
       function: 'array_unique',
       resultType: 'array',
-      head: "(SELECT COALESCE(jsonb_agg(u.v ORDER BY u.first), '[]'::jsonb) FROM (SELECT e.v, min(ARRAY[lnk.position::bigint, e.n]) AS first FROM ",
-      tail: ` ${from} GROUP BY e.v) u)`,
+      element,
+      head: "(SELECT COALESCE(jsonb_agg(u.v ORDER BY u.first), '[]'::jsonb) FROM (SELECT e.v, min(ARRAY[x.position, e.n]) AS first FROM ",
+      tail: ` ${JSON_ITEMS} GROUP BY e.v) u)`,
     };
   }
   const fn = written.function!;
@@ -241,7 +236,7 @@ export async function keepLinkedValues(
     new Map(linkedFields.map((field) => [field.id, field])),
     'r.',
   )(read.id);
-  const values = valuesFrom(linkedTable, reading);
+  const values = valuesFrom(reading);
   const resultType = rollupResult(fn, values.type);
   if (!resultType) {
     throw invalid(
@@ -253,6 +248,7 @@ export async function keepLinkedValues(
     ...kept,
     function: fn,
     resultType,
+    element: values.element,
     head: `(SELECT ${rollupAggregate(fn, values, resultType)} FROM `,
     tail: ` ${values.from})`,
   };

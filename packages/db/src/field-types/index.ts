@@ -15,6 +15,7 @@ export {
   type KeptLinkedValues,
   keptLinkedValues,
   storedLinkedValueSql,
+  storedLinkedValuesJoin,
 } from './linked-values';
 export { needUuid, needUuidList } from './operands';
 export { lower, notSupported } from './oracle';

@@ -18,8 +18,8 @@ import type { AddedColumn, FieldShape, FieldSql, FieldTypeModule, WriteContext }
  * like any column. The write that changes a record's links sets it in the same statement (from the
  * links it writes); a change to the linked records refreshes it from the link table in the same
  * transaction (the records service's linked-refresh.ts). Either way the SQL is the one the
- * service compiled when the field was saved (KeptLinkedValues), around the relation of the
- * record's links, `lnk(linked_id, position)`.
+ * service compiled when the field was saved (KeptLinkedValues): each linked record's element,
+ * gathered over the record's links, `lnk(linked_id, position)`, then the value from them.
  */
 
 /** A count, lookup or rollup template as the service keeps it (the client sees the first three). */
@@ -33,8 +33,15 @@ export interface KeptLinkedValues {
   /** The linked table's id. */
   tableId: string;
   /**
-   * Its value for one record: `head`, then a relation `lnk(linked_id uuid, position)` of the
-   * record's links, then `tail`. Split so that no text is ever searched for a placeholder.
+   * Each linked record's part of the value: SQL over its row aliased `r` in `linkedTable`
+   * (schema-qualified). A count has none: it reads only the links.
+   */
+  element?: string;
+  linkedTable?: string;
+  /**
+   * The value from one record's elements: `head`, then a relation `x(v, position)` of them (`v`
+   * one linked record's element, `position` its link's rank), then `tail`. Split so that no text
+   * is ever searched for a placeholder.
    */
   head: string;
   tail: string;
@@ -42,17 +49,64 @@ export interface KeptLinkedValues {
 
 export const keptLinkedValues = (field: Pick<FieldShape, 'template'>) => field.template as KeptLinkedValues;
 
-/** The value from a relation of links (SQL of `... AS lnk(linked_id, position)`). */
-export const linkedValueSql = (kept: KeptLinkedValues, relation: string) =>
-  `${kept.head}${relation}${kept.tail}`;
+/**
+ * How elements read the linked records: locked against a concurrent update until the write's
+ * commit. Without it, a write linking a record computed its value from the linked record as it was
+ * while another transaction changed that record, whose refresh could not yet see the new link:
+ * the value would stay stale. With it, one of the two waits for the other's commit, and then
+ * reads (the linked record's new value, or the new link) what the other wrote.
+ */
+const READ_LOCK = 'FOR SHARE';
+
+/**
+ * A select of the arrays `a0`, `a1`… of the elements of `fields` (all over one link field), in
+ * link order, from a relation of one record's links `links` (`… AS lnk(linked_id, position)`):
+ * one pass over the links, each linked record read and locked once for every field.
+ */
+function gatheredSql(fields: readonly KeptLinkedValues[], links: string): string {
+  const read = fields.flatMap((kept, i) => (kept.element === undefined ? [] : [`${kept.element} AS e${i}`]));
+  const arrays = fields.map(
+    (kept, i) =>
+      `array_agg(${kept.element === undefined ? 'NULL::int' : `lr.e${i}`} ORDER BY lnk.position) AS a${i}`,
+  );
+  const linkedTable = fields.find((kept) => kept.element !== undefined)?.linkedTable;
+  const rows =
+    read.length > 0
+      ? ` CROSS JOIN LATERAL (SELECT ${read.join(', ')} FROM ${linkedTable} r WHERE r.id = lnk.linked_id ${READ_LOCK}) lr`
+      : '';
+  return `SELECT ${arrays.join(', ')} FROM ${links}${rows}`;
+}
+
+/** The value of field `i` of a gathering `g` (gatheredSql). */
+const valueOfGathered = (kept: KeptLinkedValues, i: number) =>
+  `${kept.head}unnest(g.a${i}) WITH ORDINALITY AS x(v, position)${kept.tail}`;
+
+/** One field's value from a relation of links (SQL of `... AS lnk(linked_id, position)`). */
+export const linkedValueSql = (kept: KeptLinkedValues, links: string) =>
+  `(SELECT ${valueOfGathered(kept, 0)} FROM (${gatheredSql([kept], links)}) g)`;
+
+/** The links of the record aliased `r`, as stored. */
+const storedLinks = (linkFieldId: string, schemaName: string) =>
+  `(SELECT l.linked_id, l.position FROM ${qualifiedTable(schemaName, linkTableName(linkFieldId))} l WHERE l.record_id = r.id) AS lnk`;
 
 /** The value of the record aliased `r` from its stored links. */
 export function storedLinkedValueSql(kept: KeptLinkedValues, schemaName: string): string {
-  const links = qualifiedTable(schemaName, linkTableName(kept.linkFieldId));
-  return linkedValueSql(
-    kept,
-    `(SELECT l.linked_id, l.position FROM ${links} l WHERE l.record_id = r.id) AS lnk`,
-  );
+  return linkedValueSql(kept, storedLinks(kept.linkFieldId, schemaName));
+}
+
+/**
+ * The values of `fields`, all over one link field, of the record aliased `r` from its stored
+ * links, in one pass over them: a FROM item to join after `r`, aliased `alias`, with the columns
+ * v0, v1… in the order of `fields`.
+ */
+export function storedLinkedValuesJoin(
+  fields: readonly KeptLinkedValues[],
+  schemaName: string,
+  alias: string,
+): string {
+  const values = fields.map((kept, i) => `${valueOfGathered(kept, i)} AS v${i}`);
+  return `CROSS JOIN LATERAL (SELECT ${values.join(', ')}
+    FROM (${gatheredSql(fields, storedLinks(fields[0]!.linkFieldId, schemaName))}) g) ${alias}`;
 }
 
 /**

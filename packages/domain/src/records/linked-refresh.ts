@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isComputedFieldType } from '@recordbase/contracts/fields';
 import { MAX_RECORDS_PER_REQUEST } from '@recordbase/contracts/records';
 import { appendSelectedEventsSql } from '@recordbase/db';
-import { keptLinkedValues, storedLinkedValueSql } from '@recordbase/db/field-types';
+import { keptLinkedValues, storedLinkedValuesJoin } from '@recordbase/db/field-types';
 import { linkTableName, qualifiedTable, quoteIdent, SqlParams } from '@recordbase/db/physical';
 import type { TransactionEvents } from '../events';
 import { formulasReading } from '../formula-fields';
@@ -79,13 +79,25 @@ async function refreshRecords(
   if (fields.length === 0 || ids.length === 0) return [];
   const params = new SqlParams();
   const ref = qualifiedTable(table.schemaName, table.id);
-  const fresh = fields.map(
-    (field, i) => `${storedLinkedValueSql(keptLinkedValues(field), table.schemaName)} AS v${i}`,
-  );
+  // The fields over one link field computed together, in one pass over each record's links.
+  const byLink = new Map<string, number[]>();
+  fields.forEach((field, i) => {
+    const linkFieldId = keptLinkedValues(field).linkFieldId;
+    byLink.set(linkFieldId, [...(byLink.get(linkFieldId) ?? []), i]);
+  });
+  const fresh: string[] = [];
+  const joins = [...byLink.values()].map((indexes, group) => {
+    indexes.forEach((i, k) => {
+      fresh[i] = `g${group}.v${k} AS v${i}`;
+    });
+    const kept = indexes.map((i) => keptLinkedValues(fields[i]!));
+    return storedLinkedValuesJoin(kept, table.schemaName, `g${group}`);
+  });
   const columns = fields.map((field) => `r.${quoteIdent(field.id)}`);
   const computed = fields.map((_, i) => `f.v${i}`);
   const ctes = [
-    `fresh AS MATERIALIZED (SELECT r.id, ${fresh.join(', ')} FROM ${ref} r WHERE r.id = ANY(${params.add(ids)}::uuid[]))`,
+    `fresh AS MATERIALIZED (SELECT r.id, ${fresh.join(', ')} FROM ${ref} r ${joins.join(' ')}
+       WHERE r.id = ANY(${params.add(ids)}::uuid[]))`,
   ];
   // Only what the refresh can move is compared: the refreshed fields and the formulas reading them.
   const watched = fieldsMovingWith(table, fields);
