@@ -34,6 +34,21 @@ it('reports a database it created and every migration it applied, then that noth
   expect(await migrate(url)).toEqual({ createdDatabase: false, applied: [] });
 });
 
+it("stores the outbox's event data compressed with lz4 where the server has it", async () => {
+  await migrate(url);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ has_lz4: boolean; compression: string }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY (enumvals)) AS has_lz4,
+              (SELECT attcompression FROM pg_attribute WHERE attrelid = 'outbox_events'::regclass AND attname = 'data') AS compression`,
+    );
+    expect(rows[0]!.compression).toBe(rows[0]!.has_lz4 ? 'l' : '');
+  } finally {
+    await client.end();
+  }
+});
+
 it('describes the run without the password of the database URL', () => {
   const withPassword = 'postgresql://app:s3cret-pw@db.internal:5433/recordbase?sslmode=require';
   const line = describeMigration(withPassword, { createdDatabase: true, applied: ['a.sql', 'b.sql'] });
