@@ -1,4 +1,4 @@
-import { keptLinkedValues, storedLinkedValueSql } from '@recordbase/db/field-types';
+import { fillLinkedValuesSql, keptLinkedValues } from '@recordbase/db/field-types';
 import { quoteIdent } from '@recordbase/db/physical';
 import type pg from 'pg';
 import type { ApiClient } from '../lib/api';
@@ -419,10 +419,12 @@ async function measureFieldAdds(
     const kept = await pool.query<{ template: unknown }>('SELECT template FROM public.fields WHERE id = $1', [
       created.id,
     ]);
-    result.serviceStatement = `UPDATE ${tables.raw.items} AS r SET bench_service = ${storedLinkedValueSql(
+    result.serviceStatement = fillLinkedValuesSql(
       keptLinkedValues({ template: kept.rows[0]!.template }),
       tables.schemaName,
-    )}`;
+      tables.raw.items,
+      'bench_service',
+    ).join(';\n');
     result.raw.push(await timedScript('bench_added', result.rawStatement));
     result.service.push(await timedScript('bench_service', result.serviceStatement));
     const differing = await pool.query<{ n: number }>(

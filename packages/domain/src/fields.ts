@@ -572,14 +572,14 @@ async function recompileLinkedReaders(
       broken.push(reader);
       continue;
     }
-    await tx.$executeRawUnsafe(
-      fillLinkedValuesSql(
-        recompiled,
-        schemaName,
-        qualifiedTable(schemaName, reader.tableId),
-        quoteIdent(reader.id),
-      ),
-    );
+    for (const statement of fillLinkedValuesSql(
+      recompiled,
+      schemaName,
+      qualifiedTable(schemaName, reader.tableId),
+      quoteIdent(reader.id),
+    )) {
+      await tx.$executeRawUnsafe(statement);
+    }
     await tx.field.update({
       where: { id: reader.id },
       data: { template: recompiled as unknown as FieldTemplate, updatedAt: new Date() },
@@ -634,7 +634,9 @@ async function updateLinkedValues(
     } else {
       // The same column: stored formulas reading it follow its new values by themselves.
       const ref = qualifiedTable(physical.schemaName, physical.id);
-      await tx.$executeRawUnsafe(fillLinkedValuesSql(kept, physical.schemaName, ref, quoteIdent(field.id)));
+      for (const statement of fillLinkedValuesSql(kept, physical.schemaName, ref, quoteIdent(field.id))) {
+        await tx.$executeRawUnsafe(statement);
+      }
     }
     template = kept;
   }

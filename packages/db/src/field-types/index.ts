@@ -14,7 +14,6 @@ export {
   givenLinkedValueSql,
   type KeptLinkedValues,
   keptLinkedValues,
-  storedLinkedValueSql,
   storedLinkedValuesJoin,
 } from './linked-values';
 export { needUuid, needUuidList } from './operands';

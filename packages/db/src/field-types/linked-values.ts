@@ -82,17 +82,12 @@ const valueOfGathered = (kept: KeptLinkedValues, i: number) =>
   `${kept.head}unnest(g.a${i}) WITH ORDINALITY AS x(v, position)${kept.tail}`;
 
 /** One field's value from a relation of links (SQL of `... AS lnk(linked_id, position)`). */
-export const linkedValueSql = (kept: KeptLinkedValues, links: string) =>
+const linkedValueSql = (kept: KeptLinkedValues, links: string) =>
   `(SELECT ${valueOfGathered(kept, 0)} FROM (${gatheredSql([kept], links)}) g)`;
 
 /** The links of the record aliased `r`, as stored. */
 const storedLinks = (linkFieldId: string, schemaName: string) =>
   `(SELECT l.linked_id, l.position FROM ${qualifiedTable(schemaName, linkTableName(linkFieldId))} l WHERE l.record_id = r.id) AS lnk`;
-
-/** The value of the record aliased `r` from its stored links. */
-export function storedLinkedValueSql(kept: KeptLinkedValues, schemaName: string): string {
-  return linkedValueSql(kept, storedLinks(kept.linkFieldId, schemaName));
-}
 
 /**
  * The values of `fields`, all over one link field, of the record aliased `r` from its stored
@@ -110,16 +105,32 @@ export function storedLinkedValuesJoin(
 }
 
 /**
- * The statement that sets the field's column of every record of its table (schema-qualified,
+ * The statements that set the field's column of every record of its table (schema-qualified,
  * `column` quoted) from its stored links: when the field is added, or its template or the field
- * it reads changes.
+ * it reads changes. One join grouped by record rather than a lookup of each record's links, and
+ * rows left alone where the value stays (a new column's default is the value over no links).
+ * Writes to the linked table wait until the field's transaction commits, as a refresh's FOR SHARE
+ * makes them wait for a few records: a linked record changed meanwhile would otherwise keep a
+ * value the fill read before the change, which the writer, not knowing the field yet, would not
+ * refresh.
  */
-export const fillLinkedValuesSql = (
+export function fillLinkedValuesSql(
   kept: KeptLinkedValues,
   schemaName: string,
   table: string,
   column: string,
-) => `UPDATE ${table} AS r SET ${column} = ${storedLinkedValueSql(kept, schemaName)}`;
+): string[] {
+  const links = qualifiedTable(schemaName, linkTableName(kept.linkFieldId));
+  const reads = kept.element !== undefined;
+  const gathered = `SELECT lnk.record_id, array_agg(${reads ? kept.element : 'NULL::int'} ORDER BY lnk.position) AS a0
+    FROM ${links} lnk${reads ? ` JOIN ${kept.linkedTable} r ON r.id = lnk.linked_id` : ''} GROUP BY lnk.record_id`;
+  return [
+    ...(reads ? [`LOCK TABLE ${kept.linkedTable} IN SHARE MODE`] : []),
+    `UPDATE ${table} AS r SET ${column} = v.value
+       FROM (SELECT t.id, ${valueOfGathered(kept, 0)} AS value FROM ${table} t LEFT JOIN (${gathered}) g ON g.record_id = t.id) v
+      WHERE v.id = r.id AND r.${column} IS DISTINCT FROM v.value`,
+  ];
+}
 
 /** The value from a uuid[] of linked ids in order (a write's own links; NULL reads as none). */
 export const givenLinkedValueSql = (kept: KeptLinkedValues, ids: string) =>
@@ -196,9 +207,8 @@ export function linkedValuesModule<T extends 'count' | 'lookup' | 'rollup'>(
     formula: defaultResult,
     primary: false as const,
     columnOf,
-    columnAdded: ({ table, column, field, schemaName }: AddedColumn) => [
+    columnAdded: ({ table, column, field, schemaName }: AddedColumn) =>
       fillLinkedValuesSql(keptLinkedValues(field), schemaName, table, column),
-    ],
     written: {
       // A record's links given by the write: its value from them, in the same statement.
       inserted: (ctx: WriteContext) => {
