@@ -95,14 +95,15 @@ async function refreshRecords(
   });
   const columns = fields.map((field) => `r.${quoteIdent(field.id)}`);
   const computed = fields.map((_, i) => `f.v${i}`);
+  const watchedFields: FieldMeta[] = [];
   const ctes = [
     `fresh AS MATERIALIZED (SELECT r.id, ${fresh.join(', ')} FROM ${ref} r ${joins.join(' ')}
        WHERE r.id = ANY(${params.add(ids)}::uuid[]))`,
   ];
-  // Only what the refresh can move is compared: the refreshed fields and the formulas reading them.
-  const watched = fieldsMovingWith(table, fields);
-  const watchedFields = events ? table.fields.filter((field) => watched.has(field.id)) : [];
   if (events) {
+    // Only what the refresh can move is compared: the refreshed fields and the formulas reading them.
+    const watched = fieldsMovingWith(table, fields);
+    watchedFields.push(...table.fields.filter((field) => watched.has(field.id)));
     ctes.push(
       `previous AS (SELECT r.id, ${watchedFields.map((field, i) => `${valueJsonSql(table, field)} AS b${i}`).join(', ')}
          FROM ${ref} r JOIN fresh f ON f.id = r.id)`,
