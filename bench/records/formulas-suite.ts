@@ -18,7 +18,7 @@ import {
 import { HttpRunner } from './http-runner';
 import { DEFAULT_ORDER, type RawSource, type ReadCase, rawList } from './queries';
 import type { Machine, ReadResult } from './results';
-import { mergeRepeats, runReads, type SuiteContext, type Target } from './run';
+import { mergeRepeats, readIndexesBuilt, runReads, type SuiteContext, type Target } from './run';
 
 /**
  * Formula fields (issue 28) on 100,000 records, each case through the API against its twin
@@ -165,39 +165,6 @@ export function formulaReadCases(tables: FormulaTables): ReadCase[] {
 }
 
 /**
- * Lists once with each filter and sort, which makes the API build its read index on the field in
- * the background (the table is past READ_INDEX_MIN_ROWS), then waits until both are valid.
- */
-async function readIndexesBuilt(
-  http: HttpRunner,
-  pool: pg.Pool,
-  tables: FormulaTables,
-  cases: ReadCase[],
-): Promise<number> {
-  const started = performance.now();
-  const columns = [tables.items.fieldIds['Total plain'], formulaId(tables, 'Total')];
-  for (const read of cases.filter((c) => c.id.startsWith('F-')))
-    await http.once(`${recordsPathOf(tables, tables.items.tableId)}/list`, read.body);
-  for (;;) {
-    const valid = await pool.query<{ def: string }>(
-      `SELECT pg_get_indexdef(indexrelid) AS def FROM pg_index
-        WHERE indrelid = to_regclass($1) AND indisvalid AND indisready`,
-      [tables.items.table],
-    );
-    const missing = columns.filter(
-      (column) => !valid.rows.some((row) => row.def.includes(`(${quoteIdent(column)} DESC NULLS LAST, seq)`)),
-    );
-    const seconds = (performance.now() - started) / 1000;
-    if (missing.length === 0) {
-      console.log(`  read indexes of Total plain and Total built in ${seconds.toFixed(1)} s`);
-      return seconds;
-    }
-    if (seconds > 180) throw new Error(`no valid read index on ${missing.join(', ')} after 180 s`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-/**
  * Adds `Total added` = TOTAL_EXPRESSION to Items plain through the API, timed end to end, reads
  * the generated column the API made, deletes the field; then adds that same column to the raw
  * copy in one `ALTER TABLE`, timed, and drops it. Both rewrite 100,000 rows and rebuild the same
@@ -246,7 +213,15 @@ export async function runFormulasSuite(context: SuiteContext): Promise<FormulasR
   const http = new HttpRunner(server.baseUrl, apiKey, 1);
   let indexWaitSeconds: number;
   try {
-    indexWaitSeconds = await readIndexesBuilt(http, admin, tables, cases);
+    indexWaitSeconds = await readIndexesBuilt(
+      http,
+      { name: tables.items.table, pool: admin, recordsPath: recordsPathOf(tables, tables.items.tableId) },
+      cases.filter((c) => c.id.startsWith('F-')),
+      [
+        { id: tables.items.fieldIds['Total plain']!, name: 'Total plain' },
+        { id: formulaId(tables, 'Total'), name: 'Total' },
+      ],
+    );
   } finally {
     await http.close();
   }

@@ -24,7 +24,15 @@ import { deleteEvents } from './load';
 import { measure } from './measure';
 import { DEFAULT_ORDER, type RawSource, type ReadCase, rawList } from './queries';
 import type { Machine, ReadResult, WriteResult } from './results';
-import { fmt, mergeRepeats, probeFor, runReads, type SuiteContext, type Target } from './run';
+import {
+  fmt,
+  mergeRepeats,
+  probeFor,
+  readIndexesBuilt,
+  runReads,
+  type SuiteContext,
+  type Target,
+} from './run';
 import { SqlRunner } from './sql-runner';
 
 /**
@@ -186,39 +194,6 @@ export function linkReadCases(tables: LinkTables): ReadCase[] {
     filterSort('L2-plain', 'Hours plain', i['Hours plain']),
     filterSort('L2-rollup', 'Hours total', total),
   ];
-}
-
-/**
- * Lists once with each filter and sort, which makes the API build its read index on the field in
- * the background (the table is past READ_INDEX_MIN_ROWS), then waits until both are valid.
- */
-async function readIndexesBuilt(
-  http: HttpRunner,
-  pool: pg.Pool,
-  tables: LinkTables,
-  cases: ReadCase[],
-): Promise<number> {
-  const started = performance.now();
-  const columns = [tables.items.fieldIds['Hours plain'], linkedId(tables, 'Hours total')];
-  for (const read of cases.filter((c) => c.id.startsWith('L2-')))
-    await http.once(`${recordsPathOf(tables, tables.items.tableId)}/list`, read.body);
-  for (;;) {
-    const valid = await pool.query<{ def: string }>(
-      `SELECT pg_get_indexdef(indexrelid) AS def FROM pg_index
-        WHERE indrelid = to_regclass($1) AND indisvalid AND indisready`,
-      [tables.items.table],
-    );
-    const missing = columns.filter(
-      (column) => !valid.rows.some((row) => row.def.includes(`(${quoteIdent(column)} DESC NULLS LAST, seq)`)),
-    );
-    const seconds = (performance.now() - started) / 1000;
-    if (missing.length === 0) {
-      console.log(`  read indexes of Hours plain and Hours total built in ${seconds.toFixed(1)} s`);
-      return seconds;
-    }
-    if (seconds > 180) throw new Error(`no valid read index on ${missing.join(', ')} after 180 s`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -460,7 +435,15 @@ export async function runLinksSuite(context: SuiteContext): Promise<LinksResults
   const http = new HttpRunner(server.baseUrl, apiKey, 1);
   let indexWaitSeconds: number;
   try {
-    indexWaitSeconds = await readIndexesBuilt(http, admin, tables, cases);
+    indexWaitSeconds = await readIndexesBuilt(
+      http,
+      { name: tables.items.table, pool: admin, recordsPath: recordsPathOf(tables, tables.items.tableId) },
+      cases.filter((c) => c.id.startsWith('L2-')),
+      [
+        { id: tables.items.fieldIds['Hours plain']!, name: 'Hours plain' },
+        { id: linkedId(tables, 'Hours total'), name: 'Hours total' },
+      ],
+    );
   } finally {
     await http.close();
   }

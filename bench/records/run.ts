@@ -1,3 +1,4 @@
+import { quoteIdent } from '@recordbase/db/physical';
 import type pg from 'pg';
 import type { ApiClient } from '../lib/api';
 import type { BenchConfig } from './config';
@@ -106,6 +107,43 @@ async function checkSameAnswers(
     if (difference) throw new Error(`${query.id}: record ${record.id} differs: ${difference}`);
   });
   return `${apiIds.length} records, total ${api.total}`;
+}
+
+/**
+ * Lists `table`'s records once with each of `reads` (filters and sorts), which makes the API build
+ * its read index on each field of `columns` in the background (the table is past
+ * READ_INDEX_MIN_ROWS), then waits until all of them are valid; the seconds that took.
+ */
+export async function readIndexesBuilt(
+  http: HttpRunner,
+  table: { name: string; pool: pg.Pool; recordsPath: string },
+  reads: readonly ReadCase[],
+  columns: readonly { id: string; name: string }[],
+): Promise<number> {
+  const started = performance.now();
+  for (const read of reads) await http.once(`${table.recordsPath}/list`, read.body);
+  for (;;) {
+    const valid = await table.pool.query<{ def: string }>(
+      `SELECT pg_get_indexdef(indexrelid) AS def FROM pg_index
+        WHERE indrelid = to_regclass($1) AND indisvalid AND indisready`,
+      [table.name],
+    );
+    const missing = columns.filter(
+      (column) =>
+        !valid.rows.some((row) => row.def.includes(`(${quoteIdent(column.id)} DESC NULLS LAST, seq)`)),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    if (missing.length === 0) {
+      console.log(
+        `  read indexes of ${columns.map((column) => column.name).join(' and ')} built in ${seconds.toFixed(1)} s`,
+      );
+      return seconds;
+    }
+    if (seconds > 180) {
+      throw new Error(`no valid read index on ${missing.map((column) => column.id).join(', ')} after 180 s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 /**
