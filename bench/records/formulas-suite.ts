@@ -15,10 +15,9 @@ import {
   recordsPathOf,
   TOTAL_EXPRESSION,
 } from './formulas';
-import { HttpRunner } from './http-runner';
 import { DEFAULT_ORDER, type RawSource, type ReadCase, rawList } from './queries';
 import type { Machine, ReadResult } from './results';
-import { mergeRepeats, readIndexesBuilt, runReads, type SuiteContext, type Target } from './run';
+import { mergeRepeats, readIndexesBuilt, runReads, type SuiteContext } from './run';
 
 /**
  * Formula fields (issue 28) on 100,000 records, each case through the API against its twin
@@ -210,28 +209,21 @@ export async function runFormulasSuite(context: SuiteContext): Promise<FormulasR
   const tables = await loadFormulaTables(admin, api, config.formulaRows);
   console.log(`  loaded in ${tables.load.seconds.toFixed(1)} s`);
   const cases = formulaReadCases(tables);
-  const http = new HttpRunner(server.baseUrl, apiKey, 1);
-  let indexWaitSeconds: number;
-  try {
-    indexWaitSeconds = await readIndexesBuilt(
-      http,
-      { name: tables.items.table, pool: admin, recordsPath: recordsPathOf(tables, tables.items.tableId) },
-      cases.filter((c) => c.id.startsWith('F-')),
-      [
-        { id: tables.items.fieldIds['Total plain']!, name: 'Total plain' },
-        { id: formulaId(tables, 'Total'), name: 'Total' },
-      ],
-    );
-  } finally {
-    await http.close();
-  }
-  const target: Target = {
+  const target = {
     config,
     server,
     apiKey,
     recordsPath: recordsPathOf(tables, tables.items.tableId),
     table: { name: tables.items.table, pool: admin },
   };
+  const indexWaitSeconds = await readIndexesBuilt(
+    target,
+    cases.filter((c) => c.id.startsWith('F-')),
+    [
+      { id: tables.items.fieldIds['Total plain']!, name: 'Total plain' },
+      { id: formulaId(tables, 'Total'), name: 'Total' },
+    ],
+  );
   const readRounds: ReadResult[][] = [];
   for (let round = 1; round <= config.repeats; round++) {
     if (config.repeats > 1) console.log(`--- formulas round ${round} of ${config.repeats}`);

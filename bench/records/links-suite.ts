@@ -24,15 +24,7 @@ import { deleteEvents } from './load';
 import { measure } from './measure';
 import { DEFAULT_ORDER, type RawSource, type ReadCase, rawList } from './queries';
 import type { Machine, ReadResult, WriteResult } from './results';
-import {
-  fmt,
-  mergeRepeats,
-  probeFor,
-  readIndexesBuilt,
-  runReads,
-  type SuiteContext,
-  type Target,
-} from './run';
+import { fmt, mergeRepeats, probeFor, readIndexesBuilt, runReads, type SuiteContext } from './run';
 import { SqlRunner } from './sql-runner';
 
 /**
@@ -432,28 +424,21 @@ export async function runLinksSuite(context: SuiteContext): Promise<LinksResults
   const tables = await loadLinkTables(admin, api, config.linkRows);
   console.log(`  loaded in ${tables.load.seconds.toFixed(1)} s`);
   const cases = linkReadCases(tables);
-  const http = new HttpRunner(server.baseUrl, apiKey, 1);
-  let indexWaitSeconds: number;
-  try {
-    indexWaitSeconds = await readIndexesBuilt(
-      http,
-      { name: tables.items.table, pool: admin, recordsPath: recordsPathOf(tables, tables.items.tableId) },
-      cases.filter((c) => c.id.startsWith('L2-')),
-      [
-        { id: tables.items.fieldIds['Hours plain']!, name: 'Hours plain' },
-        { id: linkedId(tables, 'Hours total'), name: 'Hours total' },
-      ],
-    );
-  } finally {
-    await http.close();
-  }
-  const target: Target = {
+  const target = {
     config,
     server,
     apiKey,
     recordsPath: recordsPathOf(tables, tables.items.tableId),
     table: { name: tables.items.table, pool: admin },
   };
+  const indexWaitSeconds = await readIndexesBuilt(
+    target,
+    cases.filter((c) => c.id.startsWith('L2-')),
+    [
+      { id: tables.items.fieldIds['Hours plain']!, name: 'Hours plain' },
+      { id: linkedId(tables, 'Hours total'), name: 'Hours total' },
+    ],
+  );
   const readRounds: ReadResult[][] = [];
   const writeRounds: WriteResult[][] = [];
   for (let round = 1; round <= config.repeats; round++) {

@@ -110,18 +110,23 @@ async function checkSameAnswers(
 }
 
 /**
- * Lists `table`'s records once with each of `reads` (filters and sorts), which makes the API build
+ * Lists the target table's records once with each of `reads` (filters and sorts), which makes the API build
  * its read index on each field of `columns` in the background (the table is past
  * READ_INDEX_MIN_ROWS), then waits until all of them are valid; the seconds that took.
  */
 export async function readIndexesBuilt(
-  http: HttpRunner,
-  table: { name: string; pool: pg.Pool; recordsPath: string },
+  target: Target & { table: NonNullable<Target['table']> },
   reads: readonly ReadCase[],
   columns: readonly { id: string; name: string }[],
 ): Promise<number> {
+  const { table } = target;
   const started = performance.now();
-  for (const read of reads) await http.once(`${table.recordsPath}/list`, read.body);
+  const http = new HttpRunner(target.server.baseUrl, target.apiKey, 1);
+  try {
+    for (const read of reads) await http.once(`${target.recordsPath}/list`, read.body);
+  } finally {
+    await http.close();
+  }
   for (;;) {
     const valid = await table.pool.query<{ def: string }>(
       `SELECT pg_get_indexdef(indexrelid) AS def FROM pg_index
