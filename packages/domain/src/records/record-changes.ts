@@ -21,18 +21,14 @@ interface RenderedRecord {
 /** Values as the API renders them are JSON: equal renderings are equal values. */
 const sameValue = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
 
-/**
- * `before` and `after` are JSON arrays of the records as the API renders them (any order); with
- * `only`, just those fields are compared (`before` may then render no others).
- */
-export function recordChanges(before: string, after: string, only?: ReadonlySet<string>): RecordChanges {
+/** `before` and `after` are JSON arrays of the records as the API renders them (any order). */
+export function recordChanges(before: string, after: string): RecordChanges {
   const previousById = new Map((JSON.parse(before) as RenderedRecord[]).map((record) => [record.id, record]));
   const all = new Set<string>();
   const changes = (JSON.parse(after) as RenderedRecord[]).map((record) => {
     const previous = previousById.get(record.id)?.data ?? {};
     const change: RecordChange = { recordId: record.id, changedFieldIds: [], previous: {} };
     for (const [fieldId, value] of Object.entries(record.data)) {
-      if (only && !only.has(fieldId)) continue;
       const old = previous[fieldId] ?? null;
       if (sameValue(old, value)) continue;
       change.changedFieldIds.push(fieldId);
