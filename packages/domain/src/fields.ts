@@ -572,14 +572,15 @@ async function recompileLinkedReaders(
       broken.push(reader);
       continue;
     }
-    for (const statement of fillLinkedValuesSql(
-      recompiled,
-      schemaName,
-      qualifiedTable(schemaName, reader.tableId),
-      quoteIdent(reader.id),
-    )) {
-      await tx.$executeRawUnsafe(statement);
-    }
+    await runDdl(
+      tx,
+      fillLinkedValuesSql(
+        recompiled,
+        schemaName,
+        qualifiedTable(schemaName, reader.tableId),
+        quoteIdent(reader.id),
+      ),
+    );
     await tx.field.update({
       where: { id: reader.id },
       data: { template: recompiled as unknown as FieldTemplate, updatedAt: new Date() },
@@ -634,9 +635,7 @@ async function updateLinkedValues(
     } else {
       // The same column: stored formulas reading it follow its new values by themselves.
       const ref = qualifiedTable(physical.schemaName, physical.id);
-      for (const statement of fillLinkedValuesSql(kept, physical.schemaName, ref, quoteIdent(field.id))) {
-        await tx.$executeRawUnsafe(statement);
-      }
+      await runDdl(tx, fillLinkedValuesSql(kept, physical.schemaName, ref, quoteIdent(field.id)));
     }
     template = kept;
   }
