@@ -95,20 +95,15 @@ async function refreshRecords(
   });
   const columns = fields.map((field) => `r.${quoteIdent(field.id)}`);
   const computed = fields.map((_, i) => `f.v${i}`);
-  const watchedFields: FieldMeta[] = [];
+  // For the event, only what the refresh can move is compared: the refreshed fields and the
+  // formulas reading them, rendered as they are before it (b0, b1…) beside the new values.
+  const watched = events ? fieldsMovingWith(table, fields) : new Set<string>();
+  const watchedFields = table.fields.filter((field) => watched.has(field.id));
+  const before = watchedFields.map((field, i) => `, ${valueJsonSql(table, field)} AS b${i}`).join('');
   const ctes = [
-    `fresh AS MATERIALIZED (SELECT r.id, ${fresh.join(', ')} FROM ${ref} r ${joins.join(' ')}
+    `fresh AS MATERIALIZED (SELECT r.id, ${fresh.join(', ')}${before} FROM ${ref} r ${joins.join(' ')}
        WHERE r.id = ANY(${params.add(ids)}::uuid[]))`,
   ];
-  if (events) {
-    // Only what the refresh can move is compared: the refreshed fields and the formulas reading them.
-    const watched = fieldsMovingWith(table, fields);
-    watchedFields.push(...table.fields.filter((field) => watched.has(field.id)));
-    ctes.push(
-      `previous AS (SELECT r.id, ${watchedFields.map((field, i) => `${valueJsonSql(table, field)} AS b${i}`).join(', ')}
-         FROM ${ref} r JOIN fresh f ON f.id = r.id)`,
-    );
-  }
   ctes.push(
     `changed AS (UPDATE ${ref} AS r SET ${fields.map((field, i) => `${quoteIdent(field.id)} = f.v${i}`).join(', ')}
        FROM fresh f WHERE r.id = f.id AND ROW(${columns.join(', ')}) IS DISTINCT FROM ROW(${computed.join(', ')})
@@ -128,7 +123,7 @@ async function refreshRecords(
 
 /**
  * The CTEs that append the record.updated event of a refresh's `changed` rows (RETURNING r.*),
- * compared with `previous` (b0, b1…: `watchedFields`' values as rendered before), as
+ * compared with `fresh`'s b0, b1… (`watchedFields`' values as rendered before), as
  * record-changes.ts describes changes: per record, the watched fields whose rendering differs.
  */
 function dependencyEventCtes(
@@ -155,7 +150,7 @@ function dependencyEventCtes(
   );
   return [
     `rendered AS (SELECT r.id::text AS id, ${record.text} AS j, ${watchedFields.map((_, i) => `p.b${i}`).join(', ')}, ${moved.join(', ')}
-       FROM changed r JOIN previous p ON p.id = r.id ${record.join})`,
+       FROM changed r JOIN fresh p ON p.id = r.id ${record.join})`,
     `event AS (${appendSelectedEventsSql(
       `SELECT ${params.add(randomUUID())}::uuid, ${params.add(table.databaseId)}::uuid, ${params.add(table.id)}::text,
           'record.updated', 'dependency',
