@@ -50,11 +50,14 @@ export interface KeptLinkedValues {
 export const keptLinkedValues = (field: Pick<FieldShape, 'template'>) => field.template as KeptLinkedValues;
 
 /**
- * How elements read the linked records: locked against a concurrent update until the write's
- * commit. Without it, a write linking a record computed its value from the linked record as it was
- * while another transaction changed that record, whose refresh could not yet see the new link:
- * the value would stay stale. With it, one of the two waits for the other's commit, and then
- * reads (the linked record's new value, or the new link) what the other wrote.
+ * How a write that gives a record its links reads the linked records: locked against a
+ * concurrent update until the write's commit. Without it, a write linking a record computed its
+ * value from the linked record as it was while another transaction changed that record, whose
+ * refresh could not yet see the new link: the value would stay stale. With it, one of the two
+ * waits for the other's commit, and then reads (the linked record's new value, or the new link)
+ * what the other wrote. A refresh of the records linking to a changed record needs no such lock:
+ * it holds the records it refreshes (linked-refresh.ts), so of two refreshes of one record the
+ * second reads what the first committed.
  */
 const READ_LOCK = 'FOR SHARE';
 
@@ -63,7 +66,7 @@ const READ_LOCK = 'FOR SHARE';
  * link order, from a relation of one record's links `links` (`… AS lnk(linked_id, position)`):
  * one pass over the links, each linked record read and locked once for every field.
  */
-function gatheredSql(fields: readonly KeptLinkedValues[], links: string): string {
+function gatheredSql(fields: readonly KeptLinkedValues[], links: string, locked = true): string {
   const read = fields.flatMap((kept, i) => (kept.element === undefined ? [] : [`${kept.element} AS e${i}`]));
   const arrays = fields.map(
     (kept, i) =>
@@ -72,7 +75,7 @@ function gatheredSql(fields: readonly KeptLinkedValues[], links: string): string
   const linkedTable = fields.find((kept) => kept.element !== undefined)?.linkedTable;
   const rows =
     read.length > 0
-      ? ` CROSS JOIN LATERAL (SELECT ${read.join(', ')} FROM ${linkedTable} r WHERE r.id = lnk.linked_id ${READ_LOCK}) lr`
+      ? ` CROSS JOIN LATERAL (SELECT ${read.join(', ')} FROM ${linkedTable} r WHERE r.id = lnk.linked_id${locked ? ` ${READ_LOCK}` : ''}) lr`
       : '';
   return `SELECT ${arrays.join(', ')} FROM ${links}${rows}`;
 }
@@ -92,16 +95,18 @@ const storedLinks = (linkFieldId: string, schemaName: string) =>
 /**
  * The values of `fields`, all over one link field, of the record aliased `r` from its stored
  * links, in one pass over them: a FROM item to join after `r`, aliased `alias`, with the columns
- * v0, v1… in the order of `fields`.
+ * v0, v1… in the order of `fields`. The linked records are read locked (READ_LOCK) unless
+ * `lockLinked` is false: a refresh of records the caller already holds.
  */
 export function storedLinkedValuesJoin(
   fields: readonly KeptLinkedValues[],
   schemaName: string,
   alias: string,
+  lockLinked = true,
 ): string {
   const values = fields.map((kept, i) => `${valueOfGathered(kept, i)} AS v${i}`);
   return `CROSS JOIN LATERAL (SELECT ${values.join(', ')}
-    FROM (${gatheredSql(fields, storedLinks(fields[0]!.linkFieldId, schemaName))}) g) ${alias}`;
+    FROM (${gatheredSql(fields, storedLinks(fields[0]!.linkFieldId, schemaName), lockLinked)}) g) ${alias}`;
 }
 
 /**

@@ -67,13 +67,15 @@ export function writtenFieldIds(records: readonly PreparedRecord[]): Set<string>
  * statement appends their record.updated event (source "dependency"): the records as they are
  * after it, and per record the fields it may change (the refreshed ones and the formulas reading
  * them) whose rendered value moved, with their previous values. The records never travel to Node
- * and back to become the event.
+ * and back to become the event. `held`: the caller holds the records `ids` (linkedReadersOf), so
+ * the linked records are read as they are now, without locking them.
  */
 async function refreshRecords(
   client: Queryable,
   table: TableMeta,
   ids: readonly string[],
   events: TransactionEvents | null,
+  held: boolean,
   fields: readonly FieldMeta[] = linkedValueFields(table),
 ): Promise<string[]> {
   if (fields.length === 0 || ids.length === 0) return [];
@@ -91,7 +93,7 @@ async function refreshRecords(
       fresh[i] = `g${group}.v${k} AS v${i}`;
     });
     const kept = indexes.map((i) => keptLinkedValues(fields[i]!));
-    return storedLinkedValuesJoin(kept, table.schemaName, `g${group}`);
+    return storedLinkedValuesJoin(kept, table.schemaName, `g${group}`, !held);
   });
   const columns = fields.map((field) => `r.${quoteIdent(field.id)}`);
   const computed = fields.map((_, i) => `f.v${i}`);
@@ -185,7 +187,7 @@ export async function refreshOwnLinkedValues(
   table: TableMeta,
   ids: readonly string[],
 ): Promise<void> {
-  await refreshRecords(client, table, ids, null);
+  await refreshRecords(client, table, ids, null, false);
 }
 
 /**
@@ -219,7 +221,11 @@ export interface AffectedReaders {
 
 /**
  * The records, in the tables reading `table` through links, that hold links to records `ids` of
- * it. Asked before a delete too, whose cascade takes the link rows with the records.
+ * it, locked in id order until the commit. Asked before a delete too, whose cascade takes the link
+ * rows with the records. Holding them is what keeps two refreshes of one record apart: the second
+ * waits here, and its refresh, a later statement, reads what the first committed (the linked
+ * records a refresh reads are not locked, so neither waits for the other's). The lock does not
+ * block inserts of link rows that reference them (FOR NO KEY UPDATE, as the update itself takes).
  */
 export async function linkedReadersOf(
   client: Queryable,
@@ -250,7 +256,8 @@ export async function linkedReadersOf(
       )
       .join(' UNION ');
     const result = await client.query<{ id: string }>(
-      `SELECT record_id::text AS id FROM (${union}) AS linking ORDER BY 1`,
+      `SELECT r.id::text AS id FROM ${qualifiedTable(reader.schemaName, reader.id)} r
+        WHERE r.id IN (${union}) ORDER BY r.id FOR NO KEY UPDATE OF r`,
       [ids],
     );
     if (result.rows.length > 0)
@@ -274,7 +281,7 @@ export async function refreshLinkedReaders(
     // a hundred thousand others costs a thousand statements, never one event or string that large.
     for (let start = 0; start < ids.length; start += MAX_RECORDS_PER_REQUEST) {
       const batch = ids.slice(start, start + MAX_RECORDS_PER_REQUEST);
-      const refreshed = await refreshRecords(client, table, batch, events, fields);
+      const refreshed = await refreshRecords(client, table, batch, events, true, fields);
       if (refreshed.length === 0) continue;
       if (depth + 1 < MAX_CHAIN) {
         await refreshLinkedReaders(
