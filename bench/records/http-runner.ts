@@ -26,25 +26,29 @@ export class HttpRunner {
     return this.send('POST', path, expectedStatus, body, items);
   }
 
-  /** A request of another method with a JSON body (links: PATCH of one record), as post sends it. */
+  /**
+   * A request of another method with a JSON body (links: PATCH of one record), as post sends it;
+   * `path` may depend on the worker (links: each its own record).
+   */
   send(
     method: 'POST' | 'PATCH',
-    path: string,
+    path: string | ((worker: number) => string),
     expectedStatus: number,
     body: (worker: number, sequence: number) => string,
     items = 0,
   ): Op {
     const headers = { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' };
+    const pathOf = typeof path === 'string' ? () => path : path;
     return async (worker, sequence) => {
       const response = await this.pool.request({
         method,
-        path: `/api/v1${path}`,
+        path: `/api/v1${pathOf(worker)}`,
         headers,
         body: body(worker, sequence),
       });
       const text = await response.body.text();
       if (response.statusCode !== expectedStatus) {
-        throw new Error(`${method} ${path}: status ${response.statusCode}: ${text.slice(0, 300)}`);
+        throw new Error(`${method} ${pathOf(worker)}: status ${response.statusCode}: ${text.slice(0, 300)}`);
       }
       return { bytes: text.length, items };
     };

@@ -9,6 +9,7 @@ import {
   differingRows,
   dropLinkTables,
   HOT_LINKS,
+  HOT_OTHERS,
   HOURS_MIN,
   HOURS_SUM,
   ITEMS_FIELDS,
@@ -38,9 +39,10 @@ import { SqlRunner } from './sql-runner';
  * - L2-plain / L2-rollup: a filter and sort on `Hours plain` (a number field) and on `Hours total`
  *   (the sum rollup over the linked Hours, the same numbers), once the API's background read
  *   index on each is built;
- * - L3-hot / L3-cold: PATCH of one Other's Hours, the hot one (linked by 100 Items, whose lookup
- *   and rollup of Hours the service refreshes in the same transaction) and the cold one (linked
- *   by none), against the same in raw SQL: the update and the refresh of the linking Items by hand;
+ * - L3-hot / L3-cold: PATCH of an Other's Hours, a hot one (linked by 100 Items, whose lookup and
+ *   rollup of Hours the service refreshes in the same transaction) and a cold one (linked by
+ *   none), each concurrent worker its own, against the same in raw SQL: the update and the
+ *   refresh of the linking Items by hand; L3s-hot / L3s-cold the same with every worker on one;
  * - adding a sum rollup to Items (POST …/fields, one UPDATE of every record) against the UPDATE a
  *   user of PostgreSQL would write, and against the service's own UPDATE run by hand.
  */
@@ -67,6 +69,8 @@ export interface LinksResults {
     others: number;
     links: number;
     hotLinks: number;
+    /** Hot Others (and cold ones). */
+    hotOthers: number;
     /** Items the filter keeps. */
     matching: number;
     load: LinkTables['load'];
@@ -233,22 +237,22 @@ async function itemsDiffering(pool: pg.Pool, tables: LinkTables): Promise<number
 }
 
 /**
- * Sets the hot and the cold Other's Hours through the API and in the raw copy, and checks that
- * both refreshed the Items the same (all of them: the measured updates leave the two apart).
+ * Sets every hot and cold Other's Hours through the API and in the raw copy, and checks that both
+ * refreshed the Items the same (all of them: the measured updates leave the two apart).
  */
 async function setHoursBothWays(
   http: HttpRunner,
   sql: SqlRunner,
   pool: pg.Pool,
   tables: LinkTables,
-  hours: { hot: number; cold: number },
+  hoursOf: (other: { hours: number }) => number,
 ): Promise<void> {
-  for (const end of ['hot', 'cold'] as const) {
-    const { id } = tables.others[end];
-    await http.send('PATCH', `${recordsPathOf(tables, tables.others.tableId)}/${id}`, 200, () =>
-      JSON.stringify({ record: { Hours: hours[end] } }),
+  for (const other of [...tables.others.hot, ...tables.others.cold]) {
+    const hours = hoursOf(other);
+    await http.send('PATCH', `${recordsPathOf(tables, tables.others.tableId)}/${other.id}`, 200, () =>
+      JSON.stringify({ record: { Hours: hours } }),
     )(0, 0);
-    await sql.script(() => rawUpdateScript(tables, id, hours[end]))(0, 0);
+    await sql.script(() => rawUpdateScript(tables, other.id, hours))(0, 0);
   }
   const differing = await itemsDiffering(pool, tables);
   if (differing !== 0)
@@ -256,22 +260,29 @@ async function setHoursBothWays(
 }
 
 /**
- * L3-hot and L3-cold at concurrency 1 and at the write concurrency, API then raw SQL; then
- * L3q-hot and L3q-cold, the same PATCH with `suppressWebhooks: true` (no record.updated events,
- * so neither the records' JSON before and after nor the outbox rows), through the API only: what
- * the refresh costs without what announcing it costs.
+ * L3-hot and L3-cold at concurrency 1 and at the write concurrency, API then raw SQL, each worker
+ * updating its own Other (hot or cold); L3s-hot and L3s-cold at the write concurrency, every
+ * worker updating the same one, whose row lock queues them; then L3q-hot and L3q-cold, the same
+ * PATCH as L3 with `suppressWebhooks: true` (no record.updated events, so neither the records'
+ * JSON before and after nor the outbox rows), through the API only: what the refresh costs
+ * without what announcing it costs.
  */
 async function runLinkWrites(context: SuiteContext, tables: LinkTables): Promise<WriteResult[]> {
   const { config, server, apiKey, admin } = context;
   const { hot, cold } = tables.others;
-  const hotTitle = `PATCH Hours of the hot Other (linked by ${HOT_LINKS} Items, whose 2 values reading Hours are refreshed)`;
-  const coldTitle = 'PATCH Hours of the cold Other (linked by no Item)';
+  const hotTitle = `PATCH Hours of a hot Other (linked by ${HOT_LINKS} Items, whose 2 values reading Hours are refreshed)`;
+  const coldTitle = 'PATCH Hours of a cold Other (linked by no Item)';
   const quietly = ', suppressWebhooks: true (no events)';
+  const same = ', every worker the same Other';
+  const own = (others: typeof hot) => (worker: number) => others[worker % others.length]!;
+  const first = (others: typeof hot) => () => others[0]!;
   const cases = [
-    { id: 'L3-hot', title: hotTitle, other: hot, quiet: false },
-    { id: 'L3-cold', title: coldTitle, other: cold, quiet: false },
-    { id: 'L3q-hot', title: `${hotTitle}${quietly}`, other: hot, quiet: true },
-    { id: 'L3q-cold', title: `${coldTitle}${quietly}`, other: cold, quiet: true },
+    { id: 'L3-hot', title: hotTitle, other: own(hot), quiet: false, concurrent: true },
+    { id: 'L3-cold', title: coldTitle, other: own(cold), quiet: false, concurrent: true },
+    { id: 'L3s-hot', title: `${hotTitle}${same}`, other: first(hot), quiet: false, concurrent: 'only' },
+    { id: 'L3s-cold', title: `${coldTitle}${same}`, other: first(cold), quiet: false, concurrent: 'only' },
+    { id: 'L3q-hot', title: `${hotTitle}${quietly}`, other: own(hot), quiet: true, concurrent: true },
+    { id: 'L3q-cold', title: `${coldTitle}${quietly}`, other: own(cold), quiet: true, concurrent: true },
   ].filter((c) => selected(config, c.id));
   const results: WriteResult[] = [];
   for (const concurrency of [...new Set([1, config.writeConcurrency])]) {
@@ -285,16 +296,21 @@ async function runLinkWrites(context: SuiteContext, tables: LinkTables): Promise
     };
     try {
       for (const write of cases) {
+        // At concurrency 1 every worker's Other is the first: L3s would repeat L3.
+        if (write.concurrent === 'only' && concurrency === 1) continue;
         // The same updates both ways must leave the same values (a quarter no measured update sets).
-        await setHoursBothWays(http, sql, admin, tables, { hot: 999.75, cold: 999.75 });
+        await setHoursBothWays(http, sql, admin, tables, () => 999.75);
         console.log(`${write.id} c=${concurrency}: ${write.title} [checked against raw SQL]`);
-        const path = `${recordsPathOf(tables, tables.others.tableId)}/${write.other.id}`;
         const api = await measure(
-          http.send('PATCH', path, 200, (_, sequence) =>
-            JSON.stringify({
-              record: { Hours: hoursOf(sequence) },
-              ...(write.quiet ? { suppressWebhooks: true } : {}),
-            }),
+          http.send(
+            'PATCH',
+            (worker) => `${recordsPathOf(tables, tables.others.tableId)}/${write.other(worker).id}`,
+            200,
+            (_, sequence) =>
+              JSON.stringify({
+                record: { Hours: hoursOf(sequence) },
+                ...(write.quiet ? { suppressWebhooks: true } : {}),
+              }),
           ),
           options,
         );
@@ -302,7 +318,9 @@ async function runLinkWrites(context: SuiteContext, tables: LinkTables): Promise
         const result: WriteResult = { id: write.id, title: write.title, concurrency, api };
         if (!write.quiet) {
           result.raw = await measure(
-            sql.script((_, sequence) => rawUpdateScript(tables, write.other.id, hoursOf(sequence))),
+            sql.script((worker, sequence) =>
+              rawUpdateScript(tables, write.other(worker).id, hoursOf(sequence)),
+            ),
             options,
           );
           console.log(`  raw SQL  ${fmt(result.raw)}`);
@@ -311,7 +329,7 @@ async function runLinkWrites(context: SuiteContext, tables: LinkTables): Promise
       }
     } finally {
       // Back to the loaded Hours, so that Hours total is Hours plain again for the next round's reads.
-      await setHoursBothWays(http, sql, admin, tables, { hot: hot.hours, cold: cold.hours });
+      await setHoursBothWays(http, sql, admin, tables, (other) => other.hours);
       await http.close();
       await sql.close();
     }
@@ -467,6 +485,7 @@ export async function runLinksSuite(context: SuiteContext): Promise<LinksResults
       others: tables.others.rows,
       links: tables.links,
       hotLinks: HOT_LINKS,
+      hotOthers: HOT_OTHERS,
       matching: tables.matching,
       load: tables.load,
       linked: tables.linked,

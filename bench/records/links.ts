@@ -21,8 +21,8 @@ import { FIRST_NAMES, indexesOf, LAST_NAMES } from './people';
  * plain`, the sum of the linked Others' Hours written as a plain number). Tables through the API,
  * rows and links generated in SQL into the physical tables as people.ts and formulas.ts do; then
  * three lookups and two rollups are added to the loaded Items through the API (POST …/fields),
- * so that the service fills them with its own UPDATE. 100 Items link the hot Other (the first);
- * nobody links the cold one (the second). The raw baseline is a copy of each physical table and
+ * so that the service fills them with its own UPDATE. 100 Items link each of the HOT_OTHERS hot
+ * Others (the first ones), and nobody links the cold ones (the next HOT_OTHERS). The raw baseline is a copy of each physical table and
  * link table (`CREATE TABLE … (LIKE … INCLUDING ALL)`) in the schema bench_links.
  */
 
@@ -70,8 +70,14 @@ export interface LinkedFieldInfo {
   seconds: number;
 }
 
-/** Items linking the hot Other; Items link 1 to 5 Others each (uniform), 3 on average. */
+/** Items linking each hot Other; Items link 1 to 5 Others each (uniform), 3 on average. */
 export const HOT_LINKS = 100;
+
+/**
+ * Hot Others, and as many cold ones: the concurrent updates of L3 give each worker its own Other
+ * (worker w the w-th modulo this), so that they measure the refresh and not a queue on one row.
+ */
+export const HOT_OTHERS = 4;
 export const MAX_LINKS = 5;
 /** Hours are quarters over 0..40: binary fractions, so that sums are exact in any order. */
 export const HOURS_QUARTERS = 160;
@@ -96,10 +102,10 @@ export interface LinkTables {
     table: string;
     fieldIds: Record<OthersFieldName, string>;
     rows: number;
-    /** Linked by HOT_LINKS Items. */
-    hot: { id: string; hours: number };
-    /** Linked by none. */
-    cold: { id: string; hours: number };
+    /** Each linked by HOT_LINKS Items (HOT_OTHERS of them). */
+    hot: { id: string; hours: number }[];
+    /** Each linked by none (HOT_OTHERS of them). */
+    cold: { id: string; hours: number }[];
   };
   items: LinkTable;
   plain: LinkTable;
@@ -139,12 +145,12 @@ function generatedInsert(table: string, values: [column: string, sql: string][],
 /**
  * The links of Items (`$1`: its rows): Item g (by seq, from 1) links k Others, k uniform over
  * 1..MAX_LINKS, at positions 0..k-1: the Others b + j·s (mod the pool) for a random start b and
- * step 1 <= s < pool/MAX_LINKS, so its k are distinct. The pool is every Other but the first two;
- * every `step`-th Item of the first HOT_LINKS·step links the first (hot) at position 0 instead, and
- * nobody links the second (cold).
+ * step 1 <= s < pool/MAX_LINKS, so its k are distinct. The pool is every Other but the first
+ * 2·HOT_OTHERS; Item m·step + h + 1, for m below HOT_LINKS and h below HOT_OTHERS, links the h-th
+ * (hot) at position 0 instead, and nobody links the next HOT_OTHERS (cold).
  */
 function insertLinksSql(tables: LinkTables): string {
-  const pool = tables.others.rows - 2;
+  const pool = tables.others.rows - 2 * HOT_OTHERS;
   const step = Math.floor(tables.rows / HOT_LINKS);
   return `INSERT INTO ${tables.items.links} (record_id, linked_id, position)
     SELECT i.id, o.id, l.j
@@ -157,8 +163,9 @@ function insertLinksSql(tables: LinkTables): string {
       ) i
       CROSS JOIN LATERAL generate_series(0, i.k - 1) AS l(j)
       JOIN (SELECT id, row_number() OVER (ORDER BY seq) - 1 AS n FROM ${tables.others.table}) o
-        ON o.n = CASE WHEN l.j = 0 AND i.g % ${step} = 0 AND i.g <= ${HOT_LINKS * step} THEN 0
-                      ELSE 2 + (i.b + l.j * i.s) % ${pool} END`;
+        ON o.n = CASE WHEN l.j = 0 AND (i.g - 1) % ${step} < ${HOT_OTHERS} AND i.g <= ${HOT_LINKS * step}
+                      THEN (i.g - 1) % ${step}
+                      ELSE ${2 * HOT_OTHERS} + (i.b + l.j * i.s) % ${pool} END`;
 }
 
 /** The columns of a table that can be written (not generated), in order. */
@@ -275,8 +282,8 @@ export async function loadLinkTables(pool: pg.Pool, api: ApiClient, rows: number
       table: qualifiedTable(schemaName, othersDto.id),
       fieldIds: fieldIdsOf<OthersFieldName>(othersDto, OTHERS_FIELDS),
       rows: othersRows,
-      hot: { id: '', hours: 0 },
-      cold: { id: '', hours: 0 },
+      hot: [],
+      cold: [],
     },
     items: itemsTable('Items'),
     plain: itemsTable('Items plain'),
@@ -389,8 +396,8 @@ async function vacuumPhysical(pool: pg.Pool, tables: LinkTables): Promise<void> 
 }
 
 /**
- * What the cases rely on: Hours total equals Hours plain in every Item; the hot Other is linked
- * by HOT_LINKS Items and the cold one by none; the two tables hold the same links. Notes the hot
+ * What the cases rely on: Hours total equals Hours plain in every Item; each hot Other is linked
+ * by HOT_LINKS Items and each cold one by none; the two tables hold the same links. Notes the hot
  * and cold Others, the link count and how many Items the filter keeps.
  */
 async function checkLoaded(pool: pg.Pool, tables: LinkTables): Promise<void> {
@@ -405,13 +412,15 @@ async function checkLoaded(pool: pg.Pool, tables: LinkTables): Promise<void> {
   const ends = await pool.query<{ id: string; hours: number; linking: number }>(
     `SELECT o.id::text, o.${hours} AS hours,
             (SELECT count(*)::int FROM ${tables.items.links} l WHERE l.linked_id = o.id) AS linking
-       FROM ${tables.others.table} o ORDER BY o.seq LIMIT 2`,
+       FROM ${tables.others.table} o ORDER BY o.seq LIMIT ${2 * HOT_OTHERS}`,
   );
-  const [hot, cold] = ends.rows;
-  if (hot?.linking !== HOT_LINKS || cold?.linking !== 0)
-    throw new Error(`the hot Other is linked ${hot?.linking} times, the cold one ${cold?.linking}`);
-  tables.others.hot = { id: hot.id, hours: hot.hours };
-  tables.others.cold = { id: cold.id, hours: cold.hours };
+  const hot = ends.rows.slice(0, HOT_OTHERS);
+  const cold = ends.rows.slice(HOT_OTHERS);
+  const linking = ends.rows.map((row) => row.linking).join(', ');
+  if (hot.some((row) => row.linking !== HOT_LINKS) || cold.some((row) => row.linking !== 0))
+    throw new Error(`the hot and cold Others are linked ${linking} times`);
+  tables.others.hot = hot.map(({ id, hours }) => ({ id, hours }));
+  tables.others.cold = cold.map(({ id, hours }) => ({ id, hours }));
   const counts = await pool.query<{ items: number; plain: number; same: number }>(
     `SELECT (SELECT count(*)::int FROM ${tables.items.links}) AS items,
             (SELECT count(*)::int FROM ${tables.plain.links}) AS plain,
@@ -426,7 +435,7 @@ async function checkLoaded(pool: pg.Pool, tables: LinkTables): Promise<void> {
   );
   tables.matching = matching.rows[0]!.n;
   console.log(
-    `  ${tables.links} links (${(tables.links / tables.rows).toFixed(2)} per Item); hot Other ${hot.id}, cold ${cold.id}; ${tables.matching} Items with Hours total > ${HOURS_MIN}`,
+    `  ${tables.links} links (${(tables.links / tables.rows).toFixed(2)} per Item); hot Others ${hot.map((row) => row.id).join(', ')}, cold ${cold.map((row) => row.id).join(', ')}; ${tables.matching} Items with Hours total > ${HOURS_MIN}`,
   );
 }
 

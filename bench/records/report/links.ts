@@ -40,7 +40,13 @@ const PAIRS = [
     with: 'L3-hot',
     without: 'L3-cold',
     limit: 3,
-    what: 'PATCH of the Other linked by 100 Items vs of the Other linked by none',
+    what: 'PATCH of an Other linked by 100 Items vs of an Other linked by none, each worker its own',
+  },
+  {
+    with: 'L3s-hot',
+    without: 'L3s-cold',
+    limit: null,
+    what: 'the same with every worker updating the one hot (cold) Other, whose row lock queues them',
   },
   {
     with: 'L3q-hot',
@@ -182,7 +188,7 @@ export function renderLinksReport(results: LinksResults): string {
   const n = (value: number) => value.toLocaleString('en-US');
   return [
     runSummary(results),
-    `- ${n(data.rows)} records in each of Items and Items plain, ${n(data.others)} Others, ${n(data.links)} links in each (${(data.links / data.rows).toFixed(2)} per Item); the hot Other linked by ${data.hotLinks} Items, the cold one by none; ${n(data.matching)} Items with Hours total > 100; ${results.config.durationMs / 1000} s per case after ${results.config.warmupMs / 1000} s warm-up; ${results.config.repeats} round(s)${results.config.repeats > 1 ? ', medians shown' : ''}`,
+    `- ${n(data.rows)} records in each of Items and Items plain, ${n(data.others)} Others, ${n(data.links)} links in each (${(data.links / data.rows).toFixed(2)} per Item); ${data.hotOthers ?? 1} hot Others each linked by ${data.hotLinks} Items, as many cold ones linked by none; ${n(data.matching)} Items with Hours total > 100; ${results.config.durationMs / 1000} s per case after ${results.config.warmupMs / 1000} s warm-up; ${results.config.repeats} round(s)${results.config.repeats > 1 ? ', medians shown' : ''}`,
     '',
     `Load: ${data.load.seconds.toFixed(1)} s (${steps}); the read indexes of the filter and sort were built ${results.indexWaitSeconds.toFixed(1)} s after their first listings.`,
     '',
