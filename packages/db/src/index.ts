@@ -19,6 +19,7 @@ export * from './long-statements';
 export { boundMessages, DEFAULT_MAX_MESSAGE_BYTES, MessageTooLarge } from './message-bound';
 export * from './notified-cache';
 export * from './outbox';
+export * from './prepared';
 export * from './schema-changes';
 export * from './secrets';
 export * from './transaction';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isComputedFieldType } from '@recordbase/contracts/fields';
 import { MAX_RECORDS_PER_REQUEST } from '@recordbase/contracts/records';
-import { appendSelectedEventsSql } from '@recordbase/db';
+import { appendSelectedEventsSql, queryNamed } from '@recordbase/db';
 import { keptLinkedValues, storedLinkedValuesJoin } from '@recordbase/db/field-types';
 import { linkTableName, qualifiedTable, quoteIdent, SqlParams } from '@recordbase/db/physical';
 import type { TransactionEvents } from '../events';
@@ -112,7 +112,9 @@ async function refreshRecords(
        RETURNING r.*)`,
   );
   if (events) ctes.push(...dependencyEventCtes(table, watchedFields, params));
-  const result = await client.query<{ ids: string[] | null; event: string | null }>(
+  // Named: the same text runs on every update of a record that others link to.
+  const result = await queryNamed<{ ids: string[] | null; event: string | null }>(
+    client,
     `WITH ${ctes.join(',\n')}
      SELECT (SELECT array_agg(id::text ORDER BY id) FROM changed) AS ids,
             ${events ? '(SELECT id::text FROM event)' : 'NULL::text'} AS event`,

@@ -1,0 +1,60 @@
+import pg from 'pg';
+import { queryNamed } from '../src';
+import { createTestDatabase, type TestDatabase } from '../src/testing';
+
+/**
+ * queryNamed: a statement text run again on a connection reuses the statement PostgreSQL
+ * prepared for it, and a connection keeps a bounded number of them.
+ */
+
+let testDb: TestDatabase;
+let client: pg.Client;
+
+const prepared = async () =>
+  (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements')).rows[0]!.n;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  client = new pg.Client({ connectionString: testDb.url });
+  await client.connect();
+});
+afterAll(async () => {
+  await client?.end();
+  await testDb.drop();
+});
+
+it('prepares a text once per connection and runs it with the values of each call', async () => {
+  const text = 'SELECT $1::int * 2 AS doubled';
+  const answers = [];
+  for (const value of [1, 2, 3]) {
+    answers.push((await queryNamed<{ doubled: number }>(client, text, [value])).rows[0]!.doubled);
+  }
+  expect(answers).toEqual([2, 4, 6]);
+  const statements = await client.query<{ statement: string }>(
+    'SELECT statement FROM pg_prepared_statements',
+  );
+  expect(statements.rows.map((row) => row.statement)).toEqual([text]);
+});
+
+it('runs texts unnamed once the connection holds 32 of them', async () => {
+  // The connection holds the one above already.
+  for (let n = 0; n < 40; n += 1) {
+    const result = await queryNamed<{ n: number }>(client, `SELECT ${n} + $1::int AS n`, [1]);
+    expect(result.rows[0]!.n).toBe(n + 1);
+  }
+  expect(await prepared()).toBe(32);
+});
+
+it('a text that fails to parse is not kept, and the next call runs again', async () => {
+  const fresh = new pg.Client({ connectionString: testDb.url });
+  await fresh.connect();
+  try {
+    const text = 'SELECT $1::int FROM no_such_table';
+    await expect(queryNamed(fresh, text, [1])).rejects.toThrow('no_such_table');
+    await fresh.query('CREATE TABLE no_such_table (n int)');
+    await fresh.query('INSERT INTO no_such_table VALUES (7)');
+    expect((await queryNamed<{ int4: number }>(fresh, text, [5])).rows).toEqual([{ int4: 5 }]);
+  } finally {
+    await fresh.end();
+  }
+});
