@@ -448,6 +448,34 @@ describe('count, lookup and rollup fields over a link', () => {
     expect(records.map((record) => record.fields.Hours)).toEqual(Array(40).fill(606));
   });
 
+  test('relinking records while a record they link to changes: all succeed, and the values hold both', async () => {
+    const [kept, added] = [
+      await create(tasks.id, { Name: 'Kept', Hours: 0 }),
+      await create(tasks.id, { Name: 'Added', Hours: 1000 }),
+    ];
+    const relinked = [];
+    for (let n = 0; n < 6; n += 1)
+      relinked.push(await create(projects.id, { Name: `Relinked ${n}`, Tasks: [kept.id] }));
+    // The update of Kept refreshes the projects linking it while each project's write reads Kept
+    // for its new links: were either to hold what the other waits for, PostgreSQL would fail one.
+    for (let round = 1; round <= 4; round += 1) {
+      const answers = await Promise.all([
+        h.api
+          .patch(url(`/tables/${tasks.id}/records/${kept.id}`))
+          .set('Authorization', root)
+          .send({ record: { Hours: round } }),
+        ...relinked.map((project, n) =>
+          h.api
+            .patch(url(`/tables/${projects.id}/records/${project.id}`))
+            .set('Authorization', root)
+            .send({ record: { Tasks: (n + round) % 2 ? [kept.id, added.id] : [added.id, kept.id] } }),
+        ),
+      ]);
+      expect(answers.map((res) => res.status)).toEqual(Array(relinked.length + 1).fill(200));
+    }
+    for (const project of relinked) expect((await read(projects.id, project.id)).fields.Hours).toBe(1004);
+  });
+
   test('a write with metadata older than a lookup of its table is refused, to run again', async () => {
     // As a process whose cache the schema change's notification has not reached yet would hold it.
     const cached = await loadTableMeta(h.db.pool, baseId, tasks.id);

@@ -180,6 +180,38 @@ function fieldsMovingWith(table: TableMeta, fields: readonly FieldMeta[]): Reado
 }
 
 /**
+ * Before a write that gives records which may exist already new links: the records those links
+ * lead to, where a lookup or rollup of `table` reads them, locked FOR SHARE in id order, ahead of
+ * the written records. The write then reads them (FOR SHARE again, a no-op) after taking its
+ * records, while an update of one of them takes it first and the records linking to it after
+ * (linkedReadersOf): both take a linked record before a linking one, so neither can hold what the
+ * other waits for. Nonexistent ids lock nothing; the write refuses them as before.
+ */
+export async function lockLinkedRead(
+  client: Queryable,
+  table: TableMeta,
+  records: readonly PreparedRecord[],
+): Promise<void> {
+  const idsByTable = new Map<string, Set<string>>();
+  for (const field of linkedValueFields(table)) {
+    const kept = keptLinkedValues(field);
+    if (kept.element === undefined || kept.linkedTable === undefined) continue;
+    for (const record of records) {
+      const ids = record.links.get(kept.linkFieldId);
+      if (!ids || ids.length === 0) continue;
+      const set = idsByTable.get(kept.linkedTable) ?? new Set<string>();
+      for (const id of ids) set.add(id);
+      idsByTable.set(kept.linkedTable, set);
+    }
+  }
+  for (const [linkedTable, ids] of idsByTable) {
+    await client.query(`SELECT 1 FROM ${linkedTable} WHERE id = ANY($1::uuid[]) ORDER BY id FOR SHARE`, [
+      [...ids],
+    ]);
+  }
+}
+
+/**
  * After a write that gave records their links through statements of their own (the records
  * service's single-record writes): their count, lookup and rollup values from those links. The
  * write's own event, rendered after, carries them.

@@ -19,6 +19,7 @@ import { aggregateRecords } from './aggregate';
 import { expandedLinks } from './expand';
 import {
   linkedReadersOf,
+  lockLinkedRead,
   refreshAfterWrite,
   refreshLinkedReaders,
   refreshOwnLinkedValues,
@@ -218,6 +219,8 @@ export async function bulkWrite(
     const { prepared, newOptions } = prepareWrite(principal, table, body.records, where, body.typecast);
     const write = async (client: pg.PoolClient, events: TransactionEvents, matchOn?: FieldMeta[]) => {
       const current = await addSelectOptions(client, events, table, newOptions);
+      // An upsert's matches may be linking records already; new records are linked by nobody.
+      if (matchOn) await lockLinkedRead(client, current, prepared);
       await resolveAttachments(client, table, prepared, where, records.fileLinks.keyOf);
       const outcome = await runWrite(client, events, {
         table,
@@ -355,6 +358,7 @@ export async function updateOne(
     const [prepared] = write.prepared as [PreparedRecord];
     const json = await inTransaction({ db, events: publisher }, async (client, events) => {
       const current = await addSelectOptions(client, events, table, newOptions);
+      await lockLinkedRead(client, current, [prepared]);
       if (!(await lockExisting(client, current, [id])).has(id))
         throw notFound(`Record ${recordId} not found`);
       await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
@@ -413,6 +417,7 @@ export async function updateMany(
     );
     const json = await inTransaction({ db, events: publisher }, async (client, events) => {
       const current = await addSelectOptions(client, events, table, newOptions);
+      await lockLinkedRead(client, current, prepared);
       const existing = await lockExisting(client, current, ids);
       const missing = ids.filter((id) => !existing.has(id));
       if (missing.length > 0) throw notFound(`Record ${missing.join(', ')} not found; nothing was updated`);
