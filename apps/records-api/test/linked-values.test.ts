@@ -859,4 +859,40 @@ describe('chains of computed fields across tables', () => {
     expect(res.status).toBe(200);
     expect((await read(boxes.id, box.id)).fields.Tags).toEqual(['blue']);
   });
+
+  test('a lookup of single values leaves the empty ones out, in link order, and follows a retype into lists', async () => {
+    const parts = await newTable('Kit parts', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Weight', type: 'number' },
+      { name: 'Colour', type: 'single_line_text' },
+    ]);
+    const kits = await newTable('Part kits', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Parts', type: 'linked_record', template: { tableId: parts.id } },
+    ]);
+    for (const fieldId of ['Weight', 'Colour']) {
+      await added(kits.id, {
+        name: `${fieldId}s`,
+        type: 'lookup',
+        template: { linkFieldId: 'Parts', fieldId },
+      });
+    }
+    const [bolt, nut, washer] = [
+      await create(parts.id, { Name: 'bolt', Weight: 2.5, Colour: 'red, blue' }),
+      await create(parts.id, { Name: 'nut', Weight: null, Colour: null }),
+      await create(parts.id, { Name: 'washer', Weight: 0, Colour: 'blue' }),
+    ];
+    const kit = await create(kits.id, { Name: 'k', Parts: [washer.id, nut.id, bolt.id] });
+    expect([kit.fields.Weights, kit.fields.Colours]).toEqual([
+      [0, 2.5],
+      ['blue', 'red, blue'],
+    ]);
+    // As a multiple select the same cells are lists, which the lookup takes apart into one list.
+    const retyped = await h.api
+      .patch(url(`/tables/${parts.id}/fields/Colour`))
+      .set('Authorization', root)
+      .send({ type: 'multiple_select' });
+    expect([retyped.status, retyped.body.error?.message]).toEqual([200, undefined]);
+    expect((await read(kits.id, kit.id)).fields.Colours).toEqual(['blue', 'red', 'blue']);
+  });
 });

@@ -212,6 +212,16 @@ export async function keepLinkedValues(
       column: fieldValueSql(read),
     });
     const element = `(${json})::jsonb`;
+    if (self.type === 'lookup' && moduleOfField(read).formula !== 'array') {
+      // A value that is never an array is its own item: no array to take apart per element.
+      return {
+        ...kept,
+        resultType: 'array',
+        element,
+        head: "(SELECT COALESCE(jsonb_agg(x.v ORDER BY x.position) FILTER (WHERE jsonb_typeof(x.v) <> 'null'), '[]'::jsonb) FROM ",
+        tail: ')',
+      };
+    }
     if (self.type === 'lookup') {
       return {
         ...kept,
