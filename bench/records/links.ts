@@ -165,7 +165,9 @@ function insertLinksSql(tables: LinkTables): string {
       JOIN (SELECT id, row_number() OVER (ORDER BY seq) - 1 AS n FROM ${tables.others.table}) o
         ON o.n = CASE WHEN l.j = 0 AND (i.g - 1) % ${step} < ${HOT_OTHERS} AND i.g <= ${HOT_LINKS * step}
                       THEN (i.g - 1) % ${step}
-                      ELSE ${2 * HOT_OTHERS} + (i.b + l.j * i.s) % ${pool} END`;
+                      ELSE ${2 * HOT_OTHERS} + (i.b + l.j * i.s) % ${pool} END
+     -- Each Item's links together, in Item order, as writes through the API lay them out.
+     ORDER BY i.g, l.j`;
 }
 
 /** The columns of a table that can be written (not generated), in order. */
