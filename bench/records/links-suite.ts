@@ -274,15 +274,13 @@ async function runLinkWrites(context: SuiteContext, tables: LinkTables): Promise
   const coldTitle = 'PATCH Hours of a cold Other (linked by no Item)';
   const quietly = ', suppressWebhooks: true (no events)';
   const same = ', every worker the same Other';
-  const own = (others: typeof hot) => (worker: number) => others[worker % others.length]!;
-  const first = (others: typeof hot) => () => others[0]!;
   const cases = [
-    { id: 'L3-hot', title: hotTitle, other: own(hot), quiet: false, concurrent: true },
-    { id: 'L3-cold', title: coldTitle, other: own(cold), quiet: false, concurrent: true },
-    { id: 'L3s-hot', title: `${hotTitle}${same}`, other: first(hot), quiet: false, concurrent: 'only' },
-    { id: 'L3s-cold', title: `${coldTitle}${same}`, other: first(cold), quiet: false, concurrent: 'only' },
-    { id: 'L3q-hot', title: `${hotTitle}${quietly}`, other: own(hot), quiet: true, concurrent: true },
-    { id: 'L3q-cold', title: `${coldTitle}${quietly}`, other: own(cold), quiet: true, concurrent: true },
+    { id: 'L3-hot', title: hotTitle, others: hot, quiet: false, sameOther: false },
+    { id: 'L3-cold', title: coldTitle, others: cold, quiet: false, sameOther: false },
+    { id: 'L3s-hot', title: `${hotTitle}${same}`, others: hot, quiet: false, sameOther: true },
+    { id: 'L3s-cold', title: `${coldTitle}${same}`, others: cold, quiet: false, sameOther: true },
+    { id: 'L3q-hot', title: `${hotTitle}${quietly}`, others: hot, quiet: true, sameOther: false },
+    { id: 'L3q-cold', title: `${coldTitle}${quietly}`, others: cold, quiet: true, sameOther: false },
   ].filter((c) => selected(config, c.id));
   const results: WriteResult[] = [];
   for (const concurrency of [...new Set([1, config.writeConcurrency])]) {
@@ -297,14 +295,15 @@ async function runLinkWrites(context: SuiteContext, tables: LinkTables): Promise
     try {
       for (const write of cases) {
         // At concurrency 1 every worker's Other is the first: L3s would repeat L3.
-        if (write.concurrent === 'only' && concurrency === 1) continue;
+        if (write.sameOther && concurrency === 1) continue;
+        const other = (worker: number) => write.others[write.sameOther ? 0 : worker % write.others.length]!;
         // The same updates both ways must leave the same values (a quarter no measured update sets).
         await setHoursBothWays(http, sql, admin, tables, () => 999.75);
         console.log(`${write.id} c=${concurrency}: ${write.title} [checked against raw SQL]`);
         const api = await measure(
           http.send(
             'PATCH',
-            (worker) => `${recordsPathOf(tables, tables.others.tableId)}/${write.other(worker).id}`,
+            (worker) => `${recordsPathOf(tables, tables.others.tableId)}/${other(worker).id}`,
             200,
             (_, sequence) =>
               JSON.stringify({
@@ -318,9 +317,7 @@ async function runLinkWrites(context: SuiteContext, tables: LinkTables): Promise
         const result: WriteResult = { id: write.id, title: write.title, concurrency, api };
         if (!write.quiet) {
           result.raw = await measure(
-            sql.script((worker, sequence) =>
-              rawUpdateScript(tables, write.other(worker).id, hoursOf(sequence)),
-            ),
+            sql.script((worker, sequence) => rawUpdateScript(tables, other(worker).id, hoursOf(sequence))),
             options,
           );
           console.log(`  raw SQL  ${fmt(result.raw)}`);

@@ -22,8 +22,9 @@ import { FIRST_NAMES, indexesOf, LAST_NAMES } from './people';
  * rows and links generated in SQL into the physical tables as people.ts and formulas.ts do; then
  * three lookups and two rollups are added to the loaded Items through the API (POST …/fields),
  * so that the service fills them with its own UPDATE. 100 Items link each of the HOT_OTHERS hot
- * Others (the first ones), and nobody links the cold ones (the next HOT_OTHERS). The raw baseline is a copy of each physical table and
- * link table (`CREATE TABLE … (LIKE … INCLUDING ALL)`) in the schema bench_links.
+ * Others (the first ones), and nobody links the cold ones (the next HOT_OTHERS). The raw baseline
+ * is a copy of each physical table and link table (`CREATE TABLE … (LIKE … INCLUDING ALL)`) in the
+ * schema bench_links.
  */
 
 export const OTHERS_FIELDS = [

@@ -188,7 +188,7 @@ export function renderLinksReport(results: LinksResults): string {
   const n = (value: number) => value.toLocaleString('en-US');
   return [
     runSummary(results),
-    `- ${n(data.rows)} records in each of Items and Items plain, ${n(data.others)} Others, ${n(data.links)} links in each (${(data.links / data.rows).toFixed(2)} per Item); ${data.hotOthers ?? 1} hot Others each linked by ${data.hotLinks} Items, as many cold ones linked by none; ${n(data.matching)} Items with Hours total > 100; ${results.config.durationMs / 1000} s per case after ${results.config.warmupMs / 1000} s warm-up; ${results.config.repeats} round(s)${results.config.repeats > 1 ? ', medians shown' : ''}`,
+    `- ${n(data.rows)} records in each of Items and Items plain, ${n(data.others)} Others, ${n(data.links)} links in each (${(data.links / data.rows).toFixed(2)} per Item); ${data.hotOthers} hot Others each linked by ${data.hotLinks} Items, as many cold ones linked by none; ${n(data.matching)} Items with Hours total > 100; ${results.config.durationMs / 1000} s per case after ${results.config.warmupMs / 1000} s warm-up; ${results.config.repeats} round(s)${results.config.repeats > 1 ? ', medians shown' : ''}`,
     '',
     `Load: ${data.load.seconds.toFixed(1)} s (${steps}); the read indexes of the filter and sort were built ${results.indexWaitSeconds.toFixed(1)} s after their first listings.`,
     '',
