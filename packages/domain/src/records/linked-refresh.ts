@@ -109,7 +109,7 @@ async function refreshRecords(
   ctes.push(
     `changed AS (UPDATE ${ref} AS r SET ${fields.map((field, i) => `${quoteIdent(field.id)} = f.v${i}`).join(', ')}
        FROM fresh f WHERE r.id = f.id AND ROW(${columns.join(', ')}) IS DISTINCT FROM ROW(${computed.join(', ')})
-       RETURNING r.*)`,
+       RETURNING r.*${watchedFields.map((_, i) => `, f.b${i}`).join('')})`,
   );
   if (events) ctes.push(...dependencyEventCtes(table, watchedFields, params));
   // Named: the same text runs on every update of a record that others link to.
@@ -126,8 +126,8 @@ async function refreshRecords(
 }
 
 /**
- * The CTEs that append the record.updated event of a refresh's `changed` rows (RETURNING r.*),
- * compared with `fresh`'s b0, b1… (`watchedFields`' values as rendered before), as
+ * The CTEs that append the record.updated event of a refresh's `changed` rows (RETURNING r.* and
+ * `fresh`'s b0, b1…: `watchedFields`' values as rendered before), compared as
  * record-changes.ts describes changes: per record, the watched fields whose rendering differs.
  */
 function dependencyEventCtes(
@@ -138,7 +138,7 @@ function dependencyEventCtes(
   const record = recordJsonSql(table, params);
   // The rendered record's own value of each watched field (recordJsonSql's v0, v1… by position).
   const after = watchedFields.map((field) => `v.v${table.fields.indexOf(field)}`);
-  const moved = watchedFields.map((_, i) => `(p.b${i} IS DISTINCT FROM ${after[i]}) AS c${i}`);
+  const moved = watchedFields.map((_, i) => `(r.b${i} IS DISTINCT FROM ${after[i]}) AS c${i}`);
   const key = (field: FieldMeta) => JSON.stringify(field.id);
   const changedIds = watchedFields.map(
     (field, i) => `CASE WHEN c${i} THEN ${params.add(key(field))}::text END`,
@@ -153,8 +153,9 @@ function dependencyEventCtes(
     (field, i) => `CASE WHEN bool_or(c${i}) THEN ${params.add(field.id)}::text END`,
   );
   return [
-    `rendered AS (SELECT r.id::text AS id, ${record.text} AS j, ${watchedFields.map((_, i) => `p.b${i}`).join(', ')}, ${moved.join(', ')}
-       FROM changed r JOIN fresh p ON p.id = r.id ${record.join})`,
+    // The previous values come along in `changed`'s RETURNING, so no join back to fresh.
+    `rendered AS (SELECT r.id::text AS id, ${record.text} AS j, ${watchedFields.map((_, i) => `r.b${i}`).join(', ')}, ${moved.join(', ')}
+       FROM changed r ${record.join})`,
     `event AS (${appendSelectedEventsSql(
       `SELECT ${params.add(randomUUID())}::uuid, ${params.add(table.databaseId)}::uuid, ${params.add(table.id)}::text,
           'record.updated', 'dependency',
