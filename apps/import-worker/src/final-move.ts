@@ -108,15 +108,19 @@ export async function appendRecordEvents(
   run: ImportRun,
   target: Target,
 ): Promise<void> {
+  // By the key that started the import, as history shows who wrote.
+  const actor = JSON.stringify(await importAuthor(tx, run.id));
   const appended = await tx.$queryRawUnsafe<{ id: string }[]>(
     appendSelectedEventsSql(
       `SELECT gen_random_uuid(), $1::uuid, $2, 'record.created', 'import',
-            json_build_object('tableId', $2::text, 'recordIds', json_agg(id ORDER BY ord))
+            json_build_object('tableId', $2::text, 'recordIds', json_agg(id ORDER BY ord)), $3::json
        FROM ${stagingTable(run.attempt)} GROUP BY (ord - 1) / ${EVENT_BATCH} ORDER BY min(ord)`,
       'id::text',
+      { actor: true },
     ),
     target.databaseId,
     target.id,
+    actor,
   );
   events.appended(appended.map((event) => event.id));
 }

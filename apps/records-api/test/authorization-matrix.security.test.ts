@@ -92,11 +92,16 @@ beforeAll(async () => {
     .send({ s3Key, tableName: 'Imported' })
     .expect(202);
   const spare = await createKey({ name: 'spare', scopes: ['records:read'] });
+  const revision = await h.db.pool.query<{ id: string }>(
+    `SELECT event_seq || '-' || position AS id FROM record_revisions WHERE record_id = $1::uuid`,
+    [record.body.id],
+  );
   ids = {
     databaseId,
     tableId: table.id,
     fieldId: status.id,
     recordId: record.body.id,
+    revisionId: revision.rows[0]!.id,
     webhookId: String(webhook.body.id),
     deliveryId: delivery.rows[0]!.id,
     importId: started.body.id,

@@ -835,5 +835,16 @@ describe('events', () => {
     );
     expect(records.rows[0]?.n).toBe(1);
     expect(new Set(ids).size).toBe(2500);
+    // One revision per record, written with the events, by the key that started the import.
+    const revisions = await h.db.pool.query<{ n: number; records: number }>(
+      `SELECT count(*)::int AS n, count(DISTINCT record_id)::int AS records FROM record_revisions WHERE table_id = $1`,
+      [status.tableId],
+    );
+    expect(revisions.rows[0]).toEqual({ n: 2500, records: 2500 });
+    const actors = await h.db.pool.query<{ actor: { id: string; name: string } }>(
+      `SELECT DISTINCT actor::text::jsonb AS actor FROM outbox_events WHERE table_id = $1 AND type = 'record.created'`,
+      [status.tableId],
+    );
+    expect(actors.rows.map((row) => row.actor)).toEqual([{ id: 'root', name: 'root' }]);
   });
 });

@@ -191,6 +191,7 @@ describe('what the reference says about keys', () => {
     tableId: ex.TABLE_ID,
     fieldId: ex.FIELD_IDS.status,
     recordId: ex.RECORD_ID,
+    revisionId: '1017-1',
     webhookId: '42',
     deliveryId: '1093',
     importId: ex.IMPORT_ID,

@@ -20,6 +20,7 @@ const wellFormedIds: Record<string, string> = {
   databaseId: ex.DATABASE_ID,
   tableId: ex.TABLE_ID,
   recordId: ex.RECORD_ID,
+  revisionId: '1017-1',
   fieldId: 'fldq2W8rT5yU7iO9pA',
   webhookId: randomUUID(),
   deliveryId: randomUUID(),

@@ -147,6 +147,8 @@ export type FixtureIds = {
   tableId: string;
   fieldId: string;
   recordId: string;
+  /** A revision of the record's history. */
+  revisionId: string;
   webhookId: string;
   deliveryId: string;
   importId: string;

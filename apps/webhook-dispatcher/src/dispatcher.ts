@@ -52,6 +52,9 @@ export interface DispatcherOptions {
   /** Retention of attempts and closed deliveries, of delivered events, and how often it runs. */
   attemptRetentionMs: number;
   eventRetentionMs: number;
+  /** Retention of the record events history reads, and of the records trash. */
+  historyRetentionMs: number;
+  trashRetentionMs: number;
   pruneIntervalMs: number;
   /** For tests. */
   resolve?: Resolver;
@@ -77,6 +80,8 @@ export function dispatcherOptionsFromConfig(
     sweepGraceMs: config.DISPATCH_SWEEP_GRACE_MS,
     attemptRetentionMs: config.WEBHOOK_ATTEMPT_RETENTION,
     eventRetentionMs: config.OUTBOX_EVENT_RETENTION,
+    historyRetentionMs: config.HISTORY_RETENTION,
+    trashRetentionMs: config.TRASH_RETENTION,
     pruneIntervalMs: config.DISPATCH_PRUNE_INTERVAL_MS,
   };
 }
@@ -187,9 +192,11 @@ export class Dispatcher {
         const pruned = await pruneOnce(db.pool, {
           attemptRetentionMs: options.attemptRetentionMs,
           eventRetentionMs: options.eventRetentionMs,
+          historyRetentionMs: options.historyRetentionMs,
+          trashRetentionMs: options.trashRetentionMs,
           maxBatches: PRUNE_BATCHES_PER_RUN,
         });
-        if (pruned.attempts + pruned.deliveries + pruned.events > 0) {
+        if (pruned.attempts + pruned.deliveries + pruned.events + pruned.trash > 0) {
           logger.info(pruned, 'retention deleted old webhook history');
         }
       },

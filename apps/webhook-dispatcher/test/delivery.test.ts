@@ -36,6 +36,9 @@ let db: Db;
 let receiver: Receiver;
 /** The queue of the test: events are published there, and the dispatcher it starts consumes it. */
 let prefix: string;
+/** A record id for events that name one. */
+const RECORD_ID = '0192d1c5-7e0a-7cc1-8a55-2f1f6f6f0b01';
+
 const running: Dispatcher[] = [];
 
 function start(overrides: Parameters<typeof testDispatcher>[1] = {}): Dispatcher {
@@ -488,7 +491,7 @@ describe('durability', () => {
 
 describe('retention', () => {
   it('deletes delivered history past its retention, as it runs', async () => {
-    start({ attemptRetentionMs: 1, eventRetentionMs: 1, pruneIntervalMs: 200 });
+    start({ attemptRetentionMs: 1, eventRetentionMs: 1, historyRetentionMs: 1, pruneIntervalMs: 200 });
     const databaseId = await insertDatabase(db);
     await insertWebhook(db, { databaseId, url: receiver.url, events: ['record.created'] });
     const eventId = await insertEvent(db, { databaseId, tableId: 'tblk', type: 'record.created' });
@@ -681,7 +684,11 @@ describe('a webhook that no longer subscribes', () => {
       databaseId,
       tableId: options.tableId,
       type: options.type,
-      data: { tableId: options.tableId, recordIds: ['r1'], records: [{ id: 'r1', data: { Salary: 1e6 } }] },
+      data: {
+        tableId: options.tableId,
+        recordIds: [RECORD_ID],
+        records: [{ id: RECORD_ID, data: { Salary: 1e6 } }],
+      },
       changedFieldIds: ['fldsalary'],
     });
     const [delivery] = await waitFor(async () => {

@@ -215,6 +215,8 @@ export function testDispatcher(db: Db, overrides: Partial<DispatcherOptions> = {
     sweepGraceMs: 60_000,
     attemptRetentionMs: 30 * 86_400_000,
     eventRetentionMs: 7 * 86_400_000,
+    historyRetentionMs: 30 * 86_400_000,
+    trashRetentionMs: 7 * 86_400_000,
     pruneIntervalMs: 60_000,
     ...overrides,
   });

@@ -11,7 +11,13 @@ import { pruneOnce } from '../src/sweeps/retention';
  */
 
 const DAY = 86_400_000;
-const SETTINGS = { attemptRetentionMs: 30 * DAY, eventRetentionMs: 7 * DAY };
+// The events below are record events, which history reads: kept as long as the others here.
+const SETTINGS = {
+  attemptRetentionMs: 30 * DAY,
+  eventRetentionMs: 7 * DAY,
+  historyRetentionMs: 7 * DAY,
+  trashRetentionMs: 7 * DAY,
+};
 
 let testDb: TestDatabase;
 let pool: pg.Pool;
@@ -24,12 +30,27 @@ const ago = (days: number | null) => (days === null ? null : `${days} days`);
 async function insertEvent(options: {
   createdDaysAgo: number;
   dispatchedDaysAgo: number | null;
+  type?: string;
+  source?: string;
+  /** A record event of this table naming these records (record_revisions gets their rows). */
+  records?: { tableId: string; ids: string[] };
 }): Promise<string> {
   const id = randomUUID();
   await pool.query(
     `INSERT INTO outbox_events (id, database_id, table_id, type, source, data, created_at, dispatched_at)
-     VALUES ($1, $2, NULL, 'record.created', 'public_api', '{}', now() - $3::interval, now() - $4::interval)`,
-    [id, databaseId, ago(options.createdDaysAgo), ago(options.dispatchedDaysAgo)],
+     VALUES ($1, $2, $5, $6, $7, $8::json, now() - $3::interval, now() - $4::interval)`,
+    [
+      id,
+      databaseId,
+      ago(options.createdDaysAgo),
+      ago(options.dispatchedDaysAgo),
+      options.records?.tableId ?? null,
+      options.type ?? 'record.created',
+      options.source ?? 'public_api',
+      JSON.stringify(
+        options.records ? { tableId: options.records.tableId, recordIds: options.records.ids } : {},
+      ),
+    ],
   );
   return id;
 }
@@ -104,7 +125,9 @@ beforeAll(async () => {
   }
 });
 beforeEach(async () => {
-  await pool.query('TRUNCATE outbox_events, webhook_deliveries, webhook_delivery_attempts');
+  await pool.query(
+    'TRUNCATE outbox_events, record_revisions, record_trash, webhook_deliveries, webhook_delivery_attempts',
+  );
 });
 afterAll(async () => {
   await pool?.end();
@@ -158,13 +181,85 @@ describe('pruneOnce', () => {
 
     const result = await pruneOnce(pool, SETTINGS);
 
-    expect(result).toEqual({ attempts: 3, deliveries: 3, events: 3 });
+    expect(result).toEqual({ attempts: 3, deliveries: 3, events: 3, trash: 0 });
     expect(await ids('outbox_events')).toEqual(sorted([recentEvent, edgeEvent]));
     expect(await ids('webhook_deliveries')).toEqual(sorted([recentDelivery, midDelivery, edgeDelivery]));
     for (const delivery of [recentDelivery, midDelivery, edgeDelivery])
       expect(await attemptsOf(delivery)).toBe(1);
     // Nothing left to do.
-    expect(await pruneOnce(pool, SETTINGS)).toEqual({ attempts: 0, deliveries: 0, events: 0 });
+    expect(await pruneOnce(pool, SETTINGS)).toEqual({ attempts: 0, deliveries: 0, events: 0, trash: 0 });
+  });
+
+  it('keeps the record events history reads for the history retention, with their revisions', async () => {
+    const settings = { ...SETTINGS, historyRetentionMs: 30 * DAY };
+    const recordIds = [randomUUID(), randomUUID()];
+    const records = { tableId: 'tblHistory0000001', ids: recordIds };
+    const kept = await insertEvent({ createdDaysAgo: 10, dispatchedDaysAgo: 10, records });
+    const expired = await insertEvent({
+      createdDaysAgo: 31,
+      dispatchedDaysAgo: 31,
+      type: 'record.deleted',
+      records,
+    });
+    const dependency = await insertEvent({
+      createdDaysAgo: 10,
+      dispatchedDaysAgo: 10,
+      type: 'record.updated',
+      source: 'dependency',
+      records,
+    });
+    const schema = await insertEvent({ createdDaysAgo: 10, dispatchedDaysAgo: 10, type: 'table.created' });
+    const revisionsOf = async (eventId: string) =>
+      (
+        await pool.query<{ record_id: string }>(
+          `SELECT v.record_id::text FROM record_revisions v JOIN outbox_events e ON e.seq = v.event_seq
+            WHERE e.id = $1 ORDER BY v.position`,
+          [eventId],
+        )
+      ).rows.map((row) => row.record_id);
+    expect(await revisionsOf(kept)).toEqual(recordIds);
+    expect(await revisionsOf(dependency)).toEqual([]);
+
+    expect(await pruneOnce(pool, settings)).toEqual({ attempts: 0, deliveries: 0, events: 3, trash: 0 });
+    expect(await ids('outbox_events')).toEqual([kept]);
+    const left = await pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM record_revisions WHERE table_id = $1',
+      [records.tableId],
+    );
+    expect(left.rows[0]!.n).toBe(2);
+    expect(await revisionsOf(expired)).toEqual([]);
+    expect(schema).not.toBe(dependency);
+  });
+
+  it('purges records deleted longer ago than the trash retention, keeping their history', async () => {
+    const settings = { ...SETTINGS, historyRetentionMs: 30 * DAY };
+    const records = { tableId: 'tblTrash000000001', ids: [randomUUID(), randomUUID()] };
+    const old = await insertEvent({
+      createdDaysAgo: 10,
+      dispatchedDaysAgo: 10,
+      type: 'record.deleted',
+      records,
+    });
+    const recent = await insertEvent({
+      createdDaysAgo: 1,
+      dispatchedDaysAgo: 1,
+      type: 'record.deleted',
+      records,
+    });
+    for (const [eventId, recordId] of [
+      [old, records.ids[0]],
+      [recent, records.ids[1]],
+    ]) {
+      await pool.query(
+        `INSERT INTO record_trash (table_id, record_id, event_seq, position, stored, links)
+         SELECT $1, $2::uuid, seq, 1, '{}', '[]' FROM outbox_events WHERE id = $3`,
+        [records.tableId, recordId, eventId],
+      );
+    }
+    expect(await pruneOnce(pool, settings)).toEqual({ attempts: 0, deliveries: 0, events: 0, trash: 1 });
+    const left = await pool.query<{ record_id: string }>('SELECT record_id::text FROM record_trash');
+    expect(left.rows.map((row) => row.record_id)).toEqual([records.ids[1]]);
+    expect(await ids('outbox_events')).toEqual(sorted([old, recent]));
   });
 
   it('never deletes an undispatched event, however old', async () => {
@@ -172,7 +267,7 @@ describe('pruneOnce', () => {
     // Sent only lately (its publish was lost, the sweep found it): kept for the span from then.
     const lateDispatched = await insertEvent({ createdDaysAgo: 100, dispatchedDaysAgo: 1 });
 
-    expect(await pruneOnce(pool, SETTINGS)).toEqual({ attempts: 0, deliveries: 0, events: 0 });
+    expect(await pruneOnce(pool, SETTINGS)).toEqual({ attempts: 0, deliveries: 0, events: 0, trash: 0 });
     expect(await ids('outbox_events')).toEqual(sorted([undispatched, lateDispatched]));
   });
 
@@ -197,7 +292,7 @@ describe('pruneOnce', () => {
     const result = await pruneOnce(pool, SETTINGS);
 
     // The open delivery's old attempt goes by age; the closed one goes, the open ones stay.
-    expect(result).toEqual({ attempts: 1, deliveries: 1, events: 0 });
+    expect(result).toEqual({ attempts: 1, deliveries: 1, events: 0, trash: 0 });
     expect(await ids('outbox_events')).toEqual(sorted([pendingEvent, retryingEvent]));
     expect(await ids('webhook_deliveries')).toEqual(sorted([pending, retrying]));
     expect(await ids('webhook_deliveries')).not.toContain(closed);
@@ -212,7 +307,7 @@ describe('pruneOnce', () => {
       attemptsDaysAgo: [1],
     });
 
-    expect(await pruneOnce(pool, SETTINGS)).toEqual({ attempts: 0, deliveries: 0, events: 1 });
+    expect(await pruneOnce(pool, SETTINGS)).toEqual({ attempts: 0, deliveries: 0, events: 1, trash: 0 });
     expect(await ids('webhook_deliveries')).toEqual([delivery]);
   });
 
@@ -228,21 +323,24 @@ describe('pruneOnce', () => {
     }
     const spy = jest.spyOn(pool, 'query');
     try {
-      // Two batches of two per kind, then the limit.
+      // Two batches of two per kind, then the limit; the trash is empty and the events are record
+      // events, so the batches of the trash and of the other events come back empty at once.
       expect(await pruneOnce(pool, { ...SETTINGS, batchSize: 2, maxBatches: 2 })).toEqual({
         attempts: 4,
         deliveries: 4,
         events: 4,
+        trash: 0,
       });
-      expect(spy).toHaveBeenCalledTimes(6);
+      expect(spy).toHaveBeenCalledTimes(8);
       spy.mockClear();
       // The rest: one short batch per kind ends each.
       expect(await pruneOnce(pool, { ...SETTINGS, batchSize: 2 })).toEqual({
         attempts: 1,
         deliveries: 1,
         events: 1,
+        trash: 0,
       });
-      expect(spy).toHaveBeenCalledTimes(3);
+      expect(spy).toHaveBeenCalledTimes(5);
     } finally {
       spy.mockRestore();
     }
@@ -268,7 +366,12 @@ describe('pruneOnce', () => {
       const blocked = new Promise((resolve) => {
         timer = setTimeout(resolve, 5000, 'blocked');
       });
-      expect(await Promise.race([pass, blocked])).toEqual({ attempts: 0, deliveries: 1, events: 1 });
+      expect(await Promise.race([pass, blocked])).toEqual({
+        attempts: 0,
+        deliveries: 1,
+        events: 1,
+        trash: 0,
+      });
       expect(await ids('webhook_deliveries')).toEqual([held]);
       expect(await ids('outbox_events')).toEqual([heldEvent]);
     } finally {
@@ -276,7 +379,7 @@ describe('pruneOnce', () => {
       await writer.query('ROLLBACK');
       await writer.end();
     }
-    expect(await pruneOnce(pool, SETTINGS)).toEqual({ attempts: 0, deliveries: 1, events: 1 });
+    expect(await pruneOnce(pool, SETTINGS)).toEqual({ attempts: 0, deliveries: 1, events: 1, trash: 0 });
   });
 
   it('goes on until a batch is short when maxBatches is not set', async () => {
@@ -295,9 +398,10 @@ describe('pruneOnce', () => {
         attempts: 10,
         deliveries: 5,
         events: 5,
+        trash: 0,
       });
-      // Attempts 2+2+2+2+2+0, deliveries 2+2+1, events 2+2+1.
-      expect(spy).toHaveBeenCalledTimes(12);
+      // Attempts 2+2+2+2+2+0, deliveries 2+2+1, trash 0, other events 0, record events 2+2+1.
+      expect(spy).toHaveBeenCalledTimes(14);
     } finally {
       spy.mockRestore();
     }
@@ -315,7 +419,11 @@ describe('retention settings', () => {
     });
     expect(
       loadConfig({ WEBHOOK_SECRET_KEY, WEBHOOK_ATTEMPT_RETENTION: '', OUTBOX_EVENT_RETENTION: '' }),
-    ).toMatchObject({ WEBHOOK_ATTEMPT_RETENTION: 30 * DAY, OUTBOX_EVENT_RETENTION: 7 * DAY });
+    ).toMatchObject({
+      WEBHOOK_ATTEMPT_RETENTION: 30 * DAY,
+      OUTBOX_EVENT_RETENTION: 7 * DAY,
+      HISTORY_RETENTION: 30 * DAY,
+    });
   });
 
   it('reads durations of any length, but not zero', () => {

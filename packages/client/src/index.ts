@@ -3,6 +3,7 @@ export type { ApiKey, CreatedApiKey } from '@recordbase/contracts/api-keys';
 export type { ErrorCode } from '@recordbase/contracts/errors';
 export type { EventEnvelope } from '@recordbase/contracts/events';
 export type { Field } from '@recordbase/contracts/fields';
+export type { HistoryPage, Revision } from '@recordbase/contracts/history';
 export type { ImportStatus } from '@recordbase/contracts/imports';
 export type {
   AggregateRecordsResponse,
@@ -25,7 +26,16 @@ export {
   RecordbaseNetworkError,
   RecordbaseResponseError,
 } from './errors';
-export type { IterateRecordsInput, ReadOptions, WriteOptions } from './records-api';
+export type {
+  HistoryOptions,
+  IterateRecordsInput,
+  ReadOptions,
+  RestoredRecords,
+  TrashedRecord,
+  TrashOptions,
+  TrashPage,
+  WriteOptions,
+} from './records-api';
 export type * from './requests';
 export { DEFAULT_RETRY_POLICY, parseRetryAfter, type RetryPolicy } from './retry';
 export type { CallOptions } from './transport';

@@ -1,4 +1,5 @@
 import { successMessageSchema } from '@recordbase/contracts/errors';
+import { historyPageSchema, trashedRecordSchema, trashPageSchema } from '@recordbase/contracts/history';
 import {
   aggregateRecordsResponseSchema,
   bulkDeleteRecordsResponseSchema,
@@ -8,6 +9,7 @@ import {
   recordSchema,
   type TableRecord,
 } from '@recordbase/contracts/records';
+import { z } from 'zod';
 import { joinUrl, withQuery } from './paths';
 import type { AggregateRecordsInput, ListRecordsInput, RecordFields } from './requests';
 import type { CallOptions, Transport } from './transport';
@@ -27,6 +29,27 @@ export interface ReadOptions extends CallOptions {
   expand?: string[];
 }
 
+/** A page of a history: `limit` 1 to 100 revisions (20 by default), after the `cursor` given. */
+export interface HistoryOptions extends CallOptions {
+  limit?: number;
+  /** The `nextCursor` of the previous page of the same history, unchanged. */
+  cursor?: string;
+}
+
+/** A page of a table's trash: `limit` 1 to 100 deleted records (20 by default), after the `cursor` given. */
+export type TrashOptions = HistoryOptions;
+
+/** The trash's page, each deleted record as the API rendered it when it was deleted. */
+const trashPageResponseSchema = trashPageSchema.extend({
+  records: z.array(trashedRecordSchema.extend({ record: recordSchema })),
+});
+export type TrashPage = z.infer<typeof trashPageResponseSchema>;
+export type TrashedRecord = TrashPage['records'][number];
+
+/** A restore's answer: the records brought back, in the order asked. */
+const restoredRecordsSchema = z.object({ records: z.array(recordSchema) });
+export type RestoredRecords = z.infer<typeof restoredRecordsSchema>;
+
 /** A listing to read page after page: no offset or cursor, the iterator moves the cursor. */
 export type IterateRecordsInput = Omit<ListRecordsInput, 'offset' | 'cursor'>;
 
@@ -42,8 +65,22 @@ export class RecordsApi {
     private readonly apiUrl: string,
   ) {}
 
+  #tableUrl(baseId: string, tableId: string, ...rest: string[]) {
+    return joinUrl(this.apiUrl, 'bases', baseId, 'tables', tableId, ...rest);
+  }
+
   #url(baseId: string, tableId: string, ...rest: string[]) {
-    return joinUrl(this.apiUrl, 'bases', baseId, 'tables', tableId, 'records', ...rest);
+    return this.#tableUrl(baseId, tableId, 'records', ...rest);
+  }
+
+  #history(url: string, options: HistoryOptions) {
+    return this.transport.request({
+      method: 'GET',
+      url: withQuery(url, { limit: options.limit, cursor: options.cursor }),
+      schema: historyPageSchema,
+      idempotent: true,
+      signal: options.signal,
+    });
   }
 
   /** One page: `{records, total, hasMore, nextCursor}`. */
@@ -98,6 +135,70 @@ export class RecordsApi {
       url,
       schema: recordSchema,
       idempotent: true,
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * One page of a record's revisions, newest first: `{revisions, nextCursor?}`, `nextCursor` absent
+   * on the last page. A deleted record's history is still read; one that never existed is 404.
+   */
+  history(baseId: string, tableId: string, recordId: string, options: HistoryOptions = {}) {
+    return this.#history(this.#url(baseId, tableId, recordId, 'history'), options);
+  }
+
+  /**
+   * Writes the record's fields back to their values after revision `revisionId` of its history,
+   * as a `restored` revision of its own; answers the record.
+   */
+  restoreRevision(
+    baseId: string,
+    tableId: string,
+    recordId: string,
+    revisionId: string,
+    options: CallOptions = {},
+  ) {
+    return this.transport.request({
+      method: 'POST',
+      url: this.#url(baseId, tableId, recordId, 'history', revisionId, 'restore'),
+      schema: recordSchema,
+      signal: options.signal,
+    });
+  }
+
+  /** One page of the revisions of every record of the table, newest first, as `history`. */
+  tableHistory(baseId: string, tableId: string, options: HistoryOptions = {}) {
+    return this.#history(this.#tableUrl(baseId, tableId, 'history'), options);
+  }
+
+  /**
+   * One page of the table's trash, most recently deleted first: `{records: [{record, deletedAt,
+   * deletedBy}], nextCursor?}`, `nextCursor` absent on the last page.
+   */
+  trash(baseId: string, tableId: string, options: TrashOptions = {}) {
+    return this.transport.request({
+      method: 'GET',
+      url: withQuery(this.#tableUrl(baseId, tableId, 'trash'), {
+        limit: options.limit,
+        cursor: options.cursor,
+      }),
+      schema: trashPageResponseSchema,
+      idempotent: true,
+      signal: options.signal,
+    });
+  }
+
+  /**
+   * Brings 1 to 100 deleted records back exactly as they were (ids, createdAt, values, links to
+   * and from records that still exist), all or nothing: an id not in the trash is 404 and nothing
+   * is restored. Answers `{records}`, in the order of `ids`.
+   */
+  restoreFromTrash(baseId: string, tableId: string, ids: string[], options: CallOptions = {}) {
+    return this.transport.request({
+      method: 'POST',
+      url: this.#tableUrl(baseId, tableId, 'trash', 'restore'),
+      json: { ids },
+      schema: restoredRecordsSchema,
       signal: options.signal,
     });
   }

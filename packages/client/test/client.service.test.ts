@@ -173,6 +173,82 @@ describe('records', () => {
     expect(seen.size).toBe(250);
   });
 
+  it('reads a record’s history and the table’s, page by page, newest first', async () => {
+    const created = await client.records.create(base.id, 'People', { Name: 'Hedy', Score: 1 });
+    await client.records.update(base.id, 'People', created.id, { Score: 2, Stage: 'Won' });
+    await client.records.delete(base.id, 'People', created.id);
+
+    const first = await client.records.history(base.id, 'People', created.id, { limit: 2 });
+    expect(first.revisions.map((revision) => revision.action)).toEqual(['deleted', 'updated']);
+    expect(first.revisions[1]).toMatchObject({
+      recordId: created.id,
+      by: { id: 'root', name: expect.any(String) },
+      source: 'public_api',
+      changes: {
+        [fieldId('Score')]: { before: 1, after: 2 },
+        [fieldId('Stage')]: { before: null, after: 'Won' },
+      },
+    });
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const last = await client.records.history(base.id, 'People', created.id, { cursor: first.nextCursor! });
+    expect(last.revisions.map((revision) => revision.action)).toEqual(['created']);
+    expect(last.nextCursor).toBeUndefined();
+
+    // The table's history: the same revisions, the newest of the table; a record's cursor is refused.
+    const table = await client.records.tableHistory(base.id, 'People', { limit: 3 });
+    expect(table.revisions.map((revision) => revision.id)).toEqual(
+      [...first.revisions, ...last.revisions].map((revision) => revision.id),
+    );
+    await expect(
+      client.records.tableHistory(base.id, 'People', { cursor: first.nextCursor! }),
+    ).rejects.toMatchObject({ code: 'BAD_REQUEST', status: 400 });
+    await expect(
+      client.records.history(base.id, 'People', '0192d1c5-7e0a-7cc1-8a55-2f1f6f6f0b01'),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND', status: 404 });
+  });
+
+  it('restores a record to a revision', async () => {
+    const created = await client.records.create(base.id, 'People', { Name: 'Ada', Score: 3 });
+    await client.records.update(base.id, 'People', created.id, { Score: 9 });
+    const { revisions } = await client.records.history(base.id, 'People', created.id);
+    const creation = revisions.find((revision) => revision.action === 'created')!;
+    const restored = await client.records.restoreRevision(base.id, 'People', created.id, creation.id);
+    expect(restored.fields.Score).toBe(3);
+    const [latest] = (await client.records.history(base.id, 'People', created.id, { limit: 1 })).revisions;
+    expect(latest).toMatchObject({ action: 'restored', source: 'restore' });
+  });
+
+  it('lists a deleted record in the trash and restores it as it was', async () => {
+    const before = await client.records.create(base.id, 'People', {
+      Name: 'Grace',
+      Email: 'grace@example.com',
+      Score: 7,
+      Stage: 'Won',
+    });
+    await client.records.delete(base.id, 'People', before.id);
+    await expect(client.records.get(base.id, 'People', before.id)).rejects.toMatchObject({ status: 404 });
+
+    // The most recently deleted first: the record as it read, who deleted it and when.
+    const page = await client.records.trash(base.id, 'People', { limit: 1 });
+    expect(page.records).toEqual([
+      { record: before, deletedAt: expect.any(String), deletedBy: { id: 'root', name: expect.any(String) } },
+    ]);
+    if (page.nextCursor !== undefined) {
+      const next = await client.records.trash(base.id, 'People', { cursor: page.nextCursor });
+      expect(next.records.map((entry) => entry.record.id)).not.toContain(before.id);
+    }
+
+    const restored = await client.records.restoreFromTrash(base.id, 'People', [before.id]);
+    expect(restored.records).toEqual([before]);
+    expect(await client.records.get(base.id, 'People', before.id)).toEqual(before);
+    // Out of the trash now: a second restore is refused, naming it.
+    const again = await client.records
+      .restoreFromTrash(base.id, 'People', [before.id])
+      .catch((e: unknown) => e);
+    expect(again).toMatchObject({ code: 'NOT_FOUND', status: 404 });
+    expect((again as Error).message).toContain(before.id);
+  });
+
   it('throws the service error, its code and its message naming what was wrong', async () => {
     const error = await client.records.create(base.id, 'People', { Nmae: 'x' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RecordbaseApiError);

@@ -19,7 +19,8 @@ export const WEBHOOK_TIMESTAMP_HEADER = webhookHeaders.timestamp;
 export const WEBHOOK_SIGNATURE_HEADER = webhookHeaders.signature;
 export const WEBHOOK_SIGNATURE_VERSION = 'v1';
 
-export const eventSources = ['public_api', 'import', 'dependency'] as const;
+/** `restore`: a record brought back from its table's trash, or to one of its revisions. */
+export const eventSources = ['public_api', 'import', 'dependency', 'restore'] as const;
 export const eventSourceSchema = z.enum(eventSources);
 export type EventSource = z.infer<typeof eventSourceSchema>;
 

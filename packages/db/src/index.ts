@@ -20,6 +20,7 @@ export { boundMessages, DEFAULT_MAX_MESSAGE_BYTES, MessageTooLarge } from './mes
 export * from './notified-cache';
 export * from './outbox';
 export * from './prepared';
+export * from './record-trash';
 export * from './schema-changes';
 export * from './secrets';
 export * from './transaction';

@@ -39,6 +39,7 @@ interface DmmfIndex {
 const SQL_ONLY_INDEXES = new Set([
   'outbox_events_undispatched_idx',
   'outbox_events_dispatched_at_idx',
+  'outbox_events_history_created_at_idx',
   'webhook_deliveries_due_idx',
   'webhook_deliveries_closed_updated_at_idx',
 ]);

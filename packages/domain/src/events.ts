@@ -29,17 +29,30 @@ export interface EventPublisher {
  */
 export class TransactionEvents {
   readonly #ids: string[] = [];
+  /** Who makes the change: the key's `{id, name}` as JSON, kept on every event (history's `by`). */
+  readonly actor: string | null;
+  /**
+   * The write asked that integrations not hear of it (suppressWebhooks): its record events are
+   * appended for history only, suppressed and already dispatched, and not published.
+   */
+  readonly quiet: boolean;
 
-  constructor(private readonly transaction: Tx | PgClient) {}
+  constructor(
+    private readonly transaction: Tx | PgClient,
+    context: EventContext = NO_CONTEXT,
+  ) {
+    this.actor = context.actor;
+    this.quiet = context.quiet === true;
+  }
 
-  /** The ids appended so far, in order. */
+  /** The ids to publish once the transaction commits, in append order. */
   get ids(): readonly string[] {
     return this.#ids;
   }
 
-  /** Events a statement of the transaction appended in its own SQL (record writes, imports). */
+  /** Record events a statement of the transaction appended in its own SQL (record writes, imports). */
   appended(ids: readonly string[]): void {
-    this.#ids.push(...ids);
+    if (!this.quiet) this.#ids.push(...ids);
   }
 
   async table(databaseId: string, type: 'table.created' | 'table.updated' | 'table.deleted', table: Table) {
@@ -77,28 +90,40 @@ export class TransactionEvents {
     recordIds: readonly string[],
     recordsJson: string,
     options: { source?: EventSource; changes?: RecordChanges } = {},
-  ): Promise<void> {
-    if (recordIds.length === 0) return;
+  ): Promise<string> {
+    if (recordIds.length === 0) throw new Error('a record event names at least one record');
     const changes = options.changes ? `,"changes":${JSON.stringify(options.changes.changes)}` : '';
-    await this.append({
+    return this.append({
       databaseId: table.databaseId,
       tableId: table.id,
       type,
       source: options.source ?? 'public_api',
       dataJson: `{"tableId":${JSON.stringify(table.id)},"recordIds":${JSON.stringify(recordIds)},"records":${recordsJson}${changes}}`,
       ...(options.changes ? { changedFieldIds: options.changes.changedFieldIds } : {}),
+      suppressed: this.quiet,
     });
   }
 
-  private async append(event: OutboxEventInput): Promise<string> {
+  private async append(input: OutboxEventInput): Promise<string> {
+    const event = { ...input, actor: this.actor };
     const id =
       '$executeRawUnsafe' in this.transaction
         ? await appendOutboxEventInTx(this.transaction, event)
         : await appendOutboxEvent(this.transaction, event);
-    this.#ids.push(id);
+    if (!event.suppressed) this.#ids.push(id);
     return id;
   }
 }
+
+/** Who makes a transaction's changes, and whether integrations hear of its record events. */
+export interface EventContext {
+  /** The key's `{id, name}` as JSON (records-service's authorOf); null for the system. */
+  actor: string | null;
+  /** suppressWebhooks: record events for history only (TransactionEvents' `quiet`). */
+  quiet?: boolean;
+}
+
+const NO_CONTEXT: EventContext = { actor: null };
 
 /**
  * Runs `work` in the transaction `begin` opens, handing it the transaction's events, then
@@ -109,10 +134,11 @@ export async function publishingEvents<T, Handle extends Tx | PgClient>(
   publisher: EventPublisher,
   begin: (work: (transaction: Handle) => Promise<T>) => Promise<T>,
   work: (transaction: Handle, events: TransactionEvents) => Promise<T>,
+  context: EventContext = NO_CONTEXT,
 ): Promise<T> {
   let events: TransactionEvents | undefined;
   const result = await begin((transaction) => {
-    events = new TransactionEvents(transaction);
+    events = new TransactionEvents(transaction, context);
     return work(transaction, events);
   });
   if (events && events.ids.length > 0) publisher.publish(events.ids);

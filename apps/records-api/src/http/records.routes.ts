@@ -1,6 +1,11 @@
 import type { Principal } from '@recordbase/contracts/api-keys';
 import { pathSegmentSchema } from '@recordbase/contracts/common';
 import {
+  historyQuerySchema,
+  restoreTrashRequestSchema,
+  trashQuerySchema,
+} from '@recordbase/contracts/history';
+import {
   aggregateRecordsRequestSchema,
   bulkDeleteRecordsRequestSchema,
   bulkRecordsRequestSchema,
@@ -12,10 +17,12 @@ import {
   writeQuerySchema,
 } from '@recordbase/contracts/records';
 import { cancellablePool, type KeyShares, requestShare } from '@recordbase/db';
+import { recordHistory, restoreRevision, tableHistory } from '@recordbase/domain/records/history';
 import type { FileLinks } from '@recordbase/domain/records/presentation';
 import * as records from '@recordbase/domain/records/records-service';
 import { uploadKeyMatcher } from '@recordbase/domain/records/references';
 import type { TableCache } from '@recordbase/domain/records/table-cache';
+import { listTrash, restoreFromTrash } from '@recordbase/domain/records/trash';
 import type { EventPublisher } from '@recordbase/queues';
 import { signFileToken } from '@recordbase/server-kit/file-tokens';
 import { RawJson, Reply, type RouteHint } from '@recordbase/server-kit/http';
@@ -27,6 +34,7 @@ import { endpoint } from './endpoint';
 
 const tableParams = z.object({ databaseId: pathSegmentSchema, tableId: pathSegmentSchema });
 const recordParams = tableParams.extend({ recordId: z.string().min(1).max(255) });
+const revisionParams = recordParams.extend({ revisionId: pathSegmentSchema });
 
 const address = (params: { databaseId: string; tableId: string }) => ({
   databaseId: params.databaseId,
@@ -207,6 +215,56 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
               typecast: body.typecast === true,
             },
           ),
+        ),
+    ),
+  );
+  router.get(
+    `${base}/:recordId/history`,
+    endpoint(
+      { access: read, params: recordParams, query: historyQuerySchema },
+      ({ params, query, principal, signal, req }) =>
+        recordHistory(recordsDb(signal, req, principal), principal, address(params), params.recordId, query),
+    ),
+  );
+  router.post(
+    `${base}/:recordId/history/:revisionId/restore`,
+    endpoint(
+      { access: write, params: revisionParams },
+      async ({ params, principal, signal, req }) =>
+        new RawJson(
+          await restoreRevision(
+            recordsDb(signal, req, principal),
+            principal,
+            address(params),
+            params.recordId,
+            params.revisionId,
+          ),
+        ),
+    ),
+  );
+  router.get(
+    '/bases/:databaseId/tables/:tableId/history',
+    endpoint(
+      { access: read, params: tableParams, query: historyQuerySchema },
+      ({ params, query, principal, signal, req }) =>
+        tableHistory(recordsDb(signal, req, principal), principal, address(params), query),
+    ),
+  );
+  router.get(
+    '/bases/:databaseId/tables/:tableId/trash',
+    endpoint(
+      { access: read, params: tableParams, query: trashQuerySchema },
+      ({ params, query, principal, signal, req }) =>
+        listTrash(recordsDb(signal, req, principal), principal, address(params), query),
+    ),
+  );
+  router.post(
+    '/bases/:databaseId/tables/:tableId/trash/restore',
+    endpoint(
+      { access: write, params: tableParams, body: restoreTrashRequestSchema },
+      async ({ params, body, principal, signal, req }) =>
+        new RawJson(
+          `{"records":${await restoreFromTrash(recordsDb(signal, req, principal), principal, address(params), body)}}`,
         ),
     ),
   );

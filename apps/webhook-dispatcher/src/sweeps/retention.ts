@@ -1,4 +1,10 @@
-import { DELIVERY_STATUSES, isOpenDeliveryStatus, pruneDispatchedEvents } from '@recordbase/db';
+import {
+  DELIVERY_STATUSES,
+  isOpenDeliveryStatus,
+  pruneDispatchedEvents,
+  pruneHistoryEvents,
+  purgeTrash,
+} from '@recordbase/db';
 import type pg from 'pg';
 
 /**
@@ -15,9 +21,12 @@ import type pg from 'pg';
  * 1. attempts created more than `attemptRetentionMs` ago;
  * 2. closed deliveries (succeeded, failed) last changed more than `attemptRetentionMs` ago and with
  *    no attempt left: those step 1 has just emptied, and those closed without an attempt;
- * 3. outbox events dispatched and created more than `eventRetentionMs` ago with no open delivery.
- *    An undispatched event is never deleted, however old: the sweep still has to send it; nor is
- *    one with an open delivery, whose next attempt reads the event's body from this row.
+ * 3. records deleted more than `trashRetentionMs` ago, from their tables' trash;
+ * 4. outbox events dispatched and created more than `eventRetentionMs` ago with no open delivery;
+ *    the record events history reads (all but dependency refreshes') only after
+ *    `historyRetentionMs`, with their revisions. An undispatched event is never deleted, however
+ *    old: the sweep still has to send it; nor is one with an open delivery, whose next attempt
+ *    reads the event's body from this row.
  *
  * By default events go after 7 days and deliveries after 30: a delivery may outlive its event,
  * and a retry asked for such a delivery then fails at once, unsent (its attempt records that the
@@ -29,6 +38,10 @@ export interface RetentionSettings {
   attemptRetentionMs: number;
   /** Age past which a dispatched event with no open delivery is deleted. */
   eventRetentionMs: number;
+  /** The same for the record events history reads (HISTORY_RETENTION). */
+  historyRetentionMs: number;
+  /** Age past which a deleted record leaves its table's trash for good (TRASH_RETENTION). */
+  trashRetentionMs: number;
   /** Rows per statement (default 1000). */
   batchSize?: number;
   /** Statements per kind of row and per call at most (default: until a batch is short). */
@@ -39,6 +52,8 @@ export interface PruneResult {
   attempts: number;
   deliveries: number;
   events: number;
+  /** Records purged from the trash. */
+  trash: number;
 }
 
 export const DEFAULT_PRUNE_BATCH_SIZE = 1000;
@@ -109,6 +124,10 @@ export async function pruneOnce(pool: pg.Pool, settings: RetentionSettings): Pro
   // Attempts first: a delivery goes only once its attempts have.
   const attempts = await prune(deleteOlder(PRUNE_ATTEMPTS_SQL), settings.attemptRetentionMs);
   const deliveries = await prune(deleteOlder(PRUNE_DELIVERIES_SQL), settings.attemptRetentionMs);
-  const events = await prune(pruneDispatchedEvents, settings.eventRetentionMs);
-  return { attempts, deliveries, events };
+  // Before the events: a trashed record whose deletion event goes leaves the trash with it anyway.
+  const trash = await prune(purgeTrash, settings.trashRetentionMs);
+  const events =
+    (await prune(pruneDispatchedEvents, settings.eventRetentionMs)) +
+    (await prune(pruneHistoryEvents, settings.historyRetentionMs));
+  return { attempts, deliveries, events, trash };
 }

@@ -20,6 +20,10 @@ export interface OutboxEventInput {
   dataJson: string;
   /** record.updated: the fields its records changed, which webhooks' field filters match. */
   changedFieldIds?: readonly string[];
+  /** The key that made the change, `{id, name}` as JSON text (history's `by`); none for the system. */
+  actor?: string | null;
+  /** For history only (suppressWebhooks): appended already dispatched, so no webhook hears of it. */
+  suppressed?: boolean;
 }
 
 /** The columns an appended event sets, in the order of `outboxInsert`'s values. */
@@ -29,17 +33,22 @@ const outboxInsertColumns = ['id', 'database_id', 'table_id', 'type', 'source', 
  * An INSERT appending the events `select` yields, for writers that build their events in SQL (a
  * bulk write's statement, an import's final move, a refresh of linked values): `select` yields the
  * columns `id` (uuid), `database_id`, `table_id`, `type`, `source`, `data` (json), in that order,
- * then `changed_field_ids` (text[]) when `withChangedFieldIds`. It can stand as the body of a CTE
- * (`events AS (…)`), and returns `returning`.
+ * then `changed_field_ids` (text[]) when `extra.changedFieldIds`, then `actor` (json) when
+ * `extra.actor`. `extra.suppressed` appends them for history only (OutboxEventInput's
+ * `suppressed`). It can stand as the body of a CTE (`events AS (…)`), and returns `returning`.
  */
 export function appendSelectedEventsSql(
   select: string,
   returning: string,
-  withChangedFieldIds = false,
+  extra: { changedFieldIds?: boolean; actor?: boolean; suppressed?: boolean } = {},
 ): string {
-  const columns = withChangedFieldIds ? [...outboxInsertColumns, 'changed_field_ids'] : outboxInsertColumns;
+  const columns: string[] = [...outboxInsertColumns];
+  if (extra.changedFieldIds) columns.push('changed_field_ids');
+  if (extra.actor) columns.push('actor');
+  const rows = extra.suppressed ? `SELECT q.*, true, now() FROM (${select}) q` : select;
+  if (extra.suppressed) columns.push('suppressed', 'dispatched_at');
   return `INSERT INTO ${OUTBOX_TABLE} (${columns.join(', ')})
-       ${select}
+       ${rows}
        RETURNING ${returning}`;
 }
 
@@ -53,8 +62,8 @@ export function outboxInsert(event: OutboxEventInput): { text: string; values: u
   const id = randomUUID();
   return {
     id,
-    text: `INSERT INTO ${OUTBOX_TABLE} (${outboxInsertColumns.join(', ')}, changed_field_ids)
-           VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::json, $7::text[])`,
+    text: `INSERT INTO ${OUTBOX_TABLE} (${outboxInsertColumns.join(', ')}, changed_field_ids, actor, suppressed, dispatched_at)
+           VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::json, $7::text[], $8::json, $9, CASE WHEN $9 THEN now() END)`,
     values: [
       id,
       event.databaseId,
@@ -63,6 +72,8 @@ export function outboxInsert(event: OutboxEventInput): { text: string; values: u
       event.source,
       event.dataJson,
       event.changedFieldIds ?? [],
+      event.actor ?? null,
+      event.suppressed === true,
     ],
   };
 }

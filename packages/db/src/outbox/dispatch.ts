@@ -112,25 +112,50 @@ export function joinEventSql(alias: string, eventIdColumn: string): string {
   return `LEFT JOIN ${OUTBOX_TABLE} ${alias} ON ${alias}.id = ${eventIdColumn}`;
 }
 
-// Found through outbox_events_dispatched_at_idx. An event is dispatched after it is created, so
-// asking both ages only keeps an event dispatched late (after an outage) for the span from then.
+/**
+ * The events history reads (record_revisions points into them): kept for HISTORY_RETENTION rather
+ * than OUTBOX_EVENT_RETENTION. The same text is in the partial indexes' predicates and the
+ * revisions trigger's condition (migrations/*_record_revisions.sql).
+ */
+const HISTORY_EVENT_SQL = `(e.type IN ('record.created', 'record.updated', 'record.deleted') AND e.source <> 'dependency')`;
+
 // An undispatched event is never deleted, however old: the sweep still has to send it; nor is one
 // with an open delivery, whose next attempt reads the event's body from this row.
+const PRUNABLE_SQL = `e.dispatched_at IS NOT NULL
+      AND e.created_at < now() - $1 * interval '1 millisecond'
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                       WHERE d.event_id = e.id AND d.status IN ${OPEN_STATUSES_SQL})`;
+
+// Found through outbox_events_dispatched_at_idx, which leaves history's events out. An event is
+// dispatched after it is created, so asking both ages only keeps an event dispatched late (after
+// an outage) for the span from then.
 const PRUNE_EVENTS_SQL = `
 DELETE FROM ${OUTBOX_TABLE}
  WHERE id IN (
    SELECT e.id FROM ${OUTBOX_TABLE} e
     WHERE e.dispatched_at < now() - $1 * interval '1 millisecond'
-      AND e.created_at < now() - $1 * interval '1 millisecond'
-      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-                       WHERE d.event_id = e.id AND d.status IN ${OPEN_STATUSES_SQL})
+      AND NOT ${HISTORY_EVENT_SQL}
+      AND ${PRUNABLE_SQL}
     ORDER BY e.dispatched_at
     LIMIT $2
       FOR UPDATE OF e SKIP LOCKED)`;
 
+// Found through outbox_events_history_created_at_idx; their record_revisions rows go with them
+// (ON DELETE CASCADE).
+const PRUNE_HISTORY_EVENTS_SQL = `
+DELETE FROM ${OUTBOX_TABLE}
+ WHERE id IN (
+   SELECT e.id FROM ${OUTBOX_TABLE} e
+    WHERE ${HISTORY_EVENT_SQL}
+      AND e.dispatched_at < now() - $1 * interval '1 millisecond'
+      AND ${PRUNABLE_SQL}
+    ORDER BY e.created_at
+    LIMIT $2
+      FOR UPDATE OF e SKIP LOCKED)`;
+
 /**
- * Deletes at most `batchSize` events dispatched and created more than `olderThanMs` ago with no
- * open delivery, skipping rows a writer holds; returns how many it deleted.
+ * Deletes at most `batchSize` events (other than history's) dispatched and created more than
+ * `olderThanMs` ago with no open delivery, skipping rows a writer holds; returns how many it deleted.
  */
 export async function pruneDispatchedEvents(
   client: Queryable,
@@ -138,5 +163,18 @@ export async function pruneDispatchedEvents(
   batchSize: number,
 ): Promise<number> {
   const result = await client.query(PRUNE_EVENTS_SQL, [olderThanMs, batchSize]);
+  return result.rowCount ?? 0;
+}
+
+/**
+ * The same for the record events history reads, created more than `olderThanMs` ago
+ * (HISTORY_RETENTION), with their revisions.
+ */
+export async function pruneHistoryEvents(
+  client: Queryable,
+  olderThanMs: number,
+  batchSize: number,
+): Promise<number> {
+  const result = await client.query(PRUNE_HISTORY_EVENTS_SQL, [olderThanMs, batchSize]);
   return result.rowCount ?? 0;
 }

@@ -1,2 +1,3 @@
 export * from './append';
 export * from './dispatch';
+export * from './revisions';

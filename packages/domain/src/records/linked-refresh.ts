@@ -111,7 +111,7 @@ async function refreshRecords(
        FROM fresh f WHERE r.id = f.id AND ROW(${columns.join(', ')}) IS DISTINCT FROM ROW(${computed.join(', ')})
        RETURNING r.*${watchedFields.map((_, i) => `, f.b${i}`).join('')})`,
   );
-  if (events) ctes.push(...dependencyEventCtes(table, watchedFields, params));
+  if (events) ctes.push(...dependencyEventCtes(table, watchedFields, params, events.actor));
   // Named: the same text runs on every update of a record that others link to.
   const result = await queryNamed<{ ids: string[] | null; event: string | null }>(
     client,
@@ -134,6 +134,8 @@ function dependencyEventCtes(
   table: TableMeta,
   watchedFields: readonly FieldMeta[],
   params: SqlParams,
+  /** The key whose write moved them (TransactionEvents' actor). */
+  actor: string | null,
 ): string[] {
   const record = recordJsonSql(table, params);
   // The rendered record's own value of each watched field (recordJsonSql's v0, v1… by position).
@@ -163,10 +165,10 @@ function dependencyEventCtes(
             || string_agg('"' || id || '"', ',' ORDER BY id::uuid) || '],"records":['
             || string_agg(j, ',' ORDER BY id::uuid) || '],"changes":['
             || string_agg(${change}, ',' ORDER BY id::uuid) || ']}')::json,
-          array_remove(ARRAY[${anyMoved.join(', ')}]::text[], NULL)
+          array_remove(ARRAY[${anyMoved.join(', ')}]::text[], NULL), ${params.add(actor)}::json
        FROM rendered HAVING count(*) > 0`,
       'id',
-      true,
+      { changedFieldIds: true, actor: true },
     )})`,
   ];
 }

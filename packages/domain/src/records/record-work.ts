@@ -3,7 +3,7 @@ import { busy, DomainError } from '@recordbase/contracts/domain-errors';
 import { type Connections, withTransaction } from '@recordbase/db';
 import type pg from 'pg';
 import { accessibleDatabaseId } from '../access-policy';
-import { type EventPublisher, publishingEvents, type TransactionEvents } from '../events';
+import { type EventContext, type EventPublisher, publishingEvents, type TransactionEvents } from '../events';
 import type { FileLinks } from './presentation';
 import type { TableCache } from './table-cache';
 import { loadTableMeta } from './table-loader';
@@ -87,6 +87,8 @@ export async function withTable<T>(
 /** One statement (a transaction by itself) on a connection of the request, publishing its events after. */
 export function inStatement<T>(
   { db, events }: Pick<RecordsDb, 'db' | 'events'>,
+  /** The writing key (kept on the events) and whether integrations hear of the write. */
+  context: EventContext,
   work: (client: pg.PoolClient, events: TransactionEvents) => Promise<T>,
 ): Promise<T> {
   return publishingEvents(
@@ -100,17 +102,21 @@ export function inStatement<T>(
       }
     },
     work,
+    context,
   );
 }
 
 /** A transaction on the request's connections whose events are published once it commits. */
 export function inTransaction<T>(
   { db, events }: Pick<RecordsDb, 'db' | 'events'>,
+  /** The writing key (kept on the events) and whether integrations hear of the write. */
+  context: EventContext,
   work: (client: pg.PoolClient, events: TransactionEvents) => Promise<T>,
 ): Promise<T> {
   return publishingEvents(
     events,
     (inTx: (client: pg.PoolClient) => Promise<T>) => withTransaction(db, inTx),
     work,
+    context,
   );
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Principal, recordAuthor } from '@recordbase/contracts/api-keys';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
 import { DomainError, type InputPath, invalid, notFound } from '@recordbase/contracts/domain-errors';
+import type { EventSource } from '@recordbase/contracts/events';
 import type {
   AggregateRecordsRequest,
   BulkDeleteRecordsRequest,
@@ -10,11 +11,11 @@ import type {
   ListRecordsRequest,
   RecordValuesInput,
 } from '@recordbase/contracts/records';
-import { newRecordId } from '@recordbase/db';
+import { newRecordId, trashRecords } from '@recordbase/db';
 import { moduleOfField } from '@recordbase/db/field-types';
 import type pg from 'pg';
 import { requireScope } from '../access-policy';
-import type { TransactionEvents } from '../events';
+import type { EventContext, TransactionEvents } from '../events';
 import { aggregateRecords } from './aggregate';
 import { expandedLinks } from './expand';
 import {
@@ -41,6 +42,7 @@ import {
   listRecords,
   lockExisting,
   lockKeys,
+  recordsInOrder,
   updateRecords,
 } from './store';
 import { type FieldMeta, projectedFields, type TableMeta, unwritable } from './table-meta';
@@ -57,6 +59,12 @@ export type { RecordsDb, TableAddress } from './record-work';
 
 /** The key a write is made by, as the JSON its created_by and last_modified_by fields keep. */
 const authorOf = (principal: Principal) => JSON.stringify(recordAuthor(principal.keyId, principal.keyName));
+
+/** A write's events: by its key, and for history only when it asked that webhooks not hear of it. */
+const eventContext = (principal: Principal, suppressWebhooks: boolean | undefined): EventContext => ({
+  actor: authorOf(principal),
+  quiet: suppressWebhooks === true,
+});
 
 function validRecordId(id: string): string {
   if (!UUID_PATTERN.test(id))
@@ -101,16 +109,6 @@ export async function aggregate(
   return withTable(tables, db, principal, address, (table) => aggregateRecords(db, table, request));
 }
 
-/** JSON texts of the given records in the given order. */
-async function recordsInOrder(
-  client: pg.PoolClient,
-  table: TableMeta,
-  ids: readonly string[],
-): Promise<string> {
-  const byId = await fetchRecordsJson(client, table, ids);
-  return `[${ids.map((id) => byId.get(id)).join(',')}]`;
-}
-
 const matchableTypes = (field: FieldMeta) => moduleOfField(field).match !== undefined;
 
 function matchOnFields(table: TableMeta, matchOn: readonly string[]): FieldMeta[] {
@@ -152,10 +150,12 @@ function matchKeys(records: PreparedRecord[], fields: FieldMeta[]): unknown[][] 
 
 /** What a write may ask besides its records. */
 export interface WriteOptions {
-  /** Write without telling webhooks: no record event is appended. */
+  /** Write without telling webhooks: the record events are appended for history only. */
   suppressWebhooks?: boolean;
   /** Convert values to their fields' types and add missing select options (typecast.ts). */
   typecast?: boolean;
+  /** The events' source, when not the public API's own write (a restore to a revision). */
+  source?: EventSource;
 }
 
 const NO_NEW_OPTIONS: ReadonlyMap<string, readonly string[]> = new Map();
@@ -217,6 +217,7 @@ export async function bulkWrite(
   return withTable(tables, db, principal, address, async (table) => {
     const where = (index: number): InputPath => ['records', index];
     const { prepared, newOptions } = prepareWrite(principal, table, body.records, where, body.typecast);
+    const context = eventContext(principal, body.suppressWebhooks);
     const write = async (client: pg.PoolClient, events: TransactionEvents, matchOn?: FieldMeta[]) => {
       const current = await addSelectOptions(client, events, table, newOptions);
       // An upsert's matches may be linking records already; new records are linked by nobody.
@@ -228,15 +229,15 @@ export async function bulkWrite(
         newIds: prepared.map(() => newRecordId()),
         ...(matchOn ? { matchOn } : {}),
         eventIds: { created: randomUUID() },
-        suppressEvents: body.suppressWebhooks === true,
         author: authorOf(principal),
+        quiet: events.quiet,
       });
       if (outcome.problem) refuse(outcome.problem, table, where);
       events.appended(outcome.eventIds);
       // Only an upsert's matches can be linked to already: new records are linked by nobody.
       await refreshAfterWrite(
         client,
-        body.suppressWebhooks === true ? null : events,
+        events.quiet ? null : events,
         current,
         outcome.updatedIds,
         writtenFieldIds(prepared),
@@ -247,8 +248,8 @@ export async function bulkWrite(
       // One statement is a transaction of its own, unless uploaded files must be locked first.
       const { recordsJson, createdIds, updatedIds } =
         needsUploads(prepared, records.fileLinks.keyOf) || newOptions.size > 0
-          ? await inTransaction(records, (client, events) => write(client, events))
-          : await inStatement(records, (client, events) => write(client, events));
+          ? await inTransaction(records, context, (client, events) => write(client, events))
+          : await inStatement(records, context, (client, events) => write(client, events));
       if (newOptions.size > 0) records.tables?.clear();
       // New records hold only the attachments this request gave: without a file of the upload
       // service among them there is no link to sign, and the text PostgreSQL rendered is the answer.
@@ -271,15 +272,19 @@ export async function bulkWrite(
     // In one order whatever the request's, so [a, b] and [b, a] take the same key locks.
     const fields = inCanonicalOrder(matchOnFields(table, body.matchOn));
     const keys = matchKeys(prepared, fields);
-    const { recordsJson, createdIds, updatedIds } = await inTransaction(records, async (client, events) => {
-      // Its own statement: the write's snapshot must begin after the locks are held.
-      await lockKeys(
-        client,
-        table,
-        keys.map((key) => `${table.id}:${JSON.stringify(key)}`),
-      );
-      return write(client, events, fields);
-    });
+    const { recordsJson, createdIds, updatedIds } = await inTransaction(
+      records,
+      context,
+      async (client, events) => {
+        // Its own statement: the write's snapshot must begin after the locks are held.
+        await lockKeys(
+          client,
+          table,
+          keys.map((key) => `${table.id}:${JSON.stringify(key)}`),
+        );
+        return write(client, events, fields);
+      },
+    );
     if (newOptions.size > 0) records.tables?.clear();
     ensureMatchIndex(records.background, table, fields, records.onBackgroundError ?? (() => {}));
     return {
@@ -303,15 +308,19 @@ export async function createOne(
     const write = prepareWrite(principal, table, [input], where, options.typecast);
     const { newOptions } = write;
     const [prepared] = write.prepared as [PreparedRecord];
-    const json = await inTransaction({ db, events: publisher }, async (client, events) => {
-      await addSelectOptions(client, events, table, newOptions);
-      await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
-      const [id] = await insertRecords(client, table, [prepared], authorOf(principal));
-      if (prepared.links.size > 0) await refreshOwnLinkedValues(client, table, [id!]);
-      const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
-      if (!options.suppressWebhooks) await events.records(table, 'record.created', [id!], `[${json}]`);
-      return json;
-    });
+    const json = await inTransaction(
+      { db, events: publisher },
+      eventContext(principal, options.suppressWebhooks),
+      async (client, events) => {
+        await addSelectOptions(client, events, table, newOptions);
+        await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
+        const [id] = await insertRecords(client, table, [prepared], authorOf(principal));
+        if (prepared.links.size > 0) await refreshOwnLinkedValues(client, table, [id!]);
+        const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
+        await events.records(table, 'record.created', [id!], `[${json}]`);
+        return json;
+      },
+    );
     if (newOptions.size > 0) tables?.clear();
     return presentRecords(json, table, principal, fileLinks);
   });
@@ -356,30 +365,37 @@ export async function updateOne(
     const write = prepareWrite(principal, table, [input], where, options.typecast);
     const { newOptions } = write;
     const [prepared] = write.prepared as [PreparedRecord];
-    const json = await inTransaction({ db, events: publisher }, async (client, events) => {
-      const current = await addSelectOptions(client, events, table, newOptions);
-      await lockLinkedRead(client, current, [prepared]);
-      if (!(await lockExisting(client, current, [id])).has(id))
-        throw notFound(`Record ${recordId} not found`);
-      await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
-      const changes = prepared.columns.size > 0 || prepared.links.size > 0;
-      const announced = changes && !options.suppressWebhooks;
-      // The state the event's `changes` compare with.
-      const before = announced ? await recordsInOrder(client, table, [id]) : '';
-      if (changes) await updateRecords(client, table, [{ id, record: prepared }], authorOf(principal));
-      if (prepared.links.size > 0) await refreshOwnLinkedValues(client, table, [id]);
-      const json = (await fetchRecordsJson(client, table, [id])).get(id)!;
-      if (announced) {
-        await events.records(table, 'record.updated', [id], `[${json}]`, {
-          changes: recordChanges(before, `[${json}]`),
-        });
-      }
-      if (changes) {
-        const suppressed = options.suppressWebhooks ? null : events;
-        await refreshAfterWrite(client, suppressed, current, [id], writtenFieldIds([prepared]));
-      }
-      return json;
-    });
+    const json = await inTransaction(
+      { db, events: publisher },
+      eventContext(principal, options.suppressWebhooks),
+      async (client, events) => {
+        const current = await addSelectOptions(client, events, table, newOptions);
+        await lockLinkedRead(client, current, [prepared]);
+        if (!(await lockExisting(client, current, [id])).has(id))
+          throw notFound(`Record ${recordId} not found`);
+        await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
+        const changes = prepared.columns.size > 0 || prepared.links.size > 0;
+        // The state the event's `changes` compare with.
+        const before = changes ? await recordsInOrder(client, table, [id]) : '';
+        if (changes) await updateRecords(client, table, [{ id, record: prepared }], authorOf(principal));
+        if (prepared.links.size > 0) await refreshOwnLinkedValues(client, table, [id]);
+        const json = (await fetchRecordsJson(client, table, [id])).get(id)!;
+        if (changes) {
+          await events.records(table, 'record.updated', [id], `[${json}]`, {
+            changes: recordChanges(before, `[${json}]`),
+            ...(options.source ? { source: options.source } : {}),
+          });
+          await refreshAfterWrite(
+            client,
+            events.quiet ? null : events,
+            current,
+            [id],
+            writtenFieldIds([prepared]),
+          );
+        }
+        return json;
+      },
+    );
     if (newOptions.size > 0) tables?.clear();
     return presentRecords(json, table, principal, fileLinks);
   });
@@ -415,40 +431,44 @@ export async function updateMany(
       where,
       body.typecast,
     );
-    const json = await inTransaction({ db, events: publisher }, async (client, events) => {
-      const current = await addSelectOptions(client, events, table, newOptions);
-      await lockLinkedRead(client, current, prepared);
-      const existing = await lockExisting(client, current, ids);
-      const missing = ids.filter((id) => !existing.has(id));
-      if (missing.length > 0) throw notFound(`Record ${missing.join(', ')} not found; nothing was updated`);
-      await resolveReferences(client, table, prepared, where, fileLinks.keyOf);
-      const writes = ids
-        .map((id, index) => ({ id, record: prepared[index] as PreparedRecord }))
-        .filter((write) => write.record.columns.size > 0 || write.record.links.size > 0);
-      const changed = writes.map((write) => write.id);
-      const announced = writes.length > 0 && !body.suppressWebhooks;
-      // The state the event's `changes` compare with.
-      const before = announced ? await recordsInOrder(client, table, changed) : '';
-      await updateRecords(client, table, writes, authorOf(principal));
-      const relinked = writes.filter((write) => write.record.links.size > 0).map((write) => write.id);
-      await refreshOwnLinkedValues(client, table, relinked);
-      const json = await recordsInOrder(client, table, ids);
-      if (announced) {
-        const changedJson =
-          writes.length === ids.length ? json : await recordsInOrder(client, table, changed);
-        await events.records(table, 'record.updated', changed, changedJson, {
-          changes: recordChanges(before, changedJson),
-        });
-      }
-      await refreshAfterWrite(
-        client,
-        body.suppressWebhooks ? null : events,
-        current,
-        changed,
-        writtenFieldIds(writes.map((write) => write.record)),
-      );
-      return json;
-    });
+    const json = await inTransaction(
+      { db, events: publisher },
+      eventContext(principal, body.suppressWebhooks),
+      async (client, events) => {
+        const current = await addSelectOptions(client, events, table, newOptions);
+        await lockLinkedRead(client, current, prepared);
+        const existing = await lockExisting(client, current, ids);
+        const missing = ids.filter((id) => !existing.has(id));
+        if (missing.length > 0) throw notFound(`Record ${missing.join(', ')} not found; nothing was updated`);
+        await resolveReferences(client, table, prepared, where, fileLinks.keyOf);
+        const writes = ids
+          .map((id, index) => ({ id, record: prepared[index] as PreparedRecord }))
+          .filter((write) => write.record.columns.size > 0 || write.record.links.size > 0);
+        const changed = writes.map((write) => write.id);
+        const announced = writes.length > 0;
+        // The state the event's `changes` compare with.
+        const before = announced ? await recordsInOrder(client, table, changed) : '';
+        await updateRecords(client, table, writes, authorOf(principal));
+        const relinked = writes.filter((write) => write.record.links.size > 0).map((write) => write.id);
+        await refreshOwnLinkedValues(client, table, relinked);
+        const json = await recordsInOrder(client, table, ids);
+        if (announced) {
+          const changedJson =
+            writes.length === ids.length ? json : await recordsInOrder(client, table, changed);
+          await events.records(table, 'record.updated', changed, changedJson, {
+            changes: recordChanges(before, changedJson),
+          });
+        }
+        await refreshAfterWrite(
+          client,
+          events.quiet ? null : events,
+          current,
+          changed,
+          writtenFieldIds(writes.map((write) => write.record)),
+        );
+        return json;
+      },
+    );
     if (newOptions.size > 0) tables?.clear();
     return {
       created: false,
@@ -465,11 +485,11 @@ export async function updateMany(
  */
 async function deleteExisting(
   records: Pick<RecordsDb, 'db' | 'events'>,
+  context: EventContext,
   table: TableMeta,
   ids: readonly string[],
-  options: WriteOptions,
 ): Promise<void> {
-  await inTransaction(records, async (client, events) => {
+  await inTransaction(records, context, async (client, events) => {
     const existing = await lockExisting(client, table, ids);
     const missing = ids.filter((id) => !existing.has(id));
     if (missing.length > 0) {
@@ -480,9 +500,11 @@ async function deleteExisting(
     const lastState = await recordsInOrder(client, table, ids);
     // Found before the delete, whose cascade takes the link rows that lead to them.
     const readers = await linkedReadersOf(client, table, ids);
+    // The trash lists a record through its deletion's event, appended first for that.
+    const eventId = await events.records(table, 'record.deleted', ids, lastState);
+    await trashRecords(client, table, ids, eventId);
     await deleteRecords(client, table, ids);
-    if (!options.suppressWebhooks) await events.records(table, 'record.deleted', ids, lastState);
-    await refreshLinkedReaders(client, options.suppressWebhooks ? null : events, readers);
+    await refreshLinkedReaders(client, events.quiet ? null : events, readers);
   });
 }
 
@@ -495,7 +517,12 @@ export async function deleteOne(
 ): Promise<void> {
   const id = validRecordId(recordId);
   return withTable(tables, db, principal, address, async (table) => {
-    await deleteExisting({ db, events: publisher }, table, [id], options);
+    await deleteExisting(
+      { db, events: publisher },
+      eventContext(principal, options.suppressWebhooks),
+      table,
+      [id],
+    );
   });
 }
 
@@ -507,9 +534,12 @@ export async function deleteMany(
 ): Promise<string[]> {
   const ids = [...new Set(body.ids.map(validRecordId))];
   return withTable(tables, db, principal, address, async (table) => {
-    await deleteExisting({ db, events: publisher }, table, ids, {
-      suppressWebhooks: body.suppressWebhooks === true,
-    });
+    await deleteExisting(
+      { db, events: publisher },
+      eventContext(principal, body.suppressWebhooks),
+      table,
+      ids,
+    );
     return ids;
   });
 }

@@ -561,3 +561,13 @@ export async function lockKeys(client: Queryable, table: TableMeta, keys: readon
   );
   assertCurrentMeta(table, result.rows[0]!.schema_version);
 }
+
+/** The records' JSON texts as one JSON array, in the order of `ids` (all of which exist). */
+export async function recordsInOrder(
+  client: Queryable,
+  table: TableMeta,
+  ids: readonly string[],
+): Promise<string> {
+  const byId = await fetchRecordsJson(client, table, ids);
+  return `[${ids.map((id) => byId.get(id)).join(',')}]`;
+}

@@ -36,10 +36,10 @@ export interface WriteInput {
   matchOn?: readonly FieldMeta[];
   /** Id of the record.created event the statement may append (an upsert's record.updated is appended after it). */
   eventIds: { created: string };
-  /** Write no events (the request asked that webhooks not hear of it). */
-  suppressEvents?: boolean;
   /** `{id, name}` of the key that writes (authorOf), as JSON. */
   author: string;
+  /** The request asked that webhooks not hear of it: its events are for history only. */
+  quiet?: boolean;
 }
 
 export type WriteProblem =
@@ -231,7 +231,7 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
   });
   // An upsert's matched records as they were, which its record.updated event compares with: the
   // statement's snapshot precedes its own UPDATE.
-  const announcesUpdates = upsert && !input.suppressEvents;
+  const announcesUpdates = upsert;
   if (announcesUpdates) {
     const before = recordJsonSql(table, params);
     ctes.push(
@@ -245,17 +245,17 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
   );
   // The record.created event carries the records as answered, only when there are any.
   ctes.push(
-    input.suppressEvents
-      ? 'events AS (SELECT NULL::text AS id, NULL::text AS type WHERE false)'
-      : `events AS (${appendSelectedEventsSql(
-          `SELECT ${params.add(input.eventIds.created)}::uuid, ${params.add(table.databaseId)}::uuid, ${params.add(table.id)}::text,
+    `events AS (${appendSelectedEventsSql(
+      `SELECT ${params.add(input.eventIds.created)}::uuid, ${params.add(table.databaseId)}::uuid, ${params.add(table.id)}::text,
               'record.created', 'public_api',
               (${params.add(`{"tableId":${JSON.stringify(table.id)},"recordIds":[`)}::text
                 || string_agg('"' || id || '"', ',' ORDER BY n) || '],"records":['
-                || string_agg(j, ',' ORDER BY n) || ']}')::json
+                || string_agg(j, ',' ORDER BY n) || ']}')::json,
+              ${params.add(input.author)}::json
          FROM rendered WHERE NOT matched HAVING count(*) > 0`,
-          'id::text, type',
-        )})`,
+      'id::text, type',
+      { actor: true, suppressed: input.quiet === true },
+    )})`,
   );
   return {
     text: `WITH ${ctes.join(',\n')}

@@ -57,6 +57,49 @@ export const record = {
 
 export const recordValues = { Name: 'Acme renewal', Status: 'Open', Amount: 1250.5 };
 
+/**
+ * The example record's history, newest first: a key moving its Status to Won, then its creation
+ * (the fields it was created with, each from null). A revision id is `<event>-<place in the event>`.
+ */
+const author = { id: API_KEY_ID, name: 'CRM sync' };
+export const revisions = [
+  {
+    id: '1042-1',
+    recordId: RECORD_ID,
+    at: '2026-05-02T09:30:00.000Z',
+    action: 'updated',
+    by: author,
+    source: 'public_api',
+    changes: { [FIELD_IDS.status]: { before: 'Open', after: 'Won' } },
+  },
+  {
+    id: '1017-1',
+    recordId: RECORD_ID,
+    at: AT,
+    action: 'created',
+    by: author,
+    source: 'public_api',
+    changes: {
+      [FIELD_IDS.name]: { before: null, after: 'Acme renewal' },
+      [FIELD_IDS.status]: { before: null, after: 'Open' },
+      [FIELD_IDS.amount]: { before: null, after: 1250.5 },
+    },
+  },
+];
+
+/**
+ * The example record after that history (Status Won), as the table's trash lists it once the same
+ * key deleted it, and as a restore brings it back: the same id, createdAt and values.
+ */
+const wonRecord = {
+  ...record,
+  data: { ...record.data, [FIELD_IDS.status]: 'Won' },
+  fields: { ...record.fields, Status: 'Won' },
+  updatedAt: '2026-05-02T09:30:00.000Z',
+};
+export const trashedRecord = { record: wonRecord, deletedAt: '2026-05-03T16:45:00.000Z', deletedBy: author };
+export const restoredRecord = wonRecord;
+
 export const apiKey = {
   id: API_KEY_ID,
   name: 'CRM sync',

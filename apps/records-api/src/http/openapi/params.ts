@@ -34,6 +34,12 @@ export const baseParams = z.object({ databaseId });
 export const tableParams = baseParams.extend({ tableId });
 export const fieldParams = tableParams.extend({ fieldId });
 export const recordParams = tableParams.extend({ recordId });
+const revisionId = z
+  .string()
+  .min(1)
+  .max(255)
+  .meta({ description: "A revision id, as the record's history lists it.", example: '1017-1' });
+export const revisionParams = recordParams.extend({ revisionId });
 export const webhookParams = baseParams.extend({ webhookId });
 export const deliveryParams = webhookParams.extend({ deliveryId });
 export const importParams = baseParams.extend({ importId });
