@@ -285,6 +285,111 @@ describe('a record’s history', () => {
   });
 });
 
+describe('every field type', () => {
+  const file = (name: string) => ({
+    url: `https://cdn.example.com/${name}.pdf`,
+    fileName: `${name}.pdf`,
+    size: 10,
+    mimeType: 'application/pdf',
+  });
+  // Per type: the field, a first value and a second one, as written and as answered.
+  const cases: [string, object, unknown, unknown][] = [
+    ['single_line_text', {}, 'one', 'two'],
+    ['long_text', {}, 'line one\nline two', 'é 🙂'],
+    ['email', {}, 'a@example.com', 'b@example.org'],
+    ['url', {}, 'https://example.com/a', 'https://example.org/b?c=d'],
+    ['phone_number', {}, '+1 555 0100', '+44 20 7946 0000'],
+    ['number', { decimalPlaces: 2 }, 1.25, -7.5],
+    ['currency', {}, 10.5, 99.99],
+    ['percent', {}, 0.25, 0.75],
+    ['rating', { max: 5 }, 2, 5],
+    ['duration', {}, 90, 3600],
+    ['date', {}, '2026-01-31', '2026-02-28'],
+    ['datetime', {}, '2026-01-31T10:15:00.000Z', '2026-03-01T23:59:59.000Z'],
+    ['single_select', { options: [{ name: 'A' }, { name: 'B' }] }, 'A', 'B'],
+    ['multiple_select', { options: [{ name: 'x' }, { name: 'y' }] }, ['x'], ['y', 'x']],
+    ['checkbox', {}, true, false],
+    ['attachments', {}, [file('a')], [file('b'), file('a')]],
+  ];
+
+  it('shows each type’s values before and after as the API answers them, through create, update and delete', async () => {
+    const base = await createBase(h, {
+      name: 'Every type',
+      tables: [
+        { name: 'Targets', fields: [{ name: 'Name', type: 'single_line_text' }] },
+        {
+          name: 'Things',
+          fields: [
+            { name: 'Title', type: 'single_line_text' },
+            ...cases.map(([type, template]) => ({ name: `F ${type}`, type, template })),
+            { name: 'F linked_record', type: 'linked_record', template: { tableId: 'Targets' } },
+          ],
+        },
+      ],
+    });
+    const things = base.body.tables.find((table: { name: string }) => table.name === 'Things');
+    const idOf = (name: string): string =>
+      things.fields.find((field: { name: string }) => field.name === name).id;
+    const url = (table: string, path = '') => `/api/v1/bases/${base.body.id}/tables/${table}/records${path}`;
+    const targets = await h.api
+      .post(url('Targets', '/bulk'))
+      .set('Authorization', root)
+      .send({ records: [{ Name: 't1' }, { Name: 't2' }] })
+      .expect(201);
+    const [t1, t2] = targets.body.records.map((record: { id: string }) => record.id);
+    const first = Object.fromEntries([
+      ...cases.map(([type, , value]) => [`F ${type}`, value]),
+      ['F linked_record', [t1]],
+    ]);
+    const second = Object.fromEntries([
+      ...cases.map(([type, , , value]) => [`F ${type}`, value]),
+      ['F linked_record', [t2, t1]],
+    ]);
+    const created = await h.api
+      .post(url('Things'))
+      .set('Authorization', root)
+      .send({ record: first })
+      .expect(201);
+    const id: string = created.body.id;
+    const updated = await h.api
+      .patch(url('Things', `/${id}`))
+      .set('Authorization', root)
+      .send({ record: second })
+      .expect(200);
+    await h.api
+      .delete(url('Things', `/${id}`))
+      .set('Authorization', root)
+      .expect(200);
+
+    // The answers' own renderings, without the links an answer signs afresh.
+    const rendered = (fields: Record<string, unknown>, name: string) => {
+      const value = fields[name];
+      return Array.isArray(value)
+        ? value.map((item) => (item && typeof item === 'object' ? { ...item, signedUrl: undefined } : item))
+        : value;
+    };
+    const page = await h.api
+      .get(url('Things', `/${id}/history`))
+      .set('Authorization', root)
+      .expect(200);
+    const [deletion, update, creation] = page.body.revisions as [Revision, Revision, Revision];
+    for (const name of [...cases.map(([type]) => `F ${type}`), 'F linked_record']) {
+      const fieldId = idOf(name);
+      const before = rendered(created.body.fields, name);
+      const after = rendered(updated.body.fields, name);
+      expect({ name, change: creation.changes[fieldId] }).toEqual({
+        name,
+        change: before === false ? undefined : { before: null, after: before },
+      });
+      expect({ name, change: update.changes[fieldId] }).toEqual({ name, change: { before, after } });
+      expect({ name, change: deletion.changes[fieldId] }).toEqual({
+        name,
+        change: after === false ? undefined : { before: after, after: null },
+      });
+    }
+  });
+});
+
 describe('restoring a record to a revision', () => {
   it('writes the record’s fields back to their values after it, as a revision of its own', async () => {
     const created = await h.api
