@@ -192,12 +192,23 @@ export async function restoreTrashed(
     table.schemaName,
     table.id,
   )) {
-    await client.query(
-      `WITH saved AS (
-         SELECT DISTINCT ON (x.record_id, x.linked_id) x.record_id, x.linked_id, x.position
+    const saved = `SELECT DISTINCT ON (x.record_id, x.linked_id) x.record_id, x.linked_id, x.position
            FROM record_trash t CROSS JOIN LATERAL jsonb_to_recordset(t.links) AS x("table" text, record_id uuid, linked_id uuid, position int)
           WHERE t.table_id = $1 AND t.record_id = ANY($2::uuid[]) AND x."table" = $3
-          ORDER BY x.record_id, x.linked_id),
+          ORDER BY x.record_id, x.linked_id`;
+    // The records on the other side, held (in id order) until the commit: one deleted meanwhile is
+    // skipped here and left out below, never a foreign key the insert would break.
+    for (const [side, referenced] of [
+      ['record_id', recordTable],
+      ['linked_id', linkedTable],
+    ] as const) {
+      await client.query(
+        `SELECT 1 FROM ${referenced} o WHERE o.id IN (SELECT s.${side} FROM (${saved}) s) ORDER BY o.id FOR SHARE`,
+        [table.id, ids, linkTable],
+      );
+    }
+    await client.query(
+      `WITH saved AS (${saved}),
        present AS (
          SELECT s.* FROM saved s
           WHERE EXISTS (SELECT 1 FROM ${recordTable} o WHERE o.id = s.record_id)
