@@ -19,9 +19,11 @@ import type { TableMeta } from './table-meta';
  */
 
 interface RecordJson {
+  id?: string;
   data?: Record<string, unknown>;
 }
 interface ChangeJson {
+  recordId?: string;
   changedFieldIds?: string[];
   previous?: Record<string, unknown>;
 }
@@ -49,11 +51,16 @@ function renderRevision(table: TableMeta, stored: StoredRevision): Revision {
     // A field deleted since is shown as it was written: only the table's computed fields are not.
     return !field || !isComputedFieldType(field.type);
   };
-  const record = stored.recordJson === null ? {} : (JSON.parse(stored.recordJson) as RecordJson);
-  const values = record.data ?? {};
+  // An event's records, changes and recordIds share one order; each is checked to be this record's
+  // all the same, so that a break of that never shows another record's values.
+  const own = <T extends { id?: string; recordId?: string }>(json: string | null): T | null => {
+    const parsed = json === null ? null : (JSON.parse(json) as T);
+    return parsed && (parsed.id ?? parsed.recordId) === stored.recordId ? parsed : null;
+  };
+  const values = own<RecordJson>(stored.recordJson)?.data ?? {};
   const changes: Revision['changes'] = {};
   if (stored.type === 'record.updated') {
-    const change = stored.changeJson === null ? {} : (JSON.parse(stored.changeJson) as ChangeJson);
+    const change = own<ChangeJson>(stored.changeJson) ?? {};
     for (const fieldId of change.changedFieldIds ?? []) {
       if (!written(fieldId)) continue;
       changes[fieldId] = { before: change.previous?.[fieldId] ?? null, after: values[fieldId] ?? null };
