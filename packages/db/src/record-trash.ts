@@ -84,10 +84,17 @@ export async function trashRecords(
      SELECT $1, r.id, e.seq, x.position, to_jsonb(r), ${links}
        FROM ${qualifiedTable(table.schemaName, table.id)} r
        JOIN unnest($2::uuid[]) WITH ORDINALITY AS x(id, position) ON x.id = r.id
-      CROSS JOIN (SELECT seq FROM ${OUTBOX_TABLE} WHERE id = $3::uuid) e`,
+      CROSS JOIN (SELECT seq FROM ${OUTBOX_TABLE} WHERE id = $3::uuid) e
+      WHERE ${HISTORY_ON_SQL}`,
     [table.id, ids, eventId],
   );
 }
+
+/**
+ * Whether history and the trash are kept: `recordbase.history` set to 'off' for the database (or
+ * the session) turns both off, as the revisions trigger reads it (migrations/*_history_setting.sql).
+ */
+export const HISTORY_ON_SQL = `current_setting('recordbase.history', true) IS DISTINCT FROM 'off'`;
 
 /** A name the catalog gave, as an SQL string literal. */
 const literalText = (text: string) => `'${text.replaceAll("'", "''")}'`;
