@@ -221,10 +221,11 @@ describe("a key's budget of database time", () => {
       /^This API key has used its database time \(0\.5 s a minute\); retry after \d+ s$/,
     );
     // 0.6 s and more (the connection's own statements) of a 0.5 s budget refilling at 0.5 s a
-    // minute: 12 s or a little more until it may start again.
+    // minute: 12 s or a little more until it may start again. How much more is how long the
+    // connection's other statements took: up to 0.3 s on a machine the whole suite keeps busy.
     const retryAfter = Number(refused.headers['retry-after']);
     expect(retryAfter).toBeGreaterThanOrEqual(12);
-    expect(retryAfter).toBeLessThanOrEqual(24);
+    expect(retryAfter).toBeLessThanOrEqual(48);
     const list = await h.api
       .post(`/api/v1/bases/${baseId}/tables/People/records/list`)
       .set('Authorization', h.bearer(hostile))
