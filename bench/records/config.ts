@@ -4,9 +4,10 @@
  * `people`: list pages and bulk writes on 100,000 People; `sql`: read-only SQL against records/list and
  * raw SQL on the same People; `deals`: the 1,000,000-row Deals cases; `formulas`: formula fields
  * against plain fields and against PostgreSQL's generated columns on 100,000 records; `links`:
- * count, lookup and rollup fields on 100,000 records linking 10,000 others.
+ * count, lookup and rollup fields on 100,000 records linking 10,000 others; `history`: bulk writes
+ * with history and the trash on and off, and history pages 1,000,000 revisions deep.
  */
-export const SUITES = ['people', 'sql', 'deals', 'formulas', 'links'] as const;
+export const SUITES = ['people', 'sql', 'deals', 'formulas', 'links', 'history'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export interface BenchConfig {

@@ -31,7 +31,7 @@ export class HttpRunner {
    * `path` may depend on the worker (links: each its own record).
    */
   send(
-    method: 'POST' | 'PATCH',
+    method: 'GET' | 'POST' | 'PATCH',
     path: string | ((worker: number) => string),
     expectedStatus: number,
     body: (worker: number, sequence: number) => string,
@@ -44,7 +44,8 @@ export class HttpRunner {
         method,
         path: `/api/v1${pathOf(worker)}`,
         headers,
-        body: body(worker, sequence),
+        // A GET (history's pages) sends no body.
+        body: method === 'GET' ? undefined : body(worker, sequence),
       });
       const text = await response.body.text();
       if (response.statusCode !== expectedStatus) {

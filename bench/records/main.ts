@@ -6,6 +6,7 @@ import { ApiClient } from '../lib/api';
 import { type BenchConfig, loadBenchConfig, type Suite, selected } from './config';
 import type { Dataset } from './dataset';
 import { runFormulasSuite } from './formulas-suite';
+import { runHistorySuite } from './history-suite';
 import { HttpRunner } from './http-runner';
 import { runLinksSuite } from './links-suite';
 import { prepareDataset, resetWrites } from './load';
@@ -20,10 +21,12 @@ import {
 } from './queries';
 import { renderReport } from './report/deals';
 import { renderFormulasReport } from './report/formulas';
+import { renderHistoryReport } from './report/history';
 import { renderLinksReport } from './report/links';
 import { renderPeopleReport } from './report/people';
 import {
   FORMULAS_RESULTS_PATH,
+  HISTORY_RESULTS_PATH,
   LINKS_RESULTS_PATH,
   PEOPLE_RESULTS_PATH,
   RESULTS_PATH,
@@ -151,7 +154,9 @@ async function main(): Promise<void> {
   const machine = await machineInfo(admin, source);
   const reports: string[] = [];
   try {
-    const appSuites = config.suites.filter((suite) => suite !== 'formulas' && suite !== 'links');
+    const appSuites = config.suites.filter(
+      (suite) => suite !== 'formulas' && suite !== 'links' && suite !== 'history',
+    );
     if (appSuites.length > 0) {
       await withServer(config, admin, machine, startedAt, 'app', async (context) => {
         for (const suite of appSuites) reports.push(await runAppSuite(suite, context));
@@ -170,6 +175,13 @@ async function main(): Promise<void> {
         reports.push(`## links: ${config.linkRows} Items\n\n${renderLinksReport(results)}`);
         if (config.writeReadme) saveResults(LINKS_RESULTS_PATH, results);
       });
+    }
+    if (config.suites.includes('history')) {
+      const results = await runHistorySuite(config, admin, machine, startedAt, (work) =>
+        withServer(config, admin, machine, startedAt, 'launcher', work),
+      );
+      reports.push(`## history\n\n${renderHistoryReport(results)}`);
+      if (config.writeReadme) saveResults(HISTORY_RESULTS_PATH, results);
     }
     console.log(`\n${reports.join('\n\n')}`);
     if (config.writeReadme) {
