@@ -6,8 +6,12 @@ import { createBase, type Harness, startHarness } from './harness';
  * it would end the process from inside pg's socket handler. Each is refused at its first bytes.
  */
 
-/** Enough for PostgreSQL to build a 600 MB value on a slow machine. */
-const TIMEOUT_MS = 20_000;
+/**
+ * Enough for PostgreSQL to build a 600 MB value on a slow machine, and on one the rest of the test
+ * suite keeps busy (20 s was not, in a fresh-clone run): each test here may take this and more.
+ */
+const TIMEOUT_MS = 50_000;
+jest.setTimeout(TIMEOUT_MS + 30_000);
 const HUGE = 600_000_000;
 
 let h: Harness;
