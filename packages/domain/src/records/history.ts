@@ -1,4 +1,5 @@
 import type { Principal } from '@recordbase/contracts/api-keys';
+import { UUID_PATTERN } from '@recordbase/contracts/common';
 import { invalid, notFound } from '@recordbase/contracts/domain-errors';
 import type { EventSource } from '@recordbase/contracts/events';
 import { isComputedFieldType } from '@recordbase/contracts/fields';
@@ -136,8 +137,6 @@ async function historyPage(
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** `GET …/records/{recordId}/history`: 404 for a record that neither exists nor has history. */
 export async function recordHistory(
   records: RecordsDb,
@@ -147,7 +146,7 @@ export async function recordHistory(
   query: HistoryQuery,
 ): Promise<HistoryPage> {
   return withTable(records.tables, records.db, principal, address, async (table) => {
-    if (!UUID.test(recordId)) throw notFound(`Record ${recordId} not found`);
+    if (!UUID_PATTERN.test(recordId)) throw notFound(`Record ${recordId} not found`);
     const id = recordId.toLowerCase();
     const { empty, ...page } = await historyPage(records, table, id, query);
     if (empty && !(await recordExists(records, table, id))) throw notFound(`Record ${recordId} not found`);
@@ -198,7 +197,7 @@ export async function restoreRevision(
   revisionId: string,
 ): Promise<string> {
   const match = REVISION_ID.exec(revisionId);
-  if (!match || !UUID.test(recordId))
+  if (!match || !UUID_PATTERN.test(recordId))
     throw notFound(`Revision ${revisionId} of record ${recordId} not found`);
   const id = recordId.toLowerCase();
   const values = await withTable(records.tables, records.db, principal, address, async (table) => {
