@@ -49,12 +49,14 @@ export async function newWriteTable(stack: Stack): Promise<string> {
 export function startWriteLoad(stack: Stack, baseId: string, writers: number): WriteLoad {
   const outcomes: Outcome[] = [];
   let stopping = false;
+  let inFlight = 0;
   const url = `${stack.apiUrl}/bases/${baseId}/tables/Items/records/bulk`;
 
   const writeOnce = async () => {
     const batch = randomBytes(6).toString('hex');
     const records = Array.from({ length: BATCH_SIZE }, (_, i) => ({ Name: `${batch}-${i}`, Batch: batch }));
     let response: Response;
+    inFlight += 1;
     try {
       response = await fetch(url, {
         method: 'POST',
@@ -62,6 +64,7 @@ export function startWriteLoad(stack: Stack, baseId: string, writers: number): W
         body: JSON.stringify({ records }),
       });
     } catch (error) {
+      inFlight -= 1;
       // No answer at all (the service dropped the connection, or died): status 0, never expected.
       outcomes.push({
         batch,
@@ -74,6 +77,7 @@ export function startWriteLoad(stack: Stack, baseId: string, writers: number): W
       return;
     }
     const text = await response.text();
+    inFlight -= 1;
     const ok = response.status >= 200 && response.status < 300;
     const outcome: Outcome = {
       batch,
@@ -97,9 +101,18 @@ export function startWriteLoad(stack: Stack, baseId: string, writers: number): W
     acknowledged,
     async waitForSuccesses(count, timeoutMs) {
       const target = acknowledged() + count;
+      const before = outcomes.length;
       const deadline = Date.now() + timeoutMs;
       while (acknowledged() < target) {
-        if (Date.now() > deadline) throw new Error(`expected ${count} more acknowledged writes`);
+        if (Date.now() > deadline) {
+          // What the writers met meanwhile: refusals (and which), or answers that never came.
+          const statuses = new Map<number, number>();
+          for (const outcome of outcomes.slice(before))
+            statuses.set(outcome.status, (statuses.get(outcome.status) ?? 0) + 1);
+          throw new Error(
+            `expected ${count} more acknowledged writes within ${timeoutMs} ms; answers meanwhile by status: ${JSON.stringify(Object.fromEntries(statuses))}, requests unanswered now: ${inFlight}`,
+          );
+        }
         await new Promise((done) => setTimeout(done, 50));
       }
     },
