@@ -1,3 +1,4 @@
+import { type Principal, recordAuthor } from '@recordbase/contracts/api-keys';
 import type { EventSource } from '@recordbase/contracts/events';
 import type { Field } from '@recordbase/contracts/fields';
 import type { Table } from '@recordbase/contracts/schema';
@@ -115,9 +116,13 @@ export class TransactionEvents {
   }
 }
 
+/** The key making a change as events name it: its `{id, name}` as JSON. */
+export const actorOf = (principal: Principal): string =>
+  JSON.stringify(recordAuthor(principal.keyId, principal.keyName));
+
 /** Who makes a transaction's changes, and whether integrations hear of its record events. */
 export interface EventContext {
-  /** The key's `{id, name}` as JSON (records-service's authorOf); null for the system. */
+  /** The key's `{id, name}` as JSON (actorOf); null for the system. */
   actor: string | null;
   /** suppressWebhooks: record events for history only (TransactionEvents' `quiet`). */
   quiet?: boolean;

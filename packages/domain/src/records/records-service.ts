@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Principal, recordAuthor } from '@recordbase/contracts/api-keys';
+import type { Principal } from '@recordbase/contracts/api-keys';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
 import { DomainError, type InputPath, invalid, notFound } from '@recordbase/contracts/domain-errors';
 import type { EventSource } from '@recordbase/contracts/events';
@@ -15,7 +15,7 @@ import { newRecordId, trashRecords } from '@recordbase/db';
 import { moduleOfField } from '@recordbase/db/field-types';
 import type pg from 'pg';
 import { requireScope } from '../access-policy';
-import type { EventContext, TransactionEvents } from '../events';
+import { actorOf, type EventContext, type TransactionEvents } from '../events';
 import { aggregateRecords } from './aggregate';
 import { expandedLinks } from './expand';
 import {
@@ -58,11 +58,10 @@ import { runWrite, type WriteProblem } from './write-statement';
 export type { RecordsDb, TableAddress } from './record-work';
 
 /** The key a write is made by, as the JSON its created_by and last_modified_by fields keep. */
-const authorOf = (principal: Principal) => JSON.stringify(recordAuthor(principal.keyId, principal.keyName));
 
 /** A write's events: by its key, and for history only when it asked that webhooks not hear of it. */
 const eventContext = (principal: Principal, suppressWebhooks: boolean | undefined): EventContext => ({
-  actor: authorOf(principal),
+  actor: actorOf(principal),
   quiet: suppressWebhooks === true,
 });
 
@@ -229,7 +228,7 @@ export async function bulkWrite(
         newIds: prepared.map(() => newRecordId()),
         ...(matchOn ? { matchOn } : {}),
         eventIds: { created: randomUUID() },
-        author: authorOf(principal),
+        author: actorOf(principal),
         quiet: events.quiet,
       });
       if (outcome.problem) refuse(outcome.problem, table, where);
@@ -314,7 +313,7 @@ export async function createOne(
       async (client, events) => {
         await addSelectOptions(client, events, table, newOptions);
         await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
-        const [id] = await insertRecords(client, table, [prepared], authorOf(principal));
+        const [id] = await insertRecords(client, table, [prepared], actorOf(principal));
         if (prepared.links.size > 0) await refreshOwnLinkedValues(client, table, [id!]);
         const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
         await events.records(table, 'record.created', [id!], `[${json}]`);
@@ -377,7 +376,7 @@ export async function updateOne(
         const changes = prepared.columns.size > 0 || prepared.links.size > 0;
         // The state the event's `changes` compare with.
         const before = changes ? await recordsInOrder(client, table, [id]) : '';
-        if (changes) await updateRecords(client, table, [{ id, record: prepared }], authorOf(principal));
+        if (changes) await updateRecords(client, table, [{ id, record: prepared }], actorOf(principal));
         if (prepared.links.size > 0) await refreshOwnLinkedValues(client, table, [id]);
         const json = (await fetchRecordsJson(client, table, [id])).get(id)!;
         if (changes) {
@@ -448,7 +447,7 @@ export async function updateMany(
         const announced = writes.length > 0;
         // The state the event's `changes` compare with.
         const before = announced ? await recordsInOrder(client, table, changed) : '';
-        await updateRecords(client, table, writes, authorOf(principal));
+        await updateRecords(client, table, writes, actorOf(principal));
         const relinked = writes.filter((write) => write.record.links.size > 0).map((write) => write.id);
         await refreshOwnLinkedValues(client, table, relinked);
         const json = await recordsInOrder(client, table, ids);

@@ -1,8 +1,8 @@
 import type { Principal } from '@recordbase/contracts/api-keys';
-import { recordAuthor } from '@recordbase/contracts/api-keys';
 import { invalid, notFound } from '@recordbase/contracts/domain-errors';
 import type { RestoreTrashRequest, TrashPage, TrashQuery } from '@recordbase/contracts/history';
 import { isDataException, lockTrashed, readTrash, restoreTrashed, writableColumnsOf } from '@recordbase/db';
+import { actorOf } from '../events';
 import { decodePageCursor, encodePageCursor } from './history';
 import { linkedReadersOf, refreshLinkedReaders, refreshOwnLinkedValues } from './linked-refresh';
 import { presentRecords } from './presentation';
@@ -70,7 +70,7 @@ export async function restoreFromTrash(
 ): Promise<string> {
   const ids = [...new Set(body.ids.map((id) => id.toLowerCase()))];
   return withTable(records.tables, records.db, principal, address, async (table) => {
-    const actor = JSON.stringify(recordAuthor(principal.keyId, principal.keyName));
+    const actor = actorOf(principal);
     const json = await inTransaction(records, { actor }, async (client, events) => {
       const trashed = await lockTrashed(client, table.id, ids);
       const missing = ids.filter((id) => !trashed.has(id));
