@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createDb, type Db } from '@recordbase/db';
+import { createDb, type Db, purgeSchemaTrash } from '@recordbase/db';
 import { createTestDatabase, type TestDatabase } from '@recordbase/db/testing';
 import { stackSecrets } from '@recordbase/launcher/stack';
 import { createEventPublisher, createImportQueue } from '@recordbase/queues';
@@ -170,6 +170,18 @@ export async function columnsOf(
     [schemaName, tableId],
   );
   return Object.fromEntries(result.rows.map((row) => [row.column_name, row.data_type]));
+}
+
+/**
+ * The retention sweep's purge of the database trash, for one database's entries only: they are
+ * made a day old, and the purge takes what is older than an hour. Returns how many went.
+ */
+export async function purgeSchemaTrashOf(db: Db, databaseId: string): Promise<number> {
+  await db.pool.query(
+    `UPDATE schema_trash SET deleted_at = deleted_at - interval '1 day' WHERE database_id = $1`,
+    [databaseId],
+  );
+  return purgeSchemaTrash(db.pool, 3_600_000, 1000);
 }
 
 export function schemaNameOf(databaseId: string): string {

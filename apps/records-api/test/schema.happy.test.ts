@@ -1,4 +1,11 @@
-import { columnsOf, createBase, type Harness, schemaNameOf, startHarness } from './harness';
+import {
+  columnsOf,
+  createBase,
+  type Harness,
+  purgeSchemaTrashOf,
+  schemaNameOf,
+  startHarness,
+} from './harness';
 
 let h: Harness;
 let auth: string;
@@ -137,8 +144,11 @@ describe('tables', () => {
     ]);
     expect(comment.rows[0].c).toBe('People');
     await h.api.delete(`/api/v1/bases/${base.id}/tables/People`).set('Authorization', auth).expect(200);
-    expect(await columnsOf(h.db, schemaNameOf(base.id), tableId)).toEqual({});
     await h.api.get(`/api/v1/bases/${base.id}/tables/${tableId}`).set('Authorization', auth).expect(404);
+    // Its storage is kept for a restore from the database trash until the purge drops it.
+    expect(Object.keys(await columnsOf(h.db, schemaNameOf(base.id), tableId))).toHaveLength(6);
+    await purgeSchemaTrashOf(h.db, base.id);
+    expect(await columnsOf(h.db, schemaNameOf(base.id), tableId)).toEqual({});
   });
 
   it('changes the primary field', async () => {
@@ -190,6 +200,8 @@ describe('tables', () => {
       .set('Authorization', auth)
       .expect(200);
     expect(after.body.fields.map((f: { name: string }) => f.name)).toEqual(['Name']);
+    expect(Object.keys(await columnsOf(h.db, schemaNameOf(base.id), `${link.id}_links`))).toHaveLength(3);
+    await purgeSchemaTrashOf(h.db, base.id);
     expect(await columnsOf(h.db, schemaNameOf(base.id), `${link.id}_links`)).toEqual({});
   });
 });
@@ -215,6 +227,8 @@ describe('fields', () => {
 
     const deleted = await h.api.delete(`${url}/${fieldId}`).set('Authorization', auth).expect(200);
     expect(deleted.body).toEqual({ success: true, message: 'Field deleted' });
+    expect((await columnsOf(h.db, schemaNameOf(base.id), table.id))[fieldId]).toBe('smallint');
+    await purgeSchemaTrashOf(h.db, base.id);
     expect((await columnsOf(h.db, schemaNameOf(base.id), table.id))[fieldId]).toBeUndefined();
   });
 

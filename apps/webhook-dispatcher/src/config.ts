@@ -72,7 +72,7 @@ export const webhookDispatcherEnvSchema = commonEnvSchema.extend({
   OUTBOX_EVENT_RETENTION: optional(parsed(parsePositiveDuration).default(7 * 86_400_000)),
   /** The same for record events, which record history reads (the contract's HISTORY_RETENTION). */
   HISTORY_RETENTION: optional(parsed(parsePositiveDuration).default(30 * 86_400_000)),
-  /** Age past which a deleted record leaves its table's trash for good (the contract's TRASH_RETENTION). */
+  /** Age past which a deleted record, table or field leaves the trash for good (the contract's TRASH_RETENTION). */
   TRASH_RETENTION: optional(parsed(parsePositiveDuration).default(7 * 86_400_000)),
   /** How often the retention pass runs. */
   DISPATCH_PRUNE_INTERVAL_MS: optional(positiveInt(60_000)),

@@ -52,7 +52,7 @@ export interface DispatcherOptions {
   /** Retention of attempts and closed deliveries, of delivered events, and how often it runs. */
   attemptRetentionMs: number;
   eventRetentionMs: number;
-  /** Retention of the record events history reads, and of the records trash. */
+  /** Retention of the record events history reads, and of the record and database trash. */
   historyRetentionMs: number;
   trashRetentionMs: number;
   pruneIntervalMs: number;
@@ -196,7 +196,7 @@ export class Dispatcher {
           trashRetentionMs: options.trashRetentionMs,
           maxBatches: PRUNE_BATCHES_PER_RUN,
         });
-        if (pruned.attempts + pruned.deliveries + pruned.events + pruned.trash > 0) {
+        if (pruned.attempts + pruned.deliveries + pruned.events + pruned.trash + pruned.schemaTrash > 0) {
           logger.info(pruned, 'retention deleted old webhook history');
         }
       },

@@ -181,13 +181,19 @@ describe('pruneOnce', () => {
 
     const result = await pruneOnce(pool, SETTINGS);
 
-    expect(result).toEqual({ attempts: 3, deliveries: 3, events: 3, trash: 0 });
+    expect(result).toEqual({ attempts: 3, deliveries: 3, events: 3, trash: 0, schemaTrash: 0 });
     expect(await ids('outbox_events')).toEqual(sorted([recentEvent, edgeEvent]));
     expect(await ids('webhook_deliveries')).toEqual(sorted([recentDelivery, midDelivery, edgeDelivery]));
     for (const delivery of [recentDelivery, midDelivery, edgeDelivery])
       expect(await attemptsOf(delivery)).toBe(1);
     // Nothing left to do.
-    expect(await pruneOnce(pool, SETTINGS)).toEqual({ attempts: 0, deliveries: 0, events: 0, trash: 0 });
+    expect(await pruneOnce(pool, SETTINGS)).toEqual({
+      attempts: 0,
+      deliveries: 0,
+      events: 0,
+      trash: 0,
+      schemaTrash: 0,
+    });
   });
 
   it('keeps the record events history reads for the history retention, with their revisions', async () => {
@@ -220,7 +226,13 @@ describe('pruneOnce', () => {
     expect(await revisionsOf(kept)).toEqual(recordIds);
     expect(await revisionsOf(dependency)).toEqual([]);
 
-    expect(await pruneOnce(pool, settings)).toEqual({ attempts: 0, deliveries: 0, events: 3, trash: 0 });
+    expect(await pruneOnce(pool, settings)).toEqual({
+      attempts: 0,
+      deliveries: 0,
+      events: 3,
+      trash: 0,
+      schemaTrash: 0,
+    });
     expect(await ids('outbox_events')).toEqual([kept]);
     const left = await pool.query<{ n: number }>(
       'SELECT count(*)::int AS n FROM record_revisions WHERE table_id = $1',
@@ -256,10 +268,101 @@ describe('pruneOnce', () => {
         [records.tableId, recordId, eventId],
       );
     }
-    expect(await pruneOnce(pool, settings)).toEqual({ attempts: 0, deliveries: 0, events: 0, trash: 1 });
+    expect(await pruneOnce(pool, settings)).toEqual({
+      attempts: 0,
+      deliveries: 0,
+      events: 0,
+      trash: 1,
+      schemaTrash: 0,
+    });
     const left = await pool.query<{ record_id: string }>('SELECT record_id::text FROM record_trash');
     expect(left.rows.map((row) => row.record_id)).toEqual([records.ids[1]]);
     expect(await ids('outbox_events')).toEqual(sorted([old, recent]));
+  });
+
+  it('takes trashed records with their deletion event when the trash outlives history', async () => {
+    const settings = { ...SETTINGS, trashRetentionMs: 60 * DAY };
+    const records = { tableId: 'tblTrash000000002', ids: [randomUUID()] };
+    const old = await insertEvent({
+      createdDaysAgo: 10,
+      dispatchedDaysAgo: 10,
+      type: 'record.deleted',
+      records,
+    });
+    await pool.query(
+      `INSERT INTO record_trash (table_id, record_id, event_seq, position, stored, links)
+       SELECT $1, $2::uuid, seq, 1, '{}', '[]' FROM outbox_events WHERE id = $3`,
+      [records.tableId, records.ids[0], old],
+    );
+    expect(await pruneOnce(pool, settings)).toEqual({
+      attempts: 0,
+      deliveries: 0,
+      events: 1,
+      trash: 0,
+      schemaTrash: 0,
+    });
+    const left = await pool.query('SELECT 1 FROM record_trash UNION ALL SELECT 1 FROM record_revisions');
+    expect(left.rowCount).toBe(0);
+  });
+
+  it('purges tables and fields deleted longer ago than the trash retention, with the data they kept', async () => {
+    const schema = `"base_${databaseId.replaceAll('-', '')}"`;
+    const live = 'tblLive0000000001';
+    const gone = 'tblGone0000000001';
+    await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await pool.query(
+      `CREATE TABLE ${schema}."${live}" (id uuid PRIMARY KEY, "fldOld0000000001" numeric, "fldNew0000000001" numeric)`,
+    );
+    await pool.query(`CREATE TABLE ${schema}."${gone}" (id uuid PRIMARY KEY)`);
+    await pool.query(
+      `CREATE TABLE ${schema}."fldLink000000001_links" (record_id uuid REFERENCES ${schema}."${gone}", linked_id uuid REFERENCES ${schema}."${live}")`,
+    );
+    const field = (id: string, tableId: string, type: string) => ({
+      id,
+      tableId,
+      name: id,
+      type,
+      template: {},
+    });
+    const entries: [string, string, string, number, object][] = [
+      ['fldOld0000000001', 'field', live, 10, { field: field('fldOld0000000001', live, 'number') }],
+      ['fldNew0000000001', 'field', live, 1, { field: field('fldNew0000000001', live, 'number') }],
+      [
+        gone,
+        'table',
+        gone,
+        10,
+        { table: { id: gone }, fields: [field('fldLink000000001', gone, 'linked_record')], inboundLinks: [] },
+      ],
+    ];
+    for (const [id, kind, tableId, days, entry] of entries) {
+      await pool.query(
+        `INSERT INTO schema_trash (id, database_id, kind, table_id, deleted_at, entry)
+         VALUES ($1, $2, $3, $4, now() - $5::interval, $6)`,
+        [id, databaseId, kind, tableId, ago(days), JSON.stringify(entry)],
+      );
+    }
+    expect(await pruneOnce(pool, SETTINGS)).toEqual({
+      attempts: 0,
+      deliveries: 0,
+      events: 0,
+      trash: 0,
+      schemaTrash: 2,
+    });
+    const left = await pool.query<{ id: string }>('SELECT id FROM schema_trash');
+    expect(left.rows.map((row) => row.id)).toEqual(['fldNew0000000001']);
+    const relations = await pool.query<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relkind = 'r' ORDER BY 1`,
+      [schema.replaceAll('"', '')],
+    );
+    expect(relations.rows.map((row) => row.name)).toEqual([live]);
+    const columns = await pool.query<{ name: string }>(
+      `SELECT column_name AS name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY 1`,
+      [schema.replaceAll('"', ''), live],
+    );
+    expect(columns.rows.map((row) => row.name)).toEqual(['fldNew0000000001', 'id']);
+    await pool.query('DELETE FROM schema_trash');
   });
 
   it('never deletes an undispatched event, however old', async () => {
@@ -267,7 +370,13 @@ describe('pruneOnce', () => {
     // Sent only lately (its publish was lost, the sweep found it): kept for the span from then.
     const lateDispatched = await insertEvent({ createdDaysAgo: 100, dispatchedDaysAgo: 1 });
 
-    expect(await pruneOnce(pool, SETTINGS)).toEqual({ attempts: 0, deliveries: 0, events: 0, trash: 0 });
+    expect(await pruneOnce(pool, SETTINGS)).toEqual({
+      attempts: 0,
+      deliveries: 0,
+      events: 0,
+      trash: 0,
+      schemaTrash: 0,
+    });
     expect(await ids('outbox_events')).toEqual(sorted([undispatched, lateDispatched]));
   });
 
@@ -292,7 +401,7 @@ describe('pruneOnce', () => {
     const result = await pruneOnce(pool, SETTINGS);
 
     // The open delivery's old attempt goes by age; the closed one goes, the open ones stay.
-    expect(result).toEqual({ attempts: 1, deliveries: 1, events: 0, trash: 0 });
+    expect(result).toEqual({ attempts: 1, deliveries: 1, events: 0, trash: 0, schemaTrash: 0 });
     expect(await ids('outbox_events')).toEqual(sorted([pendingEvent, retryingEvent]));
     expect(await ids('webhook_deliveries')).toEqual(sorted([pending, retrying]));
     expect(await ids('webhook_deliveries')).not.toContain(closed);
@@ -307,7 +416,13 @@ describe('pruneOnce', () => {
       attemptsDaysAgo: [1],
     });
 
-    expect(await pruneOnce(pool, SETTINGS)).toEqual({ attempts: 0, deliveries: 0, events: 1, trash: 0 });
+    expect(await pruneOnce(pool, SETTINGS)).toEqual({
+      attempts: 0,
+      deliveries: 0,
+      events: 1,
+      trash: 0,
+      schemaTrash: 0,
+    });
     expect(await ids('webhook_deliveries')).toEqual([delivery]);
   });
 
@@ -330,6 +445,7 @@ describe('pruneOnce', () => {
         deliveries: 4,
         events: 4,
         trash: 0,
+        schemaTrash: 0,
       });
       expect(spy).toHaveBeenCalledTimes(8);
       spy.mockClear();
@@ -339,6 +455,7 @@ describe('pruneOnce', () => {
         deliveries: 1,
         events: 1,
         trash: 0,
+        schemaTrash: 0,
       });
       expect(spy).toHaveBeenCalledTimes(5);
     } finally {
@@ -371,6 +488,7 @@ describe('pruneOnce', () => {
         deliveries: 1,
         events: 1,
         trash: 0,
+        schemaTrash: 0,
       });
       expect(await ids('webhook_deliveries')).toEqual([held]);
       expect(await ids('outbox_events')).toEqual([heldEvent]);
@@ -379,7 +497,13 @@ describe('pruneOnce', () => {
       await writer.query('ROLLBACK');
       await writer.end();
     }
-    expect(await pruneOnce(pool, SETTINGS)).toEqual({ attempts: 0, deliveries: 1, events: 1, trash: 0 });
+    expect(await pruneOnce(pool, SETTINGS)).toEqual({
+      attempts: 0,
+      deliveries: 1,
+      events: 1,
+      trash: 0,
+      schemaTrash: 0,
+    });
   });
 
   it('goes on until a batch is short when maxBatches is not set', async () => {
@@ -399,6 +523,7 @@ describe('pruneOnce', () => {
         deliveries: 5,
         events: 5,
         trash: 0,
+        schemaTrash: 0,
       });
       // Attempts 2+2+2+2+2+0, deliveries 2+2+1, trash 0, other events 0, record events 2+2+1.
       expect(spy).toHaveBeenCalledTimes(14);

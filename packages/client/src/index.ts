@@ -3,7 +3,7 @@ export type { ApiKey, CreatedApiKey } from '@recordbase/contracts/api-keys';
 export type { ErrorCode } from '@recordbase/contracts/errors';
 export type { EventEnvelope } from '@recordbase/contracts/events';
 export type { Field } from '@recordbase/contracts/fields';
-export type { HistoryPage, Revision } from '@recordbase/contracts/history';
+export type { HistoryPage, RestoredSchema, Revision, SchemaTrash } from '@recordbase/contracts/history';
 export type { ImportStatus } from '@recordbase/contracts/imports';
 export type {
   AggregateRecordsResponse,

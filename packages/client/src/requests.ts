@@ -1,5 +1,6 @@
 import type { createApiKeyRequestSchema } from '@recordbase/contracts/api-keys';
 import type { createFieldRequestSchema, updateFieldRequestSchema } from '@recordbase/contracts/fields';
+import type { restoreSchemaTrashRequestSchema } from '@recordbase/contracts/history';
 import type { startImportRequestSchema } from '@recordbase/contracts/imports';
 import type {
   aggregateRecordsRequestSchema,
@@ -27,6 +28,8 @@ export type CreateTableInput = z.input<typeof createTableRequestSchema>;
 export type UpdateTableInput = z.input<typeof updateTableRequestSchema>;
 export type CreateFieldInput = z.input<typeof createFieldRequestSchema>;
 export type UpdateFieldInput = z.input<typeof updateFieldRequestSchema>;
+/** `tableIds` and `fieldIds` of the database's trash to restore: up to 100 each, at least one in all. */
+export type RestoreSchemaTrashInput = z.input<typeof restoreSchemaTrashRequestSchema>;
 export type CreateApiKeyInput = z.input<typeof createApiKeyRequestSchema>;
 export type CreateWebhookInput = z.input<typeof createWebhookRequestSchema>;
 export type UpdateWebhookInput = z.input<typeof updateWebhookRequestSchema>;

@@ -1,5 +1,6 @@
 import { successMessageSchema } from '@recordbase/contracts/errors';
 import { fieldSchema } from '@recordbase/contracts/fields';
+import { restoredSchemaSchema, schemaTrashSchema } from '@recordbase/contracts/history';
 import {
   databaseListSchema,
   databaseSchema,
@@ -11,6 +12,7 @@ import type {
   CreateDatabaseInput,
   CreateFieldInput,
   CreateTableInput,
+  RestoreSchemaTrashInput,
   UpdateDatabaseInput,
   UpdateFieldInput,
   UpdateTableInput,
@@ -66,6 +68,37 @@ export class BasesApi {
       method: 'DELETE',
       url: joinUrl(this.apiUrl, 'bases', baseId),
       schema: successMessageSchema,
+      ...options,
+    });
+  }
+
+  /**
+   * The database's trash, most recently deleted first: `{tables, fields}`, each deleted table as it
+   * was with its fields and each field deleted on its own with its `tableId`, both with `deletedAt`
+   * and `deletedBy`; the newest 100 tables and 1,000 fields.
+   */
+  trash(baseId: string, options: CallOptions = {}) {
+    return this.transport.request({
+      method: 'GET',
+      url: joinUrl(this.apiUrl, 'bases', baseId, 'trash'),
+      schema: schemaTrashSchema,
+      idempotent: true,
+      ...options,
+    });
+  }
+
+  /**
+   * Brings deleted tables (with their records, links and the link fields deleted with them) and
+   * fields (with their values) back as they were: up to 100 of each, at least one in all. All or
+   * nothing: an id not in the trash is 404, what stands in the way (a name taken since, a table
+   * still in the trash) is 400, and nothing is restored. Answers `{tables, fields}` as they are now.
+   */
+  restoreFromTrash(baseId: string, body: RestoreSchemaTrashInput, options: CallOptions = {}) {
+    return this.transport.request({
+      method: 'POST',
+      url: joinUrl(this.apiUrl, 'bases', baseId, 'trash', 'restore'),
+      json: body,
+      schema: restoredSchemaSchema,
       ...options,
     });
   }

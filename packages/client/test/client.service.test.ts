@@ -2,7 +2,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { type Database, isRecordbaseError, RecordbaseApiError, type RecordbaseClient } from '../src/index';
+import {
+  type Database,
+  isRecordbaseError,
+  RecordbaseApiError,
+  type RecordbaseClient,
+  type Table,
+} from '../src/index';
 import { fileFromPath, fileFromStream } from '../src/node';
 import { type Services, startServices } from './services';
 
@@ -71,6 +77,58 @@ describe('schema', () => {
     const error = await client.bases.get(other.id).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RecordbaseApiError);
     expect(error).toMatchObject({ code: 'NOT_FOUND', status: 404 });
+  });
+
+  it('lists deleted tables and fields in the database trash and restores them as they were', async () => {
+    const trashed = await client.bases.create({
+      name: 'Trash',
+      tables: [
+        {
+          name: 'Projects',
+          fields: [
+            { name: 'Name', type: 'single_line_text' },
+            { name: 'Budget', type: 'currency' },
+          ],
+        },
+        { name: 'Archive', fields: [{ name: 'Note', type: 'long_text' }] },
+      ],
+    });
+    const [projects, archive] = trashed.tables as [Table, Table];
+    const project = await client.records.create(trashed.id, 'Projects', { Name: 'Apollo', Budget: 1200.5 });
+    await client.records.create(trashed.id, 'Archive', { Note: 'kept' });
+    const budget = projects.fields[1]!;
+    await client.fields.delete(trashed.id, 'Projects', budget.id);
+    await client.tables.delete(trashed.id, 'Archive');
+    await expect(client.tables.get(trashed.id, 'Archive')).rejects.toMatchObject({ status: 404 });
+
+    // Each as it was, with who deleted it and when; a field with the id of its table.
+    const trash = await client.bases.trash(trashed.id);
+    const deletion = { deletedAt: expect.any(String), deletedBy: { id: 'root', name: expect.any(String) } };
+    expect(trash).toEqual({
+      tables: [{ ...archive, updatedAt: expect.any(String), ...deletion }],
+      fields: [{ ...budget, tableId: projects.id, ...deletion }],
+    });
+
+    const restored = await client.bases.restoreFromTrash(trashed.id, {
+      tableIds: [archive.id],
+      fieldIds: [budget.id],
+    });
+    expect(restored).toEqual({ tables: [{ ...archive, updatedAt: expect.any(String) }], fields: [budget] });
+    expect((await client.records.get(trashed.id, 'Projects', project.id)).fields).toEqual({
+      Name: 'Apollo',
+      Budget: 1200.5,
+    });
+    expect((await client.records.list(trashed.id, 'Archive')).records.map((r) => r.fields)).toEqual([
+      { Note: 'kept' },
+    ]);
+    expect(await client.bases.trash(trashed.id)).toEqual({ tables: [], fields: [] });
+    // Out of the trash now: a second restore is refused, naming it.
+    const again = await client.bases
+      .restoreFromTrash(trashed.id, { fieldIds: [budget.id] })
+      .catch((e: unknown) => e);
+    expect(again).toMatchObject({ code: 'NOT_FOUND', status: 404 });
+    expect((again as Error).message).toContain(budget.id);
+    await client.bases.delete(trashed.id);
   });
 });
 

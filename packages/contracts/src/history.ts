@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { boundedString, isoDateTimeSchema, uuidSchema } from './common';
+import { boundedString, FIELD_ID_PATTERN, isoDateTimeSchema, TABLE_ID_PATTERN, uuidSchema } from './common';
 import { eventSourceSchema } from './events';
+import { fieldSchema } from './fields';
+import { tableSchema } from './schema';
 
 /** Revisions per page of a history: 1 to 100, 20 by default (the contract's "History and trash"). */
 export const MAX_HISTORY_LIMIT = 100;
@@ -92,3 +94,53 @@ export const trashPageSchema = z.object({
   nextCursor: z.string().optional(),
 });
 export type TrashPage = z.infer<typeof trashPageSchema>;
+
+/** Tables, and fields, restored from a database's trash at once: all or none. */
+export const MAX_RESTORED_SCHEMA_ITEMS = 100;
+
+const idList = (pattern: RegExp, what: string) =>
+  z
+    .array(z.string().regex(pattern, { error: `is not a ${what} id` }), {
+      error: `must be an array of ${what} ids`,
+    })
+    .max(MAX_RESTORED_SCHEMA_ITEMS, { error: `must list at most ${MAX_RESTORED_SCHEMA_ITEMS} ${what} ids` })
+    .optional();
+
+/** `POST /bases/{databaseId}/trash/restore`. */
+export const restoreSchemaTrashRequestSchema = z
+  .strictObject({
+    tableIds: idList(TABLE_ID_PATTERN, 'table').meta({
+      description:
+        'Deleted tables to bring back, with their records, links and the link fields deleted with them.',
+    }),
+    fieldIds: idList(FIELD_ID_PATTERN, 'field').meta({
+      description: 'Deleted fields to bring back into their tables, with their values.',
+    }),
+  })
+  .refine((body) => (body.tableIds?.length ?? 0) + (body.fieldIds?.length ?? 0) > 0, {
+    error: 'must list at least one table or field id in tableIds or fieldIds',
+  });
+export type RestoreSchemaTrashRequest = z.infer<typeof restoreSchemaTrashRequestSchema>;
+
+const deletion = {
+  deletedAt: isoDateTimeSchema,
+  /** The key that deleted it. */
+  deletedBy: z.object({ id: z.string(), name: z.string() }).nullable(),
+};
+
+/** `GET /bases/{databaseId}/trash`: the newest 100 tables and 1,000 fields, newest first. */
+export const schemaTrashSchema = z.object({
+  /** Each as it was when deleted, with its fields. */
+  tables: z.array(tableSchema.extend(deletion)),
+  /** Fields deleted on their own, each with the id of its table. */
+  fields: z.array(fieldSchema.extend({ tableId: z.string(), ...deletion })),
+});
+export type SchemaTrash = z.infer<typeof schemaTrashSchema>;
+
+/** What a database trash restore brought back, as they are now. */
+export const restoredSchemaSchema = z.object({
+  tables: z.array(tableSchema),
+  /** Fields restored into tables that were not: those asked for, and other tables' link fields to a restored table. */
+  fields: z.array(fieldSchema),
+});
+export type RestoredSchema = z.infer<typeof restoredSchemaSchema>;

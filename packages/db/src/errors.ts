@@ -41,6 +41,9 @@ export const isUniqueViolation = (error: unknown, constraint?: string): boolean 
 export const isDataException = (error: unknown): boolean =>
   databaseErrorOf(error)?.code.startsWith('22') ?? false;
 
+/** 55P03: a lock not granted within lock_timeout (or NOWAIT). */
+export const isLockNotAvailable = (error: unknown): boolean => databaseErrorOf(error)?.code === '55P03';
+
 /** pg-pool's error when no connection frees up within `connectionTimeoutMillis`. */
 const POOL_ACQUIRE_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
 

@@ -22,5 +22,6 @@ export * from './outbox';
 export * from './prepared';
 export * from './record-trash';
 export * from './schema-changes';
+export * from './schema-trash';
 export * from './secrets';
 export * from './transaction';

@@ -33,6 +33,7 @@ import {
   qualifiedTable,
   quoteIdent,
   requireColumnSpec,
+  trashField,
 } from '@recordbase/db/physical';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import type { TransactionEvents } from './events';
@@ -58,6 +59,7 @@ import {
   linkedReadersOf,
   readsItself,
 } from './linked-fields';
+import { trashDeletedField } from './schema-trash';
 import { databaseForChange, inSchemaTransaction, runConversion, runDdl, type SchemaDb } from './schema-tx';
 import { fieldNames, toFieldDto } from './serialize';
 
@@ -514,8 +516,10 @@ export async function deleteField(
         `Field ${JSON.stringify(field.name)} is watched by ${watchers.map((watcher) => `last_modified_time field ${JSON.stringify(watcher.name)}`).join(', ')}; take it out of their fieldIds first`,
       );
     }
-    await runDdl(tx, dropField(physical, toPhysicalField(field)));
+    // Its data stays restorable until the purge; nothing reads it meanwhile (schema-trash.ts).
+    await runDdl(tx, trashField(physical, toPhysicalField(field)));
     await tx.field.delete({ where: { id: field.id } });
+    await trashDeletedField(tx, principal, table.databaseId, field);
     await tx.table.update({ where: { id: table.id }, data: { updatedAt: new Date() } });
     await events.field(
       table.databaseId,

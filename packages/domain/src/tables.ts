@@ -13,8 +13,7 @@ import {
   commentOnTable,
   createTableIndexes,
   createTableWithoutIndexes,
-  dropField,
-  dropTable,
+  trashField,
 } from '@recordbase/db/physical';
 import { type DatabaseRef, findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import {
@@ -28,6 +27,7 @@ import {
 } from './field-definitions';
 import { formulasReading, keepNewTableFormulas, type TableField, usedByFormulas } from './formula-fields';
 import { type DatabaseField, isLinkedValues, linkedReadersOf } from './linked-fields';
+import { trashDeletedTable } from './schema-trash';
 import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toFieldDto, toTableDto } from './serialize';
 
@@ -260,27 +260,28 @@ export async function deleteTable(
         );
       }
     }
+    // Their link tables, and the table itself, stay restorable until the purge (schema-trash.ts).
     for (const link of inbound) {
-      const owner = { schemaName: database.schemaName, id: link.tableId, name: link.table.name };
-      await runDdl(tx, dropField(owner, toPhysicalField(link)));
+      await runDdl(
+        tx,
+        trashField(
+          { schemaName: database.schemaName, id: link.tableId, name: link.table.name },
+          toPhysicalField(link),
+        ),
+      );
       await tx.field.delete({ where: { id: link.id } });
       await events.field(database.id, link.tableId, 'field.deleted', toFieldDto(link));
     }
-    const ownLinks = await tx.field.findMany({
-      where: { tableId: table.id, type: 'linked_record' },
-      select: { id: true },
-    });
-    await runDdl(
-      tx,
-      dropTable(
-        { schemaName: database.schemaName, id: table.id, name: table.name },
-        ownLinks.map((f) => f.id),
-      ),
-    );
-    const lastState = toTableDto(
-      await tx.table.findUniqueOrThrow({ where: { id: table.id }, include: tableWithFields }),
-    );
+    const deleted = await tx.table.findUniqueOrThrow({ where: { id: table.id }, include: tableWithFields });
+    const lastState = toTableDto(deleted);
     await tx.table.delete({ where: { id: table.id } });
+    await trashDeletedTable(
+      tx,
+      principal,
+      database.id,
+      deleted,
+      inbound.map(({ table: _owner, ...link }) => link),
+    );
     await events.table(database.id, 'table.deleted', lastState);
   });
 }

@@ -2,6 +2,7 @@ import { createApiKeyRequestSchema } from '@recordbase/contracts/api-keys';
 import { pathSegmentSchema } from '@recordbase/contracts/common';
 import type { successMessageSchema } from '@recordbase/contracts/errors';
 import { createFieldRequestSchema, updateFieldRequestSchema } from '@recordbase/contracts/fields';
+import { restoreSchemaTrashRequestSchema } from '@recordbase/contracts/history';
 import {
   createDatabaseRequestSchema,
   createTableRequestSchema,
@@ -18,6 +19,7 @@ import {
   updateDatabase,
 } from '@recordbase/domain/databases';
 import { createField, deleteField, getField, updateField } from '@recordbase/domain/fields';
+import { listSchemaTrash, restoreFromSchemaTrash } from '@recordbase/domain/schema-trash';
 import type { SchemaDb } from '@recordbase/domain/schema-tx';
 import { createTable, deleteTable, getTable, listTables, updateTable } from '@recordbase/domain/tables';
 import type { EventPublisher } from '@recordbase/queues';
@@ -102,6 +104,20 @@ export function schemaRoutes(
       await deleteDatabase(schema, principal, params.databaseId);
       return deleted('Database deleted');
     }),
+  );
+
+  router.get(
+    '/bases/:databaseId/trash',
+    endpoint({ access: schemaRead, params: baseParams }, ({ params, principal }) =>
+      listSchemaTrash(prisma, principal, params.databaseId),
+    ),
+  );
+  router.post(
+    '/bases/:databaseId/trash/restore',
+    endpoint(
+      { access: schemaWrite, params: baseParams, body: restoreSchemaTrashRequestSchema },
+      ({ params, body, principal }) => restoreFromSchemaTrash(schema, principal, params.databaseId, body),
+    ),
   );
 
   router.post(

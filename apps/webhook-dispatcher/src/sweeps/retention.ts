@@ -3,6 +3,7 @@ import {
   isOpenDeliveryStatus,
   pruneDispatchedEvents,
   pruneHistoryEvents,
+  purgeSchemaTrash,
   purgeTrash,
 } from '@recordbase/db';
 import type pg from 'pg';
@@ -21,7 +22,9 @@ import type pg from 'pg';
  * 1. attempts created more than `attemptRetentionMs` ago;
  * 2. closed deliveries (succeeded, failed) last changed more than `attemptRetentionMs` ago and with
  *    no attempt left: those step 1 has just emptied, and those closed without an attempt;
- * 3. records deleted more than `trashRetentionMs` ago, from their tables' trash;
+ * 3. records deleted more than `trashRetentionMs` ago, from their tables' trash; then tables and
+ *    fields as old from their database's trash, each with the data it kept, in a transaction of
+ *    its own that waits a second at most for its locks (db/schema-trash.ts);
  * 4. outbox events dispatched and created more than `eventRetentionMs` ago with no open delivery;
  *    the record events history reads (all but dependency refreshes') only after
  *    `historyRetentionMs`, with their revisions. An undispatched event is never deleted, however
@@ -54,6 +57,8 @@ export interface PruneResult {
   events: number;
   /** Records purged from the trash. */
   trash: number;
+  /** Tables and fields purged from the database trash. */
+  schemaTrash: number;
 }
 
 export const DEFAULT_PRUNE_BATCH_SIZE = 1000;
@@ -126,8 +131,9 @@ export async function pruneOnce(pool: pg.Pool, settings: RetentionSettings): Pro
   const deliveries = await prune(deleteOlder(PRUNE_DELIVERIES_SQL), settings.attemptRetentionMs);
   // Before the events: a trashed record whose deletion event goes leaves the trash with it anyway.
   const trash = await prune(purgeTrash, settings.trashRetentionMs);
+  const schemaTrash = await prune(purgeSchemaTrash, settings.trashRetentionMs);
   const events =
     (await prune(pruneDispatchedEvents, settings.eventRetentionMs)) +
     (await prune(pruneHistoryEvents, settings.historyRetentionMs));
-  return { attempts, deliveries, events, trash };
+  return { attempts, deliveries, events, trash, schemaTrash };
 }

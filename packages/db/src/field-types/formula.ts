@@ -52,6 +52,7 @@ const resultModule = (field: Pick<FieldShape, 'template'>) =>
 
 const own = {
   formula: 'text' as FormulaType,
+  derived: true as const,
   columnOf: (field: FieldShape) => {
     const kept = keptFormula(field);
     return kept?.columnSql

@@ -210,6 +210,7 @@ export function linkedValuesModule<T extends 'count' | 'lookup' | 'rollup'>(
   const own = {
     type,
     formula: defaultResult,
+    derived: true as const,
     primary: false as const,
     columnOf,
     columnAdded: ({ table, column, field, schemaName }: AddedColumn) =>

@@ -28,6 +28,11 @@ export interface FieldTypeModule<T extends FieldType = FieldType> {
    */
   valueSql?(field: FieldShape): string;
   /**
+   * Its values follow from other values (a formula's stored column, a lookup's): a deleted field of
+   * the type keeps no column in the database trash, and a restored one computes them again.
+   */
+  derived?: true;
+  /**
    * Statements that complete a new field's column, once added, on a table that may already hold
    * records: their values (autonumber numbers them) and what keeps new ones filled (a default).
    */

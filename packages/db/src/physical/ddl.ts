@@ -187,6 +187,61 @@ export function dropField(table: PhysicalTable, field: PhysicalField): string[] 
 }
 
 /**
+ * The database trash (migrations/*_schema_trash.sql) keeps a deleted field's data where it is, so
+ * a restore brings back exactly what was there, and costs nothing until then:
+ * - a link field's link table stays (rows naming deleted records still go, by its foreign keys);
+ * - a written field's column stays, without its service indexes (which a write would maintain and
+ *   the planner consider) and with its default, so new records get what they would have had (an
+ *   autonumber's number, a checkbox's false): nothing reads it, since no metadata names it;
+ * - a derived field's column (a stored formula, a lookup) is dropped: a restore computes it again,
+ *   and a generated column kept would still be computed on every write.
+ * The table's write version moves on: its records read differently from now on.
+ */
+const keepsColumnInTrash = (field: PhysicalField) =>
+  hasColumn(field) && fieldTypeModule(field.type).derived !== true;
+
+/** A field's deletion into the database trash. */
+export function trashField(table: PhysicalTable, field: PhysicalField): string[] {
+  if (hasLinkTable(field)) return [advanceWriteVersion(table)];
+  if (!hasColumn(field)) return [];
+  if (!keepsColumnInTrash(field)) return dropField(table, field);
+  return [...dropServiceIndexesOfColumn(table, field.id), advanceWriteVersion(table)];
+}
+
+/** A trashed field's data back in use: its kept column or link table named again, or computed again. */
+export function restoreTrashedField(table: PhysicalTable, field: PhysicalField): string[] {
+  if (hasLinkTable(field)) return [...commentOnField(table, field), advanceWriteVersion(table)];
+  if (!hasColumn(field)) return [];
+  if (!keepsColumnInTrash(field)) return addField(table, field);
+  return [...commentOnField(table, field), advanceWriteVersion(table)];
+}
+
+/** What a trashed field kept, dropped for good (its table may be gone already). */
+export function purgeTrashedField(table: PhysicalTable, field: PhysicalField): string[] {
+  if (hasLinkTable(field))
+    return [`DROP TABLE IF EXISTS ${qualifiedTable(table.schemaName, linkTableName(field.id))}`];
+  if (!keepsColumnInTrash(field)) return [];
+  return [
+    `ALTER TABLE IF EXISTS ${qualifiedTable(table.schemaName, table.id)} DROP COLUMN IF EXISTS ${quoteIdent(field.id)}`,
+  ];
+}
+
+/**
+ * A trashed table dropped for good, with its link tables and those of other tables' link fields
+ * that were deleted with it (by id); CASCADE takes the foreign keys of link tables still in the
+ * trash that point at it.
+ */
+export function purgeTrashedTable(table: PhysicalTable, linkFieldIds: readonly string[]): string[] {
+  return [
+    ...linkFieldIds.map(
+      (id) => `DROP TABLE IF EXISTS ${qualifiedTable(table.schemaName, linkTableName(id))}`,
+    ),
+    `DROP TABLE IF EXISTS ${qualifiedTable(table.schemaName, table.id)} CASCADE`,
+    `DELETE FROM public.table_row_counts WHERE table_id = ${quoteLiteral(table.id)}`,
+  ];
+}
+
+/**
  * For DDL that changes values without firing the row triggers (a column's conversion, a dropped
  * field): counts kept for the table's write version must not outlive it.
  */

@@ -100,6 +100,44 @@ const wonRecord = {
 export const trashedRecord = { record: wonRecord, deletedAt: '2026-05-03T16:45:00.000Z', deletedBy: author };
 export const restoredRecord = wonRecord;
 
+/**
+ * The example database's trash: a Contacts table deleted with its fields, and the Stage field that
+ * Add a field's example adds to Deals, deleted on its own, both by the same key; restored, they come
+ * back as they were (the table's updatedAt is the restore's).
+ */
+export const CONTACTS_TABLE_ID = 'tblC0nT4cTs8Lm3Nb';
+export const STAGE_FIELD_ID = 'fldSt4g3Qw8Er5Ty1';
+const contactsTable = {
+  id: CONTACTS_TABLE_ID,
+  name: 'Contacts',
+  primaryFieldId: 'fldC0nT4cTn4Me5Xy',
+  fields: [
+    { id: 'fldC0nT4cTn4Me5Xy', name: 'Name', type: 'single_line_text', template: {} },
+    { id: 'fldEm4iL7Rt2Yu9Io', name: 'Email', type: 'email', template: {} },
+  ],
+  createdAt: AT,
+  updatedAt: AT,
+};
+const stageField = {
+  id: STAGE_FIELD_ID,
+  name: 'Stage',
+  type: 'single_select',
+  template: {
+    options: [
+      { name: 'Lead', color: 'gray' },
+      { name: 'Proposal', color: 'yellow' },
+    ],
+  },
+};
+export const schemaTrash = {
+  tables: [{ ...contactsTable, deletedAt: '2026-05-03T16:45:00.000Z', deletedBy: author }],
+  fields: [{ ...stageField, tableId: TABLE_ID, deletedAt: '2026-05-03T16:40:00.000Z', deletedBy: author }],
+};
+export const restoredSchema = {
+  tables: [{ ...contactsTable, updatedAt: '2026-05-04T08:15:00.000Z' }],
+  fields: [stageField],
+};
+
 export const apiKey = {
   id: API_KEY_ID,
   name: 'CRM sync',

@@ -11,6 +11,12 @@ import {
   updateFieldRequestSchema,
 } from '@recordbase/contracts/fields';
 import {
+  MAX_RESTORED_SCHEMA_ITEMS,
+  restoredSchemaSchema,
+  restoreSchemaTrashRequestSchema,
+  schemaTrashSchema,
+} from '@recordbase/contracts/history';
+import {
   createDatabaseRequestSchema,
   createTableRequestSchema,
   databaseListSchema,
@@ -164,6 +170,52 @@ export const schemaOperations: Operation[] = [
     errors: [400, 401, 403, 404, 429],
   },
   {
+    method: 'get',
+    path: `${V1}/bases/{databaseId}/trash`,
+    operationId: 'listDatabaseTrash',
+    tag: 'Databases',
+    summary: "List a database's deleted tables and fields",
+    description:
+      "The database's trash, most recently deleted first: its deleted tables, each as it was when it was " +
+      'deleted with its fields, and the fields deleted on their own, each with the id of its table ' +
+      '(`tableId`); each with when (`deletedAt`) and by which key (`deletedBy`, null when none is ' +
+      'recorded). At most the newest 100 tables and 1,000 fields. While in the trash a table or field ' +
+      "is out of every listing and SQL view, and a field does not count against its table's " +
+      `${MAX_FIELDS_PER_TABLE} fields. It stays there, with its data, until it is restored, or for 7 days by ` +
+      'default (the `TRASH_RETENTION` setting), after which it and its data are purged for good.',
+    access: schemaRead,
+    params: baseParams,
+    response: schemaTrashSchema,
+    responseExample: ex.schemaTrash,
+    errors: [400, 401, 403, 404, 429],
+  },
+  {
+    method: 'post',
+    path: `${V1}/bases/{databaseId}/trash/restore`,
+    operationId: 'restoreDatabaseTrash',
+    tag: 'Databases',
+    summary: 'Restore tables and fields from the trash',
+    description:
+      `Brings back up to ${MAX_RESTORED_SCHEMA_ITEMS} deleted tables (\`tableIds\`) and up to ` +
+      `${MAX_RESTORED_SCHEMA_ITEMS} deleted fields (\`fieldIds\`), at least one in all, as they were: the same ids, ` +
+      'names, types and templates. A table comes back with its records, their links, its record trash, ' +
+      'and the link fields of other tables that were deleted with it (answered in `fields`); a field ' +
+      'comes back into its table with its values, formulas, lookups, rollups and counts computed again ' +
+      'from what they read now. Answers the tables and the fields as they are now. All or nothing: an id ' +
+      "that is not in the database's trash is 404 naming it and nothing is restored; what stands in the " +
+      'way is 400 naming it (a table or field of the same name there now, a field whose table is in ' +
+      'the trash, a link field whose linked table is in the trash, a formula or lookup that reads a field ' +
+      `deleted since, a table holding ${MAX_FIELDS_PER_TABLE} fields), and nothing is restored. Each table ` +
+      'restored appends a `table.created` event and each field a `field.created` event, which webhooks hear.',
+    access: schemaWrite,
+    params: baseParams,
+    body: restoreSchemaTrashRequestSchema,
+    bodyExample: { tableIds: [ex.CONTACTS_TABLE_ID], fieldIds: [ex.STAGE_FIELD_ID] },
+    response: restoredSchemaSchema,
+    responseExample: ex.restoredSchema,
+    errors: [400, 401, 403, 404, 429],
+  },
+  {
     method: 'post',
     path: `${V1}/bases/{databaseId}/tables`,
     operationId: 'createTable',
@@ -233,6 +285,9 @@ export const schemaOperations: Operation[] = [
     operationId: 'deleteTable',
     tag: 'Tables',
     summary: 'Delete a table',
+    description:
+      "The table goes to the database's trash with its records, and so do the other tables' link " +
+      'fields to it (see Restore tables and fields from the trash).',
     access: schemaWrite,
     params: tableParams,
     ...deleted('Table deleted'),
@@ -311,7 +366,9 @@ export const schemaOperations: Operation[] = [
     operationId: 'deleteField',
     tag: 'Fields',
     summary: 'Delete a field',
-    description: 'The primary field cannot be deleted.',
+    description:
+      "The primary field cannot be deleted. The field goes to the database's trash with its values (see " +
+      'Restore tables and fields from the trash).',
     access: schemaWrite,
     params: fieldParams,
     ...deleted('Field deleted'),
