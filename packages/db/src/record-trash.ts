@@ -58,36 +58,44 @@ export async function linkTablesOf(
 }
 
 /**
- * Before their delete: copies records `ids` (in the order of their record.deleted event `eventId`'s
- * recordIds) and every link row naming them into the trash.
+ * Deletes records `ids` of the table, copying each (in the order of their record.deleted event
+ * `eventId`'s recordIds) and every link row naming it into the trash in the same statement: the
+ * DELETE's RETURNING gives the rows, read once, and the link rows are read from the statement's
+ * snapshot, before the foreign keys' cascade (which runs at its end) takes them. Returns the ids
+ * deleted.
  */
-export async function trashRecords(
+export async function deleteIntoTrash(
   client: Queryable,
   table: { schemaName: string; id: string },
   ids: readonly string[],
   eventId: string,
-): Promise<void> {
+): Promise<string[]> {
   const linkTables = await linkTablesOf(client, table.schemaName, table.id);
   const linkRows = linkTables.flatMap(({ linkTable, ownedByTable, linksToTable }) => {
     const sides: string[] = [];
     const row = `jsonb_build_object('table', ${literalText(linkTable)}, 'record_id', k.record_id, 'linked_id', k.linked_id, 'position', k.position)`;
-    if (ownedByTable) sides.push(`SELECT ${row} AS link FROM ${linkTable} k WHERE k.record_id = r.id`);
-    if (linksToTable) sides.push(`SELECT ${row} AS link FROM ${linkTable} k WHERE k.linked_id = r.id`);
+    if (ownedByTable) sides.push(`SELECT ${row} AS link FROM ${linkTable} k WHERE k.record_id = g.id`);
+    if (linksToTable) sides.push(`SELECT ${row} AS link FROM ${linkTable} k WHERE k.linked_id = g.id`);
     return sides;
   });
   const links =
     linkRows.length === 0
       ? `'[]'::jsonb`
       : `(SELECT COALESCE(jsonb_agg(s.link), '[]') FROM (${linkRows.join(' UNION ALL ')}) s)`;
-  await client.query(
-    `INSERT INTO record_trash (table_id, record_id, event_seq, position, stored, links)
-     SELECT $1, r.id, e.seq, x.position, to_jsonb(r), ${links}
-       FROM ${qualifiedTable(table.schemaName, table.id)} r
-       JOIN unnest($2::uuid[]) WITH ORDINALITY AS x(id, position) ON x.id = r.id
-      CROSS JOIN (SELECT seq FROM ${OUTBOX_TABLE} WHERE id = $3::uuid) e
-      WHERE ${HISTORY_ON_SQL}`,
+  const result = await client.query<{ id: string }>(
+    `WITH gone AS (
+       DELETE FROM ${qualifiedTable(table.schemaName, table.id)} r WHERE r.id = ANY ($2::uuid[]) RETURNING r.*),
+     trashed AS (
+       INSERT INTO record_trash (table_id, record_id, event_seq, position, stored, links)
+       SELECT $1, g.id, e.seq, x.position, to_jsonb(g), ${links}
+         FROM gone g
+         JOIN unnest($2::uuid[]) WITH ORDINALITY AS x(id, position) ON x.id = g.id
+        CROSS JOIN (SELECT seq FROM ${OUTBOX_TABLE} WHERE id = $3::uuid) e
+        WHERE ${HISTORY_ON_SQL})
+     SELECT g.id::text AS id FROM gone g`,
     [table.id, ids, eventId],
   );
+  return result.rows.map((row) => row.id);
 }
 
 /**

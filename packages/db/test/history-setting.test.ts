@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { appendOutboxEvent, trashRecords } from '../src';
+import { appendOutboxEvent, deleteIntoTrash } from '../src';
 import { createTestDatabase, type TestDatabase } from '../src/testing';
 
 /**
@@ -27,7 +27,7 @@ afterAll(async () => {
   await testDb.drop();
 });
 
-/** A record deleted: its record.deleted event, then its copy to the trash; how many rows each kept. */
+/** A record deleted: its record.deleted event, then its delete into the trash; how many rows each kept. */
 async function deleteOne(): Promise<{ revisions: number; trashed: number; events: number }> {
   const id = randomUUID();
   await client.query(`INSERT INTO "${table.schemaName}"."${table.id}" VALUES ($1, 1, 'x')`, [id]);
@@ -38,7 +38,7 @@ async function deleteOne(): Promise<{ revisions: number; trashed: number; events
     source: 'public_api',
     dataJson: JSON.stringify({ tableId: table.id, recordIds: [id], records: [{ id, data: { name: 'x' } }] }),
   });
-  await trashRecords(client, table, [id], eventId);
+  expect(await deleteIntoTrash(client, table, [id], eventId)).toEqual([id]);
   const counts = await client.query<{ revisions: number; trashed: number; events: number }>(
     `SELECT (SELECT count(*)::int FROM record_revisions WHERE record_id = $1) AS revisions,
             (SELECT count(*)::int FROM record_trash WHERE record_id = $1) AS trashed,

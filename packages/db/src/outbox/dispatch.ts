@@ -115,9 +115,10 @@ export function joinEventSql(alias: string, eventIdColumn: string): string {
 /**
  * The events history reads (record_revisions points into them): kept for HISTORY_RETENTION rather
  * than OUTBOX_EVENT_RETENTION. The same text is in the partial indexes' predicates and the
- * revisions trigger's condition (migrations/*_record_revisions.sql).
+ * revisions trigger's condition (migrations/*_record_revisions.sql, *_history_lean.sql); `e` is
+ * the event.
  */
-const HISTORY_EVENT_SQL = `(e.type IN ('record.created', 'record.updated', 'record.deleted') AND e.source <> 'dependency')`;
+export const HISTORY_EVENT_SQL = `(e.type IN ('record.created', 'record.updated', 'record.deleted') AND e.source <> 'dependency')`;
 
 // An undispatched event is never deleted, however old: the sweep still has to send it; nor is one
 // with an open delivery, whose next attempt reads the event's body from this row.
@@ -140,18 +141,25 @@ DELETE FROM ${OUTBOX_TABLE}
     LIMIT $2
       FOR UPDATE OF e SKIP LOCKED)`;
 
-// Found through outbox_events_history_created_at_idx; their record_revisions rows go with them
-// (ON DELETE CASCADE).
+// Found through outbox_events_history_created_at_idx. Their revisions, and the trash rows of the
+// records they deleted, go in the same statement (no foreign key does it: its check of every
+// revision written was a third of history's cost on a write), found through their event_seq
+// indexes.
 const PRUNE_HISTORY_EVENTS_SQL = `
-DELETE FROM ${OUTBOX_TABLE}
- WHERE id IN (
-   SELECT e.id FROM ${OUTBOX_TABLE} e
-    WHERE ${HISTORY_EVENT_SQL}
-      AND e.dispatched_at < now() - $1 * interval '1 millisecond'
-      AND ${PRUNABLE_SQL}
-    ORDER BY e.created_at
-    LIMIT $2
-      FOR UPDATE OF e SKIP LOCKED)`;
+WITH gone AS (
+  DELETE FROM ${OUTBOX_TABLE}
+   WHERE id IN (
+     SELECT e.id FROM ${OUTBOX_TABLE} e
+      WHERE ${HISTORY_EVENT_SQL}
+        AND e.dispatched_at < now() - $1 * interval '1 millisecond'
+        AND ${PRUNABLE_SQL}
+      ORDER BY e.created_at
+      LIMIT $2
+        FOR UPDATE OF e SKIP LOCKED)
+  RETURNING seq),
+revisions AS (DELETE FROM record_revisions WHERE event_seq = ANY (ARRAY(SELECT seq FROM gone))),
+trash AS (DELETE FROM record_trash WHERE event_seq = ANY (ARRAY(SELECT seq FROM gone)))
+SELECT count(*)::int AS deleted FROM gone`;
 
 /**
  * Deletes at most `batchSize` events (other than history's) dispatched and created more than
@@ -175,6 +183,6 @@ export async function pruneHistoryEvents(
   olderThanMs: number,
   batchSize: number,
 ): Promise<number> {
-  const result = await client.query(PRUNE_HISTORY_EVENTS_SQL, [olderThanMs, batchSize]);
-  return result.rowCount ?? 0;
+  const result = await client.query<{ deleted: number }>(PRUNE_HISTORY_EVENTS_SQL, [olderThanMs, batchSize]);
+  return result.rows[0]?.deleted ?? 0;
 }

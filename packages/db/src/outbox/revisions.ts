@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { OUTBOX_TABLE } from './append';
+import { HISTORY_EVENT_SQL } from './dispatch';
 
 /**
  * Record history, read from the outbox: record_revisions (written by the outbox's insert trigger,
@@ -44,27 +45,45 @@ interface RevisionRow {
 
 /**
  * Up to `limit` revisions of table `tableId` (of one record with `recordId`), newest first,
- * older than `after` when given.
+ * older than `after` when given. A record's are found through its revisions' index; a table's
+ * through its record events' (outbox_events_table_history_idx, one row per event), each event's
+ * records expanded in place and kept where they have a revision (history may have been off).
  */
 export async function readRevisions(
   client: Queryable,
   options: { tableId: string; recordId?: string; after?: RevisionKey; limit: number },
 ): Promise<StoredRevision[]> {
   const values: unknown[] = [options.tableId, options.limit];
-  const conditions = ['v.table_id = $1'];
   if (options.recordId !== undefined) {
     values.push(options.recordId);
-    conditions.push(`v.record_id = $${values.length}::uuid`);
+    let after = '';
+    if (options.after) {
+      values.push(options.after.seq, options.after.position);
+      after = 'AND (v.event_seq, v.position) < ($4::bigint, $5::int)';
+    }
+    return readEventRecordsPage(
+      client,
+      `SELECT v.event_seq, v.position, v.record_id FROM record_revisions v
+        WHERE v.record_id = $3::uuid AND v.table_id = $1 ${after}
+        ORDER BY v.event_seq DESC, v.position DESC
+        LIMIT $2`,
+      values,
+    );
   }
+  let after = '';
   if (options.after) {
     values.push(options.after.seq, options.after.position);
-    conditions.push(`(v.event_seq, v.position) < ($${values.length - 1}::bigint, $${values.length}::int)`);
+    // The event's bound alone reaches the index; the pair picks up inside the event.
+    after = 'AND e.seq <= $3::bigint AND (e.seq, r.position) < ($3::bigint, $4::int)';
   }
   return readEventRecordsPage(
     client,
-    `SELECT v.event_seq, v.position, v.record_id FROM record_revisions v
-      WHERE ${conditions.join(' AND ')}
-      ORDER BY v.event_seq DESC, v.position DESC
+    `SELECT e.seq AS event_seq, r.position::int AS position, r.id::uuid AS record_id
+       FROM ${OUTBOX_TABLE} e
+      CROSS JOIN LATERAL json_array_elements_text(e.data -> 'recordIds') WITH ORDINALITY AS r(id, position)
+      WHERE e.table_id = $1 AND ${HISTORY_EVENT_SQL} ${after}
+        AND EXISTS (SELECT FROM record_revisions v WHERE v.event_seq = e.seq AND v.position = r.position)
+      ORDER BY e.seq DESC, r.position DESC
       LIMIT $2`,
     values,
   );
@@ -120,7 +139,7 @@ export async function readRevision(
   const result = await client.query<{ type: string; record: string | null }>(
     `SELECT e.type, (e.data -> 'records' -> (v.position - 1))::text AS record
        FROM record_revisions v JOIN ${OUTBOX_TABLE} e ON e.seq = v.event_seq
-      WHERE v.table_id = $1 AND v.record_id = $2::uuid AND v.event_seq = $3::bigint AND v.position = $4`,
+      WHERE v.event_seq = $3::bigint AND v.position = $4 AND v.record_id = $2::uuid AND v.table_id = $1`,
     [key.tableId, key.recordId, key.seq, key.position],
   );
   const row = result.rows[0];

@@ -11,7 +11,7 @@ import type {
   ListRecordsRequest,
   RecordValuesInput,
 } from '@recordbase/contracts/records';
-import { newRecordId, trashRecords } from '@recordbase/db';
+import { deleteIntoTrash, newRecordId } from '@recordbase/db';
 import { moduleOfField } from '@recordbase/db/field-types';
 import type pg from 'pg';
 import { requireScope } from '../access-policy';
@@ -35,7 +35,6 @@ import { needsUploads, resolveAttachments, resolveReferences } from './reference
 import { withSearch } from './search';
 import { addSelectOptions } from './select-option-additions';
 import {
-  deleteRecords,
   fetchRecordsJson,
   insertRecords,
   type ListedRecords,
@@ -501,8 +500,7 @@ async function deleteExisting(
     const readers = await linkedReadersOf(client, table, ids);
     // The trash lists a record through its deletion's event, appended first for that.
     const eventId = await events.records(table, 'record.deleted', ids, lastState);
-    await trashRecords(client, table, ids, eventId);
-    await deleteRecords(client, table, ids);
+    await deleteIntoTrash(client, table, ids, eventId);
     await refreshLinkedReaders(client, events.quiet ? null : events, readers);
   });
 }

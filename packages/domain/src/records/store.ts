@@ -466,19 +466,6 @@ export async function updateRecords(
   await replaceLinks(client, table, writes, true);
 }
 
-/** Deletes records (their links go with them through the junction tables' cascades). */
-export async function deleteRecords(
-  client: Queryable,
-  table: TableMeta,
-  ids: readonly string[],
-): Promise<string[]> {
-  const result = await client.query<{ id: string }>(
-    `DELETE FROM ${tableRef(table)} WHERE id = ANY($1::uuid[]) RETURNING id::text`,
-    [ids],
-  );
-  return result.rows.map((row) => row.id);
-}
-
 /**
  * Ids of existing records among `ids`, locked against concurrent change until commit. Metadata
  * read at another schema version is refused (StaleTableMeta, which withTable retries with fresh
