@@ -275,8 +275,14 @@ describe('pruneOnce', () => {
       trash: 1,
       schemaTrash: 0,
     });
-    const left = await pool.query<{ record_id: string }>('SELECT record_id::text FROM record_trash');
-    expect(left.rows.map((row) => row.record_id)).toEqual([records.ids[1]]);
+    // Out of the trash; its row stays as the deletion's revision, for history, without the record.
+    const left = await pool.query<{ record_id: string; kept: boolean }>(
+      'SELECT record_id::text, stored IS NOT NULL AS kept FROM record_trash ORDER BY event_seq',
+    );
+    expect(left.rows).toEqual([
+      { record_id: records.ids[0], kept: false },
+      { record_id: records.ids[1], kept: true },
+    ]);
     expect(await ids('outbox_events')).toEqual(sorted([old, recent]));
   });
 

@@ -4,9 +4,12 @@ import { readEventRecordsPage } from './outbox/revisions';
 import { qualifiedTable, quoteIdent, systemColumns } from './physical';
 
 /**
- * The record trash (migrations/*_record_trash.sql): a deleted record's stored row and the link rows
- * naming it, kept until it is restored or purged. The statements here are its only writers and
- * readers. A record's rendering, its deleter and the time come from its record.deleted event.
+ * The record trash (migrations/*_record_trash.sql, *_deletions_in_trash.sql): a row per record per
+ * deletion, which is the deletion's revision in history, holding the record's stored row and the
+ * link rows naming it while it is in the trash (`stored` not null), until it is restored or purged.
+ * The statements here are its only writers and readers, but for history's (outbox/revisions.ts)
+ * and the retention sweep's delete with the event. A record's rendering, its deleter and the time
+ * come from its record.deleted event.
  */
 
 type Queryable = Pick<pg.Pool, 'query'>;
@@ -59,7 +62,8 @@ export async function linkTablesOf(
 
 /**
  * Deletes records `ids` of the table, copying each (in the order of their record.deleted event
- * `eventId`'s recordIds) and every link row naming it into the trash in the same statement: the
+ * `eventId`'s recordIds) and every link row naming it into the trash in the same statement (the
+ * deletion's revision: the revisions trigger leaves record.deleted events to this): the
  * DELETE's RETURNING gives the rows, read once, and the link rows are read from the statement's
  * snapshot, before the foreign keys' cascade (which runs at its end) takes them. Returns the ids
  * deleted.
@@ -132,7 +136,7 @@ export async function readTrash(
   const page = await readEventRecordsPage(
     client,
     `SELECT t.event_seq, t.position, t.record_id FROM record_trash t
-      WHERE t.table_id = $1 ${after}
+      WHERE t.table_id = $1 AND t.stored IS NOT NULL ${after}
       ORDER BY t.event_seq DESC, t.position DESC
       LIMIT $2`,
     values,
@@ -170,7 +174,7 @@ export async function lockTrashed(
 ): Promise<Map<string, { columns: string[] }>> {
   const result = await client.query<{ record_id: string; columns: string[] }>(
     `SELECT record_id::text, ARRAY(SELECT jsonb_object_keys(stored) ORDER BY 1) AS columns
-       FROM record_trash WHERE table_id = $1 AND record_id = ANY($2::uuid[])
+       FROM record_trash WHERE record_id = ANY($2::uuid[]) AND table_id = $1 AND stored IS NOT NULL
       ORDER BY record_id FOR UPDATE`,
     [tableId, ids],
   );
@@ -197,7 +201,7 @@ export async function restoreTrashed(
       `INSERT INTO ${ref} (${columns.join(', ')}) OVERRIDING SYSTEM VALUE
        SELECT ${columns.map((column) => `p.${column}`).join(', ')}
          FROM record_trash t CROSS JOIN LATERAL jsonb_populate_record(NULL::${ref}, t.stored) p
-        WHERE t.table_id = $1 AND t.record_id = ANY($2::uuid[])
+        WHERE t.record_id = ANY($2::uuid[]) AND t.table_id = $1 AND t.stored IS NOT NULL
         ORDER BY (t.stored ->> ${literalText(systemColumns.seq)})::bigint`,
       [table.id, group.ids],
     );
@@ -209,7 +213,7 @@ export async function restoreTrashed(
   )) {
     const saved = `SELECT DISTINCT ON (x.record_id, x.linked_id) x.record_id, x.linked_id, x.position
            FROM record_trash t CROSS JOIN LATERAL jsonb_to_recordset(t.links) AS x("table" text, record_id uuid, linked_id uuid, position int)
-          WHERE t.table_id = $1 AND t.record_id = ANY($2::uuid[]) AND x."table" = $3
+          WHERE t.record_id = ANY($2::uuid[]) AND t.table_id = $1 AND t.stored IS NOT NULL AND x."table" = $3
           ORDER BY x.record_id, x.linked_id`;
     // The records on the other side, held (in id order) until the commit: one deleted meanwhile is
     // skipped here and left out below, never a foreign key the insert would break.
@@ -238,23 +242,26 @@ export async function restoreTrashed(
       [table.id, ids, linkTable],
     );
   }
-  await client.query('DELETE FROM record_trash WHERE table_id = $1 AND record_id = ANY($2::uuid[])', [
-    table.id,
-    ids,
-  ]);
+  // Out of the trash; the row stays as the deletion's revision.
+  await client.query(
+    `UPDATE record_trash SET stored = NULL, links = NULL
+      WHERE record_id = ANY($2::uuid[]) AND table_id = $1 AND stored IS NOT NULL`,
+    [table.id, ids],
+  );
 }
 
-// Found through record_trash_event_seq_idx's events: the oldest deletions first.
+// Found through record_trash_purge_idx: the oldest deletions still in the trash first. The rows
+// stay, as the deletions' revisions, without what they kept.
 const PURGE_TRASH_SQL = `
-DELETE FROM record_trash
- WHERE (table_id, record_id) IN (
-   SELECT t.table_id, t.record_id FROM record_trash t JOIN ${OUTBOX_TABLE} e ON e.seq = t.event_seq
-    WHERE e.created_at < now() - $1 * interval '1 millisecond'
+UPDATE record_trash SET stored = NULL, links = NULL
+ WHERE (event_seq, position) IN (
+   SELECT t.event_seq, t.position FROM record_trash t JOIN ${OUTBOX_TABLE} e ON e.seq = t.event_seq
+    WHERE t.stored IS NOT NULL AND e.created_at < now() - $1 * interval '1 millisecond'
     ORDER BY t.event_seq
     LIMIT $2
       FOR UPDATE OF t SKIP LOCKED)`;
 
-/** Deletes at most `batchSize` records deleted more than `olderThanMs` ago from the trash; returns how many. */
+/** Takes at most `batchSize` records deleted more than `olderThanMs` ago out of the trash; returns how many. */
 export async function purgeTrash(client: Queryable, olderThanMs: number, batchSize: number): Promise<number> {
   const result = await client.query(PURGE_TRASH_SQL, [olderThanMs, batchSize]);
   return result.rowCount ?? 0;

@@ -68,8 +68,9 @@ async function purgeEntry(
       .map((field) => field.id);
     statements.push(
       ...purgeTrashedTable(table, linkFieldIds),
-      // Its deleted records, which no table will take back now.
-      `DELETE FROM record_trash WHERE table_id = '${entry.table_id.replaceAll("'", "''")}'`,
+      // Its deleted records still in the trash, which no table will take back now (the rows of
+      // those restored or purged go with their events, as history's).
+      `DELETE FROM record_trash WHERE table_id = '${entry.table_id.replaceAll("'", "''")}' AND stored IS NOT NULL`,
     );
     await client.query(`DELETE FROM schema_trash WHERE table_id = $1 AND kind = 'field'`, [entry.table_id]);
   }

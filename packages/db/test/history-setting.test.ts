@@ -27,31 +27,41 @@ afterAll(async () => {
   await testDb.drop();
 });
 
-/** A record deleted: its record.deleted event, then its delete into the trash; how many rows each kept. */
-async function deleteOne(): Promise<{ revisions: number; trashed: number; events: number }> {
+/**
+ * A record created and deleted: its record.created event (whose revision the trigger writes), its
+ * record.deleted event, then its delete into the trash (the deletion's revision, with the row).
+ */
+async function createAndDelete(): Promise<{ revisions: number; trashed: number; events: number }> {
   const id = randomUUID();
   await client.query(`INSERT INTO "${table.schemaName}"."${table.id}" VALUES ($1, 1, 'x')`, [id]);
-  const eventId = await appendOutboxEvent(client, {
-    databaseId: randomUUID(),
-    tableId: table.id,
-    type: 'record.deleted',
-    source: 'public_api',
-    dataJson: JSON.stringify({ tableId: table.id, recordIds: [id], records: [{ id, data: { name: 'x' } }] }),
-  });
-  expect(await deleteIntoTrash(client, table, [id], eventId)).toEqual([id]);
+  const event = (type: 'record.created' | 'record.deleted') =>
+    appendOutboxEvent(client, {
+      databaseId: randomUUID(),
+      tableId: table.id,
+      type,
+      source: 'public_api',
+      dataJson: JSON.stringify({
+        tableId: table.id,
+        recordIds: [id],
+        records: [{ id, data: { name: 'x' } }],
+      }),
+    });
+  const created = await event('record.created');
+  const deleted = await event('record.deleted');
+  expect(await deleteIntoTrash(client, table, [id], deleted)).toEqual([id]);
   const counts = await client.query<{ revisions: number; trashed: number; events: number }>(
     `SELECT (SELECT count(*)::int FROM record_revisions WHERE record_id = $1) AS revisions,
-            (SELECT count(*)::int FROM record_trash WHERE record_id = $1) AS trashed,
-            (SELECT count(*)::int FROM outbox_events WHERE id = $2) AS events`,
-    [id, eventId],
+            (SELECT count(*)::int FROM record_trash WHERE record_id = $1 AND stored IS NOT NULL) AS trashed,
+            (SELECT count(*)::int FROM outbox_events WHERE id IN ($2, $3)) AS events`,
+    [id, created, deleted],
   );
   return counts.rows[0]!;
 }
 
 it('keeps revisions and the trash unless recordbase.history is off', async () => {
-  expect(await deleteOne()).toEqual({ revisions: 1, trashed: 1, events: 1 });
+  expect(await createAndDelete()).toEqual({ revisions: 1, trashed: 1, events: 2 });
   await client.query(`SET recordbase.history = 'off'`);
-  expect(await deleteOne()).toEqual({ revisions: 0, trashed: 0, events: 1 });
+  expect(await createAndDelete()).toEqual({ revisions: 0, trashed: 0, events: 2 });
   await client.query(`SET recordbase.history = 'on'`);
-  expect(await deleteOne()).toEqual({ revisions: 1, trashed: 1, events: 1 });
+  expect(await createAndDelete()).toEqual({ revisions: 1, trashed: 1, events: 2 });
 });

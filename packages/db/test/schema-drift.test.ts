@@ -41,6 +41,8 @@ const SQL_ONLY_INDEXES = new Set([
   'outbox_events_dispatched_at_idx',
   'outbox_events_history_created_at_idx',
   'outbox_events_table_history_idx',
+  'record_trash_listing_idx',
+  'record_trash_purge_idx',
   'webhook_deliveries_due_idx',
   'webhook_deliveries_closed_updated_at_idx',
 ]);

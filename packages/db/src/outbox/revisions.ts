@@ -4,7 +4,8 @@ import { HISTORY_EVENT_SQL } from './dispatch';
 
 /**
  * Record history, read from the outbox: record_revisions (written by the outbox's insert trigger,
- * migrations/*_record_revisions.sql) places each record in the events that wrote it, and the event
+ * migrations/*_record_revisions.sql) places each record in the events that wrote it, record_trash
+ * in the events that deleted it (record-trash.ts), and the event
  * holds the record after the write (its last state for a delete) and an update's previous values.
  * A page is one statement: the revisions through an index, newest first, then each event's records
  * and changes walked once, in step, for the positions the page needs.
@@ -61,11 +62,16 @@ export async function readRevisions(
       values.push(options.after.seq, options.after.position);
       after = 'AND (v.event_seq, v.position) < ($4::bigint, $5::int)';
     }
+    // Its writes' revisions and its deletions' (record_trash), each through its record index.
+    const newest = (relation: string) =>
+      `(SELECT v.event_seq, v.position, v.record_id FROM ${relation} v
+         WHERE v.record_id = $3::uuid AND v.table_id = $1 ${after}
+         ORDER BY v.event_seq DESC, v.position DESC LIMIT $2)`;
     return readEventRecordsPage(
       client,
-      `SELECT v.event_seq, v.position, v.record_id FROM record_revisions v
-        WHERE v.record_id = $3::uuid AND v.table_id = $1 ${after}
-        ORDER BY v.event_seq DESC, v.position DESC
+      `SELECT u.event_seq, u.position, u.record_id
+         FROM (${newest('record_revisions')} UNION ALL ${newest('record_trash')}) u
+        ORDER BY u.event_seq DESC, u.position DESC
         LIMIT $2`,
       values,
     );
@@ -82,12 +88,20 @@ export async function readRevisions(
        FROM ${OUTBOX_TABLE} e
       CROSS JOIN LATERAL json_array_elements_text(e.data -> 'recordIds') WITH ORDINALITY AS r(id, position)
       WHERE e.table_id = $1 AND ${HISTORY_EVENT_SQL} ${after}
-        AND EXISTS (SELECT FROM record_revisions v WHERE v.event_seq = e.seq AND v.position = r.position)
+        AND ${REVISION_EXISTS_SQL}
       ORDER BY e.seq DESC, r.position DESC
       LIMIT $2`,
     values,
   );
 }
+
+/**
+ * Whether record `r.position` of event `e` has a revision (history may have been off): a
+ * deletion's is its record_trash row, any other's its record_revisions row.
+ */
+const REVISION_EXISTS_SQL = `CASE WHEN e.type = 'record.deleted'
+         THEN EXISTS (SELECT FROM record_trash v WHERE v.event_seq = e.seq AND v.position = r.position)
+         ELSE EXISTS (SELECT FROM record_revisions v WHERE v.event_seq = e.seq AND v.position = r.position) END`;
 
 /**
  * The records of a page of record events: `page` selects `event_seq`, `position` and `record_id`
@@ -138,8 +152,13 @@ export async function readRevision(
 ): Promise<{ type: string; recordJson: string | null } | null> {
   const result = await client.query<{ type: string; record: string | null }>(
     `SELECT e.type, (e.data -> 'records' -> (v.position - 1))::text AS record
-       FROM record_revisions v JOIN ${OUTBOX_TABLE} e ON e.seq = v.event_seq
-      WHERE v.event_seq = $3::bigint AND v.position = $4 AND v.record_id = $2::uuid AND v.table_id = $1`,
+       FROM (SELECT event_seq, position, record_id, table_id FROM record_revisions
+              WHERE event_seq = $3::bigint AND position = $4
+             UNION ALL
+             SELECT event_seq, position, record_id, table_id FROM record_trash
+              WHERE event_seq = $3::bigint AND position = $4) v
+       JOIN ${OUTBOX_TABLE} e ON e.seq = v.event_seq
+      WHERE v.record_id = $2::uuid AND v.table_id = $1`,
     [key.tableId, key.recordId, key.seq, key.position],
   );
   const row = result.rows[0];
