@@ -44,7 +44,9 @@ it('purges deleted records, fields and tables once past TRASH_RETENTION', async 
   });
   const [kept, gone] = base.tables;
   const size = kept!.fields[1]!;
-  const { records: [first, second] } = await client.records.createMany(base.id, 'Kept', [
+  const {
+    records: [first, second],
+  } = await client.records.createMany(base.id, 'Kept', [
     { Name: 'first', Size: 1 },
     { Name: 'second', Size: 2 },
   ]);
