@@ -350,8 +350,8 @@ describe('a deleted table', () => {
     expect(restored.body.tables).toEqual([{ ...table, updatedAt: expect.any(String) }]);
     expect(restored.body.fields).toEqual([notesFields.find((field) => field.name === 'Person')]);
     expect(await eventsSince(seq)).toEqual([
-      { type: 'field.created', id: notesFields[1]!.id, name: 'Person' },
       { type: 'table.created', id: table.id, name: 'People' },
+      { type: 'field.created', id: notesFields[1]!.id, name: 'Person' },
     ]);
     expect(await fieldsOf(baseId, 'Notes')).toEqual(notesFields);
     expect((await list(baseId, 'People')).map(byName)).toEqual([

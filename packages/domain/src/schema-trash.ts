@@ -209,9 +209,23 @@ export async function restoreFromSchemaTrash(
       await restoreTableRows(restoring, entry, ['tableIds', index]);
     }
     // With every table's rows back, what they link to and look up can be checked and computed.
-    const restoredFields: FieldDto[] = [];
     for (const [index, entry] of tableEntries.entries()) {
       await refillLinkedValues(restoring, entry, ['tableIds', index]);
+    }
+    // Announced before the fields of other tables that link to them.
+    const tables = [];
+    for (const id of tableIds) {
+      const table = toTableDto(
+        await tx.table.findUniqueOrThrow({
+          where: { id },
+          include: { fields: { orderBy: { position: 'asc' } } },
+        }),
+      );
+      await events.table(database.id, 'table.created', table);
+      tables.push(table);
+    }
+    const restoredFields: FieldDto[] = [];
+    for (const [index, entry] of tableEntries.entries()) {
       for (const link of entry.inboundLinks) {
         restoredFields.push(await restoreField(restoring, link, ['tableIds', index], entry.table.name));
       }
@@ -225,17 +239,6 @@ export async function restoreFromSchemaTrash(
       restoredFields.push(await restoreField(restoring, field, ['fieldIds', index]));
     }
     await tx.schemaTrash.deleteMany({ where: { id: { in: [...tableIds, ...fieldIds] } } });
-    const tables = [];
-    for (const id of tableIds) {
-      const table = toTableDto(
-        await tx.table.findUniqueOrThrow({
-          where: { id },
-          include: { fields: { orderBy: { position: 'asc' } } },
-        }),
-      );
-      await events.table(database.id, 'table.created', table);
-      tables.push(table);
-    }
     return { tables, fields: restoredFields };
   });
 }
