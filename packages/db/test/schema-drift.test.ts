@@ -43,10 +43,16 @@ const SQL_ONLY_INDEXES = new Set([
   'outbox_events_table_history_idx',
   'record_trash_listing_idx',
   'record_trash_purge_idx',
+  'outbox_events_changes_idx',
   'webhook_deliveries_due_idx',
   'webhook_deliveries_closed_updated_at_idx',
 ]);
 const IGNORED_TABLES = new Set(['schema_migrations']);
+/**
+ * Columns of types Prisma cannot read (xid8), declared `Unsupported(…)` in schema.prisma, which
+ * its DMMF leaves out: each is named here on purpose, and checked to be declared so.
+ */
+const UNSUPPORTED_COLUMNS = new Map([['outbox_events.xid', 'xid8']]);
 
 const schemaText = readFileSync(join(__dirname, '..', 'prisma', 'schema.prisma'), 'utf8');
 const dmmf = JSON.parse(get_dmmf(JSON.stringify({ prismaSchema: [['schema.prisma', schemaText]] }))) as {
@@ -145,15 +151,26 @@ describe('schema.prisma and the SQL migrations', () => {
           hasDefault: field.hasDefaultValue,
         })),
     );
-    const fromSql = (await columns()).map((row) => ({
-      column: `${row.table_name}.${row.column_name}`,
-      type: row.udt_name,
-      nullable: row.is_nullable === 'YES',
-      // Scalar lists are NOT NULL DEFAULT '{}' in SQL; Prisma models that as a required list.
-      hasDefault:
-        row.column_default !== null &&
-        !(row.udt_name.startsWith('_') && row.column_default.startsWith("'{}'")),
-    }));
+    for (const [column, type] of UNSUPPORTED_COLUMNS) {
+      expect(schemaText).toContain(`${column.split('.')[1]} `);
+      expect(schemaText).toContain(`Unsupported("${type}")`);
+    }
+    const fromSql = (await columns())
+      .filter((row) => {
+        const type = UNSUPPORTED_COLUMNS.get(`${row.table_name}.${row.column_name}`);
+        if (type === undefined) return true;
+        expect(row.udt_name).toBe(type);
+        return false;
+      })
+      .map((row) => ({
+        column: `${row.table_name}.${row.column_name}`,
+        type: row.udt_name,
+        nullable: row.is_nullable === 'YES',
+        // Scalar lists are NOT NULL DEFAULT '{}' in SQL; Prisma models that as a required list.
+        hasDefault:
+          row.column_default !== null &&
+          !(row.udt_name.startsWith('_') && row.column_default.startsWith("'{}'")),
+      }));
     const byColumn = (a: { column: string }, b: { column: string }) => a.column.localeCompare(b.column);
     expect(fromSql.sort(byColumn)).toEqual(fromPrisma.sort(byColumn));
   });

@@ -1,3 +1,4 @@
 export * from './append';
+export * from './changes';
 export * from './dispatch';
 export * from './revisions';

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { appendOutboxEvent, type ChangePosition, latestChangePosition, readChanges } from '../src';
+import { createTestDatabase, type TestDatabase } from '../src/testing';
+
+/**
+ * The change feed's read of the outbox: a reader following its position while writers on several
+ * connections commit (and roll back) out of the order their events were numbered sees every
+ * committed event exactly once, and none rolled back.
+ */
+
+let testDb: TestDatabase;
+let pool: pg.Pool;
+const databaseId = randomUUID();
+const otherDatabaseId = randomUUID();
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  pool = new pg.Pool({ connectionString: testDb.url, max: 12 });
+  // The database's drop (WITH FORCE) may reach a connection the pool is still closing.
+  pool.on('error', () => {});
+  for (const id of [databaseId, otherDatabaseId]) {
+    await pool.query('INSERT INTO databases (id, name, schema_name) VALUES ($1, $2, $3)', [
+      id,
+      'Changes',
+      `base_${id.replaceAll('-', '')}`,
+    ]);
+  }
+});
+afterAll(async () => {
+  await pool?.end();
+  await testDb?.drop();
+});
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/** An event in a transaction of its own, committed or rolled back after `holdMs`. */
+async function write(
+  database: string,
+  tag: string,
+  holdMs: number,
+  commit: boolean,
+  type: 'record.created' | 'table.created' = 'record.created',
+): Promise<string> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const id = await appendOutboxEvent(client, {
+      databaseId: database,
+      tableId: 'tblChanges0000001',
+      type,
+      source: 'public_api',
+      dataJson: JSON.stringify({ tag }),
+    });
+    await sleep(holdMs);
+    await client.query(commit ? 'COMMIT' : 'ROLLBACK');
+    return id;
+  } finally {
+    client.release();
+  }
+}
+
+it('hands out every committed event exactly once while writers commit out of order', async () => {
+  const committed = new Set<string>();
+  const rolledBack = new Set<string>();
+  let writing = true;
+  // Six writers: each event's transaction stays open 0-30 ms, so later-numbered events often commit
+  // first; one in eight rolls back.
+  const writers = Array.from({ length: 6 }, async (_, writer) => {
+    for (let i = 0; i < 40; i++) {
+      const commit = (writer + i) % 8 !== 0;
+      const id = await write(databaseId, `${writer}.${i}`, (writer * 7 + i * 13) % 31, commit);
+      (commit ? committed : rolledBack).add(id);
+      // Another database's events are never this feed's.
+      if (i % 10 === 0) await write(otherDatabaseId, 'elsewhere', 0, true);
+    }
+  });
+  const seen: string[] = [];
+  let position: ChangePosition | undefined;
+  const reader = (async () => {
+    for (;;) {
+      const done = !writing;
+      const page = await readChanges(pool, {
+        databaseId,
+        limit: 7,
+        ...(position ? { after: position } : {}),
+      });
+      seen.push(...page.changes.map((change) => change.id));
+      position = page.position;
+      if (done && !page.hasMore) return;
+      if (!page.hasMore) await sleep(3);
+    }
+  })();
+  await Promise.all(writers);
+  writing = false;
+  await reader;
+  expect(new Set(seen).size).toBe(seen.length);
+  expect(seen.filter((id) => rolledBack.has(id))).toEqual([]);
+  expect(new Set(seen)).toEqual(committed);
+  expect(committed.size).toBe(210);
+});
+
+it('filters by type, starts from the latest position, and waits for transactions still open', async () => {
+  const latest = await latestChangePosition(pool);
+  expect((await readChanges(pool, { databaseId, after: latest, limit: 10 })).changes).toEqual([]);
+  // An open transaction's event holds back those of transactions that began after it.
+  const holder = await pool.connect();
+  await holder.query('BEGIN');
+  const held = await appendOutboxEvent(holder, {
+    databaseId,
+    tableId: null,
+    type: 'table.created',
+    source: 'public_api',
+    dataJson: '{}',
+  });
+  const after = await write(databaseId, 'after', 0, true);
+  expect((await readChanges(pool, { databaseId, after: latest, limit: 10 })).changes).toEqual([]);
+  await holder.query('COMMIT');
+  holder.release();
+  const page = await readChanges(pool, { databaseId, after: latest, limit: 10 });
+  expect(page.changes.map((change) => change.id)).toEqual([held, after]);
+  const tables = await readChanges(pool, { databaseId, after: latest, limit: 10, types: ['table.created'] });
+  expect(tables.changes.map((change) => change.id)).toEqual([held]);
+  // Read to the end, the position stays put until something new commits.
+  const end = await readChanges(pool, { databaseId, after: page.position, limit: 10 });
+  expect([end.changes, end.hasMore]).toEqual([[], false]);
+});
