@@ -55,6 +55,15 @@ async function insertEvent(options: {
   return id;
 }
 
+/** Record `recordId` deleted by record.deleted event `eventId` and in its table's trash. */
+async function trashRecord(tableId: string, recordId: string, eventId: string): Promise<void> {
+  await pool.query(
+    `INSERT INTO record_trash (table_id, record_id, event_seq, position, stored, links)
+     SELECT $1, $2::uuid, seq, 1, '{}', '[]' FROM outbox_events WHERE id = $3`,
+    [tableId, recordId, eventId],
+  );
+}
+
 /** A delivery of `eventId` to the `webhook`-th test webhook, with one attempt per entry of `attemptsDaysAgo`. */
 async function insertDelivery(options: {
   eventId: string;
@@ -204,7 +213,7 @@ describe('pruneOnce', () => {
     const expired = await insertEvent({
       createdDaysAgo: 31,
       dispatchedDaysAgo: 31,
-      type: 'record.deleted',
+      type: 'record.updated',
       records,
     });
     const dependency = await insertEvent({
@@ -224,6 +233,7 @@ describe('pruneOnce', () => {
         )
       ).rows.map((row) => row.record_id);
     expect(await revisionsOf(kept)).toEqual(recordIds);
+    expect(await revisionsOf(expired)).toEqual(recordIds);
     expect(await revisionsOf(dependency)).toEqual([]);
 
     expect(await pruneOnce(pool, settings)).toEqual({
@@ -262,11 +272,7 @@ describe('pruneOnce', () => {
       [old, records.ids[0]],
       [recent, records.ids[1]],
     ]) {
-      await pool.query(
-        `INSERT INTO record_trash (table_id, record_id, event_seq, position, stored, links)
-         SELECT $1, $2::uuid, seq, 1, '{}', '[]' FROM outbox_events WHERE id = $3`,
-        [records.tableId, recordId, eventId],
-      );
+      await trashRecord(records.tableId, recordId!, eventId!);
     }
     expect(await pruneOnce(pool, settings)).toEqual({
       attempts: 0,
@@ -295,11 +301,7 @@ describe('pruneOnce', () => {
       type: 'record.deleted',
       records,
     });
-    await pool.query(
-      `INSERT INTO record_trash (table_id, record_id, event_seq, position, stored, links)
-       SELECT $1, $2::uuid, seq, 1, '{}', '[]' FROM outbox_events WHERE id = $3`,
-      [records.tableId, records.ids[0], old],
-    );
+    await trashRecord(records.tableId, records.ids[0]!, old);
     expect(await pruneOnce(pool, settings)).toEqual({
       attempts: 0,
       deliveries: 0,
