@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { OUTBOX_TABLE } from './outbox/append';
 import { readEventRecordsPage } from './outbox/revisions';
-import { qualifiedTable, quoteIdent, systemColumns } from './physical';
+import { qualifiedTable, quoteIdent, quoteLiteral, systemColumns } from './physical';
 
 /**
  * The record trash (migrations/*_record_trash.sql, *_deletions_in_trash.sql): a row per record per
@@ -77,7 +77,7 @@ export async function deleteIntoTrash(
   const linkTables = await linkTablesOf(client, table.schemaName, table.id);
   const linkRows = linkTables.flatMap(({ linkTable, ownedByTable, linksToTable }) => {
     const sides: string[] = [];
-    const row = `jsonb_build_object('table', ${literalText(linkTable)}, 'record_id', k.record_id, 'linked_id', k.linked_id, 'position', k.position)`;
+    const row = `jsonb_build_object('table', ${quoteLiteral(linkTable)}, 'record_id', k.record_id, 'linked_id', k.linked_id, 'position', k.position)`;
     if (ownedByTable) sides.push(`SELECT ${row} AS link FROM ${linkTable} k WHERE k.record_id = g.id`);
     if (linksToTable) sides.push(`SELECT ${row} AS link FROM ${linkTable} k WHERE k.linked_id = g.id`);
     return sides;
@@ -107,9 +107,6 @@ export async function deleteIntoTrash(
  * the session) turns both off, as the revisions trigger reads it (migrations/*_history_setting.sql).
  */
 export const HISTORY_ON_SQL = `current_setting('recordbase.history', true) IS DISTINCT FROM 'off'`;
-
-/** A name the catalog gave, as an SQL string literal. */
-const literalText = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 export interface TrashedRecord {
   recordId: string;
@@ -202,7 +199,7 @@ export async function restoreTrashed(
        SELECT ${columns.map((column) => `p.${column}`).join(', ')}
          FROM record_trash t CROSS JOIN LATERAL jsonb_populate_record(NULL::${ref}, t.stored) p
         WHERE t.record_id = ANY($2::uuid[]) AND t.table_id = $1 AND t.stored IS NOT NULL
-        ORDER BY (t.stored ->> ${literalText(systemColumns.seq)})::bigint`,
+        ORDER BY (t.stored ->> ${quoteLiteral(systemColumns.seq)})::bigint`,
       [table.id, group.ids],
     );
   }

@@ -1,7 +1,7 @@
 import type { FieldType } from '@recordbase/contracts/fields';
 import type pg from 'pg';
 import { isLockNotAvailable } from './errors';
-import { type PhysicalField, purgeTrashedField, purgeTrashedTable } from './physical';
+import { type PhysicalField, purgeTrashedField, purgeTrashedTable, quoteLiteral } from './physical';
 
 /**
  * The database trash's purge (migrations/*_schema_trash.sql): entries deleted more than the
@@ -70,7 +70,7 @@ async function purgeEntry(
       ...purgeTrashedTable(table, linkFieldIds),
       // Its deleted records still in the trash, which no table will take back now (the rows of
       // those restored or purged go with their events, as history's).
-      `DELETE FROM record_trash WHERE table_id = '${entry.table_id.replaceAll("'", "''")}' AND stored IS NOT NULL`,
+      `DELETE FROM record_trash WHERE table_id = ${quoteLiteral(entry.table_id)} AND stored IS NOT NULL`,
     );
     await client.query(`DELETE FROM schema_trash WHERE table_id = $1 AND kind = 'field'`, [entry.table_id]);
   }
