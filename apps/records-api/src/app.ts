@@ -5,6 +5,7 @@ import {
   type KeyShares,
   parseSecretKey,
 } from '@recordbase/db';
+import { type ChangeTailer, createChangeTailer } from '@recordbase/domain/change-tailer';
 import { createTableCache } from '@recordbase/domain/records/table-cache';
 import { createSqlConnections } from '@recordbase/domain/sql/connections';
 import { SQL_DEFAULTS, type SqlQueryContext, sqlMaxMessageBytes } from '@recordbase/domain/sql/query';
@@ -40,6 +41,7 @@ import {
   DEFAULT_DB_SECONDS_PER_MINUTE_PER_KEY,
   type RecordsApiConfig,
 } from './config';
+import { changesRoutes, DEFAULT_STREAM_BUFFER_BYTES, DEFAULT_STREAMS_PER_KEY } from './http/changes.routes';
 import { importRoutes } from './http/imports.routes';
 import { referenceRoutes } from './http/openapi/routes';
 import { QUEUES_DASHBOARD_PATH, queuesDashboard } from './http/queues-dashboard';
@@ -87,12 +89,13 @@ export interface RecordsApiDeps {
         | 'REDIS_URL'
         | 'QUEUE_PREFIX'
         | 'UPLOAD_PUBLIC_URL'
+        | 'CHANGE_STREAMS_PER_KEY'
       >
     >;
 }
 
 export function createApp(deps: RecordsApiDeps): Express {
-  const { db, redis, events, imports, logger, config } = deps;
+  const { db, redis, imports, logger, config } = deps;
   const webhookSecretKey = parseSecretKey(config.WEBHOOK_SECRET_KEY);
   const app = express();
   // First: every later log line and answer of the request carries its id.
@@ -157,6 +160,20 @@ export function createApp(deps: RecordsApiDeps): Express {
       logger,
     }),
   });
+  // The change streams' one tail of the outbox, woken by this process's own commits (the others'
+  // reach it at its next poll).
+  const tailer = createChangeTailer(db.pool, {
+    onError: (error) => logger.warn({ err: error }, 'reading the change feed failed; retrying'),
+  });
+  app.locals.changeTailer = tailer;
+  db.beforeClose(async () => tailer.close());
+  const events: EventPublisher = {
+    publish(eventIds) {
+      deps.events.publish(eventIds);
+      tailer.wake();
+    },
+    close: () => deps.events.close(),
+  };
   // Each route reads its own body, after checking the key's right to it (server-kit/http.ts).
   // Closed with the database connections, whose pool holds its LISTEN connection.
   const tables = createTableCache({ pool: db.pool, logger });
@@ -176,6 +193,16 @@ export function createApp(deps: RecordsApiDeps): Express {
     }),
   );
   api.use(webhookRoutes(db.prisma, webhookSecretKey, config.WEBHOOK_ALLOWED_CIDRS ?? []));
+  api.use(
+    changesRoutes({
+      pool: db.pool,
+      prisma: db.prisma,
+      tailer,
+      inFlight,
+      streamsPerKey: config.CHANGE_STREAMS_PER_KEY ?? DEFAULT_STREAMS_PER_KEY,
+      streamBufferBytes: DEFAULT_STREAM_BUFFER_BYTES,
+    }),
+  );
   api.use(
     importRoutes({
       prisma: db.prisma,
@@ -199,6 +226,11 @@ export function createApp(deps: RecordsApiDeps): Express {
   app.use(routeNotFound([recordListingHint(apiMount)]));
   app.use(errorMiddleware(logger));
   return app;
+}
+
+/** Ends the app's change streams, which would otherwise hold its HTTP server open at shutdown. */
+export function closeChangeStreams(app: Express): void {
+  (app.locals.changeTailer as ChangeTailer | undefined)?.close();
 }
 
 /** Disk one SQL query may spill to (sorts, hashes) before PostgreSQL stops it. */

@@ -14,6 +14,7 @@ import {
   withQueuePrefix,
 } from '@recordbase/server-kit/env';
 import { z } from 'zod';
+import { DEFAULT_STREAMS_PER_KEY } from './http/changes.routes';
 
 /**
  * Two at once: a key's slow statements take at most two of PostgreSQL's CPUs' turns, and its
@@ -45,6 +46,8 @@ export const recordsApiEnvSchema = commonEnvSchema
      * each request reached, on any port.
      */
     UPLOAD_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    /** Change streams (GET …/changes/stream) one API key may hold open at once, every replica together. */
+    CHANGE_STREAMS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_STREAMS_PER_KEY),
     /** The largest body of a record write (bulk, create, update); other routes have their own. */
     JSON_BODY_LIMIT: z.string().default('10mb'),
     WEBHOOK_SECRET_KEY: webhookSecretKeySchema,

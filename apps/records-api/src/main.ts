@@ -4,7 +4,7 @@ import { checkPostgres, checkRedis, serviceDbOptions } from '@recordbase/server-
 import { closeServer, createHttpServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { Redis } from 'ioredis';
-import { createApp } from './app';
+import { closeChangeStreams, createApp } from './app';
 import { loadConfig } from './config';
 
 async function main(): Promise<void> {
@@ -32,10 +32,13 @@ async function main(): Promise<void> {
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const events = createEventPublisher({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
   const imports = createImportQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
-  const server = createHttpServer(createApp({ db, redis, events, imports, logger, config }), config);
+  const app = createApp({ db, redis, events, imports, logger, config });
+  const server = createHttpServer(app, config);
   const port = await listen(server, config.PORT, config.HOST);
   logger.info({ port }, 'records-api listening');
   installShutdown(logger, [
+    // Open streams would keep the server from closing until the deadline.
+    ['change streams', async () => closeChangeStreams(app)],
     ['http server', () => closeServer(server)],
     ['events queue', () => events.close()],
     ['imports queue', () => imports.close()],

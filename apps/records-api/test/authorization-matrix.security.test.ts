@@ -4,7 +4,7 @@ import { createInFlightLimiter, requestsOfKey } from '@recordbase/server-kit/in-
 import { createRateLimiter } from '@recordbase/server-kit/rate-limit';
 import { Redis } from 'ioredis';
 import { operations } from '../src/http/openapi/document';
-import type { Operation } from '../src/http/openapi/operation';
+import { type Operation, scopesOpening } from '../src/http/openapi/operation';
 import { createBase, databaseSnapshot, type Harness, startHarness } from './harness';
 import {
   describeOperation,
@@ -119,14 +119,14 @@ beforeAll(async () => {
     scopes: apiKeyScopes,
     databaseIds: [otherDatabaseId],
   });
-  // Every scope but one, on every database: only the route's own scope is missing.
+  // Every scope but the route's own (or but each of those that would open it), on every database.
   const lacking = new Map<string, string>();
-  for (const scope of apiKeyScopes) {
-    const key = await createKey({
-      name: `all but ${scope}`,
-      scopes: apiKeyScopes.filter((s) => s !== scope),
-    });
-    lacking.set(scope, key.authorization);
+  for (const op of served) {
+    const opening = scopesOpening(op.access);
+    const name = `all but ${opening.join(' and ')}`;
+    if (opening.length === 0 || lacking.has(name)) continue;
+    const key = await createKey({ name, scopes: apiKeyScopes.filter((s) => !opening.includes(s)) });
+    lacking.set(name, key.authorization);
   }
   authorization.set('no key', () => undefined);
   authorization.set('a revoked key', () => revoked.authorization);
@@ -134,7 +134,9 @@ beforeAll(async () => {
   // A root-only route lacks nothing a key can have: a key with every scope is still not root.
   const allScopes = await createKey({ name: 'all scopes', scopes: apiKeyScopes });
   authorization.set("a key lacking the route's scope", (op) =>
-    op.access === 'root' || op.access === 'public' ? allScopes.authorization : lacking.get(op.access.scope),
+    op.access === 'root' || op.access === 'public'
+      ? allScopes.authorization
+      : lacking.get(`all but ${scopesOpening(op.access).join(' and ')}`),
   );
 });
 afterAll(() => h.close());

@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import { operations } from '../src/http/openapi/document';
 import * as ex from '../src/http/openapi/examples';
-import type { Operation } from '../src/http/openapi/operation';
+import { type Operation, scopesOpening } from '../src/http/openapi/operation';
 
 /**
  * The route table of the authorization matrices (records-api's and upload-service's): every route
@@ -117,7 +117,7 @@ export function expectedRefusal(op: Operation, keyCase: KeyCase): Refusal | null
       // The contract says only who may download (a key that can read the file's database);
       // SECURITY.md "Files": anyone else gets the same 404, so no key learns which files exist.
       if (op.operationId === 'downloadFile') return { status: 404, code: 'NOT_FOUND' };
-      return { status: 403, code: 'FORBIDDEN', message: op.access.scope };
+      return { status: 403, code: 'FORBIDDEN', message: scopesOpening(op.access)[0]! };
   }
 }
 

@@ -1,4 +1,4 @@
-import { toDeliveredEventId } from '@recordbase/contracts/events';
+import { eventBodyJson, type StoredEvent, toDeliveredEventId } from '@recordbase/contracts/events';
 import { type DeliveryOutcome, verdictOfAttempt } from '@recordbase/db';
 import type { Cidr } from '@recordbase/server-kit/ssrf';
 import type { ReceiverConnections } from './connections';
@@ -25,15 +25,7 @@ export interface AttemptSettings {
 /** A receiver that does not even accept the connection within this is given up on sooner. */
 export const CONNECT_TIMEOUT_MS = 5000;
 
-export interface EventToSend {
-  eventId: string;
-  type: string;
-  createdAt: Date;
-  /** The outbox row's `data`, as the JSON text PostgreSQL stored. */
-  dataJson: string;
-  databaseId: string;
-  source: string;
-}
+export type EventToSend = StoredEvent;
 
 export interface Target {
   webhookId: number;
@@ -42,24 +34,9 @@ export interface Target {
   signingKey: Buffer | null;
 }
 
-/** The delivered body. */
-export function buildBody(event: {
-  eventId: string;
-  type: string;
-  createdAt: Date;
-  dataJson: string;
-  webhookId: number;
-  databaseId: string;
-  attempt: number;
-  source: string;
-}): string {
-  const metadata = {
-    webhookId: event.webhookId,
-    baseId: event.databaseId,
-    attempt: event.attempt,
-    source: event.source,
-  };
-  return `{"id":${JSON.stringify(toDeliveredEventId(event.eventId))},"type":${JSON.stringify(event.type)},"timestamp":${JSON.stringify(event.createdAt.toISOString())},"data":${event.dataJson},"metadata":${JSON.stringify(metadata)}}`;
+/** The delivered body: the event's one rendering (contracts/events.ts) with this delivery's metadata. */
+export function buildBody(event: EventToSend & { webhookId: number; attempt: number }): string {
+  return eventBodyJson(event, { webhookId: event.webhookId, attempt: event.attempt });
 }
 
 const internalFailure = (error: string): SendResult => ({

@@ -68,8 +68,8 @@ export const webhookDispatcherEnvSchema = commonEnvSchema.extend({
   QUEUE_PREFIX: queuePrefixSchema,
   /** Age past which delivery attempts, and closed deliveries with none left, are deleted. */
   WEBHOOK_ATTEMPT_RETENTION: optional(parsed(parsePositiveDuration).default(30 * 86_400_000)),
-  /** Age past which a dispatched outbox event with no open delivery is deleted. */
-  OUTBOX_EVENT_RETENTION: optional(parsed(parsePositiveDuration).default(7 * 86_400_000)),
+  /** Age past which a dispatched outbox event with no open delivery is deleted: the change feed keeps events this long. */
+  CHANGES_RETENTION: optional(parsed(parsePositiveDuration).default(7 * 86_400_000)),
   /** The same for record events, which record history reads (the contract's HISTORY_RETENTION). */
   HISTORY_RETENTION: optional(parsed(parsePositiveDuration).default(30 * 86_400_000)),
   /** Age past which a deleted record, table or field leaves the trash for good (the contract's TRASH_RETENTION). */

@@ -79,7 +79,7 @@ export function dispatcherOptionsFromConfig(
     sweepIntervalMs: config.DISPATCH_SWEEP_INTERVAL_MS,
     sweepGraceMs: config.DISPATCH_SWEEP_GRACE_MS,
     attemptRetentionMs: config.WEBHOOK_ATTEMPT_RETENTION,
-    eventRetentionMs: config.OUTBOX_EVENT_RETENTION,
+    eventRetentionMs: config.CHANGES_RETENTION,
     historyRetentionMs: config.HISTORY_RETENTION,
     trashRetentionMs: config.TRASH_RETENTION,
     pruneIntervalMs: config.DISPATCH_PRUNE_INTERVAL_MS,

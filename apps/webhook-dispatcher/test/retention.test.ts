@@ -547,14 +547,14 @@ describe('retention settings', () => {
   it('defaults to 30 days for attempts, 7 days for events, a pass a minute', () => {
     expect(loadConfig({ WEBHOOK_SECRET_KEY })).toMatchObject({
       WEBHOOK_ATTEMPT_RETENTION: 30 * DAY,
-      OUTBOX_EVENT_RETENTION: 7 * DAY,
+      CHANGES_RETENTION: 7 * DAY,
       DISPATCH_PRUNE_INTERVAL_MS: 60_000,
     });
     expect(
-      loadConfig({ WEBHOOK_SECRET_KEY, WEBHOOK_ATTEMPT_RETENTION: '', OUTBOX_EVENT_RETENTION: '' }),
+      loadConfig({ WEBHOOK_SECRET_KEY, WEBHOOK_ATTEMPT_RETENTION: '', CHANGES_RETENTION: '' }),
     ).toMatchObject({
       WEBHOOK_ATTEMPT_RETENTION: 30 * DAY,
-      OUTBOX_EVENT_RETENTION: 7 * DAY,
+      CHANGES_RETENTION: 7 * DAY,
       HISTORY_RETENTION: 30 * DAY,
     });
   });
@@ -564,17 +564,15 @@ describe('retention settings', () => {
       loadConfig({
         WEBHOOK_SECRET_KEY,
         WEBHOOK_ATTEMPT_RETENTION: '90d',
-        OUTBOX_EVENT_RETENTION: '36h',
+        CHANGES_RETENTION: '36h',
         DISPATCH_PRUNE_INTERVAL_MS: '5000',
       }),
     ).toMatchObject({
       WEBHOOK_ATTEMPT_RETENTION: 90 * DAY,
-      OUTBOX_EVENT_RETENTION: 36 * 3_600_000,
+      CHANGES_RETENTION: 36 * 3_600_000,
       DISPATCH_PRUNE_INTERVAL_MS: 5000,
     });
-    expect(() => loadConfig({ WEBHOOK_SECRET_KEY, OUTBOX_EVENT_RETENTION: '0d' })).toThrow(
-      /OUTBOX_EVENT_RETENTION/,
-    );
+    expect(() => loadConfig({ WEBHOOK_SECRET_KEY, CHANGES_RETENTION: '0d' })).toThrow(/CHANGES_RETENTION/);
     expect(() => loadConfig({ WEBHOOK_SECRET_KEY, WEBHOOK_ATTEMPT_RETENTION: '30' })).toThrow(
       /WEBHOOK_ATTEMPT_RETENTION/,
     );

@@ -40,7 +40,8 @@ export function recordAuthor(keyId: string | null, keyName: string): RecordAutho
 }
 
 /** What a route asks of the key that calls it: a scope, or the root key. */
-export type RouteAccess = { scope: ApiKeyScope } | { rootOnly: true };
+/** What a route needs of a key: a scope, any one of several (the route then serves what each allows), or root. */
+export type RouteAccess = { scope: ApiKeyScope } | { anyScope: readonly ApiKeyScope[] } | { rootOnly: true };
 
 export const createApiKeyRequestSchema = z.strictObject({
   name: nameSchema,

@@ -18,7 +18,8 @@ export type InputPath = readonly (string | number)[];
  * - `not_found`: what the input names does not exist, or not for this caller;
  * - `forbidden`: the caller may not do this;
  * - `too_many`: the caller has too much under way; `retryAfterSeconds` says when to come back;
- * - `busy`: the service cannot take it now, through no fault of the input; retry shortly.
+ * - `busy`: the service cannot take it now, through no fault of the input; retry shortly;
+ * - `expired`: the input names a place (a cursor) that retention has since removed.
  */
 export type DomainErrorKind =
   | 'invalid'
@@ -26,7 +27,8 @@ export type DomainErrorKind =
   | 'not_found'
   | 'forbidden'
   | 'too_many'
-  | 'busy';
+  | 'busy'
+  | 'expired';
 
 /** Names a place of the input as the caller names it (`body.records[3]`). */
 export type NamePath = (path: InputPath) => string;
@@ -112,6 +114,10 @@ export const busy = (message: string, retryAfterSeconds: number): DomainError =>
 /** The caller has too much under way; it may come back after `retryAfterSeconds`. */
 export const tooMany = (message: string, retryAfterSeconds: number): DomainError =>
   new DomainError('too_many', [{ path: null, message }], { retryAfterSeconds });
+
+/** The place the input names at `path` is no longer kept: reading on from it would skip what was removed. */
+export const expired = (path: InputPath, message: Wording): DomainError =>
+  new DomainError('expired', [{ path, message }]);
 
 /** Issues of a zod schema listed at most. */
 const MAX_ISSUES = 5;

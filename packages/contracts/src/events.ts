@@ -36,6 +36,33 @@ export function toDeliveredEventId(outboxEventId: string): string {
   return `${EVENT_ID_PREFIX}${outboxEventId}`;
 }
 
+/** An outbox event as stored, the data still the JSON text PostgreSQL kept. */
+export interface StoredEvent {
+  eventId: string;
+  type: string;
+  createdAt: Date;
+  dataJson: string;
+  databaseId: string;
+  source: string;
+}
+
+/**
+ * The one rendering of an event's body: a webhook delivery's (with its `webhookId` and `attempt`)
+ * and the change feed's (without them) differ only there. The data is spliced in as stored, never
+ * parsed and serialised again.
+ */
+export function eventBodyJson(event: StoredEvent, delivery?: { webhookId: number; attempt: number }): string {
+  const metadata = delivery
+    ? {
+        webhookId: delivery.webhookId,
+        baseId: event.databaseId,
+        attempt: delivery.attempt,
+        source: event.source,
+      }
+    : { baseId: event.databaseId, source: event.source };
+  return `{"id":${JSON.stringify(toDeliveredEventId(event.eventId))},"type":${JSON.stringify(event.type)},"timestamp":${JSON.stringify(event.createdAt.toISOString())},"data":${event.dataJson},"metadata":${JSON.stringify(metadata)}}`;
+}
+
 /** What an update changed in one record: the fields whose value differs, and their values before. */
 export const recordChangeSchema = z.object({
   recordId: uuidSchema,
@@ -94,16 +121,20 @@ export const eventMetadataSchema = z.object({
 });
 export type EventMetadata = z.infer<typeof eventMetadataSchema>;
 
-const envelopeBase = {
-  id: deliveredEventIdSchema,
-  timestamp: isoDateTimeSchema,
-  metadata: eventMetadataSchema,
-};
+/** An event's body with `metadata` as given, discriminated by `type`. */
+function envelopeSchema<Metadata extends z.ZodObject>(metadata: Metadata) {
+  const base = { id: deliveredEventIdSchema, timestamp: isoDateTimeSchema, metadata };
+  return z.discriminatedUnion('type', [
+    z.object({ ...base, type: z.enum(recordEventTypes), data: recordEventDataSchema }),
+    z.object({ ...base, type: z.enum(tableEventTypes), data: tableEventDataSchema }),
+    z.object({ ...base, type: z.enum(fieldEventTypes), data: fieldEventDataSchema }),
+  ]);
+}
 
-/** The body of a delivery, discriminated by `type`. */
-export const eventEnvelopeSchema = z.discriminatedUnion('type', [
-  z.object({ ...envelopeBase, type: z.enum(recordEventTypes), data: recordEventDataSchema }),
-  z.object({ ...envelopeBase, type: z.enum(tableEventTypes), data: tableEventDataSchema }),
-  z.object({ ...envelopeBase, type: z.enum(fieldEventTypes), data: fieldEventDataSchema }),
-]);
+/** The body of a delivery. */
+export const eventEnvelopeSchema = envelopeSchema(eventMetadataSchema);
 export type EventEnvelope = z.infer<typeof eventEnvelopeSchema>;
+
+/** An event of the change feed: a delivery's body without `webhookId` and `attempt`. */
+export const changeEventSchema = envelopeSchema(eventMetadataSchema.omit({ webhookId: true, attempt: true }));
+export type ChangeEvent = z.infer<typeof changeEventSchema>;

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { appendOutboxEvent, type ChangePosition, latestChangePosition, readChanges } from '../src';
+import {
+  appendOutboxEvent,
+  type ChangePosition,
+  latestChangePosition,
+  pruneDispatchedEvents,
+  readChanges,
+} from '../src';
 import { createTestDatabase, type TestDatabase } from '../src/testing';
 
 /**
@@ -31,6 +37,13 @@ afterAll(async () => {
   await pool?.end();
   await testDb?.drop();
 });
+
+/** A page that was read (neither expired nor ahead). */
+async function readPage(options: Parameters<typeof readChanges>[1]) {
+  const page = await readChanges(pool, options);
+  if (page.outcome !== 'read') throw new Error(`the read was ${page.outcome}`);
+  return page;
+}
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -80,7 +93,7 @@ it('hands out every committed event exactly once while writers commit out of ord
   const reader = (async () => {
     for (;;) {
       const done = !writing;
-      const page = await readChanges(pool, {
+      const page = await readPage({
         databaseId,
         limit: 7,
         ...(position ? { after: position } : {}),
@@ -102,7 +115,7 @@ it('hands out every committed event exactly once while writers commit out of ord
 
 it('filters by type, starts from the latest position, and waits for transactions still open', async () => {
   const latest = await latestChangePosition(pool);
-  expect((await readChanges(pool, { databaseId, after: latest, limit: 10 })).changes).toEqual([]);
+  expect((await readPage({ databaseId, after: latest, limit: 10 })).changes).toEqual([]);
   // An open transaction's event holds back those of transactions that began after it.
   const holder = await pool.connect();
   await holder.query('BEGIN');
@@ -114,14 +127,51 @@ it('filters by type, starts from the latest position, and waits for transactions
     dataJson: '{}',
   });
   const after = await write(databaseId, 'after', 0, true);
-  expect((await readChanges(pool, { databaseId, after: latest, limit: 10 })).changes).toEqual([]);
+  expect((await readPage({ databaseId, after: latest, limit: 10 })).changes).toEqual([]);
   await holder.query('COMMIT');
   holder.release();
-  const page = await readChanges(pool, { databaseId, after: latest, limit: 10 });
+  const page = await readPage({ databaseId, after: latest, limit: 10 });
   expect(page.changes.map((change) => change.id)).toEqual([held, after]);
-  const tables = await readChanges(pool, { databaseId, after: latest, limit: 10, types: ['table.created'] });
+  const tables = await readPage({ databaseId, after: latest, limit: 10, types: ['table.created'] });
   expect(tables.changes.map((change) => change.id)).toEqual([held]);
   // Read to the end, the position stays put until something new commits.
-  const end = await readChanges(pool, { databaseId, after: page.position, limit: 10 });
+  const end = await readPage({ databaseId, after: page.position, limit: 10 });
   expect([end.changes, end.hasMore]).toEqual([[], false]);
+});
+
+it('answers expired before the cut retention left, reads on after it, and refuses a place never reached', async () => {
+  const databaseOfCut = randomUUID();
+  await pool.query('INSERT INTO databases (id, name, schema_name) VALUES ($1, $2, $3)', [
+    databaseOfCut,
+    'Cut',
+    `base_${databaseOfCut.replaceAll('-', '')}`,
+  ]);
+  const before = await latestChangePosition(pool);
+  const ids = [];
+  for (const tag of ['one', 'two', 'three'])
+    ids.push(await write(databaseOfCut, tag, 0, true, 'table.created'));
+  const all = await readPage({ databaseId: databaseOfCut, limit: 10 });
+  expect(all.changes.map((change) => change.id)).toEqual(ids);
+  // The first two delivered and past retention; the third still has a delivery open (not dispatched).
+  await pool.query('UPDATE outbox_events SET dispatched_at = now() WHERE id = ANY ($1::uuid[])', [
+    ids.slice(0, 2),
+  ]);
+  expect(await pruneDispatchedEvents(pool, 0, 1000)).toBeGreaterThanOrEqual(2);
+
+  expect(await readChanges(pool, { databaseId: databaseOfCut, after: before, limit: 10 })).toEqual({
+    outcome: 'expired',
+  });
+  expect(
+    await readChanges(pool, { databaseId: databaseOfCut, after: all.changes[0]!.position, limit: 10 }),
+  ).toEqual({ outcome: 'expired' });
+  // From the start, the feed begins where retention cut it.
+  for (const after of [undefined, all.changes[1]!.position]) {
+    const rest = await readPage({ databaseId: databaseOfCut, limit: 10, ...(after ? { after } : {}) });
+    expect(rest.changes.map((change) => change.id)).toEqual([ids[2]]);
+  }
+  // Another database's feed is not cut by it.
+  expect((await readChanges(pool, { databaseId, after: before, limit: 1 })).outcome).toBe('read');
+
+  const beyond = { xid: (BigInt((await latestChangePosition(pool)).xid) + 1000n).toString(), seq: '1' };
+  expect(await readChanges(pool, { databaseId, after: beyond, limit: 1 })).toEqual({ outcome: 'ahead' });
 });

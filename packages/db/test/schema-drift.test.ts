@@ -52,7 +52,10 @@ const IGNORED_TABLES = new Set(['schema_migrations']);
  * Columns of types Prisma cannot read (xid8), declared `Unsupported(…)` in schema.prisma, which
  * its DMMF leaves out: each is named here on purpose, and checked to be declared so.
  */
-const UNSUPPORTED_COLUMNS = new Map([['outbox_events.xid', 'xid8']]);
+const UNSUPPORTED_COLUMNS = new Map([
+  ['outbox_events.xid', 'xid8'],
+  ['change_feed_pruned.xid', 'xid8'],
+]);
 
 const schemaText = readFileSync(join(__dirname, '..', 'prisma', 'schema.prisma'), 'utf8');
 const dmmf = JSON.parse(get_dmmf(JSON.stringify({ prismaSchema: [['schema.prisma', schemaText]] }))) as {

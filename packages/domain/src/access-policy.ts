@@ -22,6 +22,28 @@ export function requireScope(principal: Principal, scope: ApiKeyScope, why?: str
   }
 }
 
+/**
+ * What reading each kind of event needs, wherever events are read (webhooks, the change feed):
+ * record events carry record values, table and field events the schema.
+ */
+export const EVENT_READ_SCOPES = [
+  {
+    scope: 'records:read',
+    carries: (event: string) => event.startsWith('record.'),
+    why: 'record events carry record values',
+  },
+  {
+    scope: 'schema:read',
+    carries: (event: string) => event.startsWith('table.') || event.startsWith('field.'),
+    why: 'table and field events carry the schema',
+  },
+] as const satisfies readonly { scope: ApiKeyScope; carries: (event: string) => boolean; why: string }[];
+
+/** Whether the key may read events of `type`. */
+export function canReadEvent(principal: Principal, type: string): boolean {
+  return EVENT_READ_SCOPES.every(({ scope, carries }) => !carries(type) || principal.scopes.has(scope));
+}
+
 /** The service itself at work on one database (the import worker): every scope, on it alone. */
 export function serviceOn(databaseId: string): Principal {
   return {
@@ -70,6 +92,12 @@ export function authorize(
 ): void {
   if ('rootOnly' in access) {
     if (!isRoot(principal)) throw forbidden('Only the root API key can do this');
+  } else if ('anyScope' in access) {
+    if (!access.anyScope.some((scope) => principal.scopes.has(scope))) {
+      throw forbidden(
+        `This API key lacks ${access.anyScope.map((scope) => `the "${scope}" scope`).join(' or ')}`,
+      );
+    }
   } else {
     requireScope(principal, access.scope);
   }

@@ -24,7 +24,7 @@ import {
 } from '@recordbase/db';
 import { didYouMean } from '@recordbase/db/field-types';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
-import { canAccessDatabase, requireScope } from './access-policy';
+import { canAccessDatabase, EVENT_READ_SCOPES, requireScope } from './access-policy';
 import { newWebhookSecret, sealWebhookSecret } from './webhook-secrets';
 
 const MAX_INT4 = 2_147_483_647;
@@ -144,19 +144,6 @@ async function withTableFilter<T>(tableRef: string | null | undefined, write: ()
   }
 }
 
-const SCOPES_TO_RECEIVE = [
-  {
-    scope: 'records:read',
-    carries: (event: string) => event.startsWith('record.'),
-    why: 'record events carry record values',
-  },
-  {
-    scope: 'schema:read',
-    carries: (event: string) => event.startsWith('table.') || event.startsWith('field.'),
-    why: 'table and field events carry the schema',
-  },
-] as const;
-
 /**
  * A webhook sends what its events carry to an address of the key's choosing, so steering one is
  * reading: record events need `records:read`, table and field events `schema:read`, besides
@@ -169,7 +156,7 @@ function requireScopesToReceive(
   events: readonly string[],
   openEvents: readonly string[] = [],
 ): void {
-  for (const { scope, carries, why } of SCOPES_TO_RECEIVE) {
+  for (const { scope, carries, why } of EVENT_READ_SCOPES) {
     if (events.some(carries)) requireScope(principal, scope, why);
     const open = openEvents.filter(carries);
     if (open.length > 0) {

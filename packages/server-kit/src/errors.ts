@@ -32,6 +32,7 @@ const CODE_BY_KIND: Record<DomainErrorKind, ErrorCode> = {
   forbidden: 'FORBIDDEN',
   too_many: 'RATE_LIMITED',
   busy: 'SERVICE_UNAVAILABLE',
+  expired: 'CURSOR_EXPIRED',
 };
 
 /**

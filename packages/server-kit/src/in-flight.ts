@@ -207,7 +207,16 @@ export function inFlightMiddleware(
     const admission = await limiter.admit(boundsOf(res));
     if (!admission.admitted) throw inFlightRefusal(admission.bound);
     const { lease } = admission;
+    res.locals.requestPlace = lease;
     res.once('close', () => lease.release());
     next();
   };
+}
+
+/**
+ * Gives the request's place back before its answer ends, for an answer that stays open (a change
+ * stream), bounded by its own limit instead.
+ */
+export function releaseRequestPlace(res: Response): void {
+  (res.locals.requestPlace as InFlightLease | undefined)?.release();
 }

@@ -31,7 +31,14 @@ export interface StoredChange {
   dataJson: string;
 }
 
-export interface ChangesPage {
+export type ChangesPage =
+  | ({ outcome: 'read' } & ChangesRead)
+  /** Retention deleted events after `after`: following on would skip them. */
+  | { outcome: 'expired' }
+  /** `after` is no place the feed has been: past its end. */
+  | { outcome: 'ahead' };
+
+export interface ChangesRead {
   changes: StoredChange[];
   /** After the last change handed out, or where the reader stood when there was none. */
   position: ChangePosition;
@@ -43,7 +50,8 @@ const XID_SQL = `COALESCE(e.xid, '0'::xid8)`;
 
 /**
  * Up to `limit` changes of the database after `after` (from the oldest kept without it), only of
- * table `tableId` and of `types` when given.
+ * table `tableId` and of `types` when given. The cut retention left (change_feed_pruned) is read
+ * in the same snapshot as the events: a position before it has lost events since.
  */
 export async function readChanges(
   client: Queryable,
@@ -57,8 +65,8 @@ export async function readChanges(
 ): Promise<ChangesPage> {
   const values: unknown[] = [
     options.databaseId,
-    options.after?.xid ?? '0',
-    options.after?.seq ?? '0',
+    options.after?.xid ?? null,
+    options.after?.seq ?? null,
     options.limit + 1,
   ];
   const filters: string[] = [];
@@ -71,7 +79,113 @@ export async function readChanges(
     filters.push(`AND e.type = ANY ($${values.length}::text[])`);
   }
   const result = await client.query<{
-    id: string;
+    id: string | null;
+    xid: string;
+    seq: string;
+    table_id: string | null;
+    type: string;
+    source: string;
+    created_at: Date;
+    data: string;
+    horizon: string;
+    cut_xid: string;
+    cut_seq: string;
+  }>(
+    `WITH horizon AS MATERIALIZED (
+       SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin,
+              COALESCE(c.xid, '0'::xid8) AS cut_xid, COALESCE(c.seq, 0) AS cut_seq
+         FROM (SELECT 1) one LEFT JOIN change_feed_pruned c ON c.database_id = $1::uuid),
+     start AS MATERIALIZED (
+       SELECT h.*, COALESCE($2::xid8, h.cut_xid) AS xid, COALESCE($3::bigint, h.cut_seq) AS seq FROM horizon h)
+     SELECT e.id, ${XID_SQL}::text AS xid, e.seq::text AS seq, e.table_id, e.type, e.source, e.created_at,
+            e.data::text AS data, s.xmin::text AS horizon, s.cut_xid::text AS cut_xid, s.cut_seq::text AS cut_seq
+       FROM start s
+       LEFT JOIN LATERAL (
+         SELECT * FROM ${OUTBOX_TABLE} e
+          WHERE e.database_id = $1::uuid AND NOT e.suppressed
+            AND (${XID_SQL}, e.seq) > (s.xid, s.seq)
+            AND ${XID_SQL} < s.xmin
+            AND (s.xid, s.seq) >= (s.cut_xid, s.cut_seq)
+            ${filters.join(' ')}
+          ORDER BY ${XID_SQL}, e.seq
+          LIMIT $4) e ON true`,
+    values,
+  );
+  const first = result.rows[0]!;
+  const cut = { xid: first.cut_xid, seq: first.cut_seq };
+  const after = options.after ?? cut;
+  if (comparePositions(after, cut) < 0) return { outcome: 'expired' };
+  if (BigInt(after.xid) >= BigInt(first.horizon)) return { outcome: 'ahead' };
+  const rows = result.rows.filter((row) => row.id !== null);
+  const page = rows.slice(0, options.limit);
+  const last = page.at(-1);
+  return {
+    outcome: 'read',
+    changes: page.map((row) => ({
+      id: row.id!,
+      position: { xid: row.xid, seq: row.seq },
+      tableId: row.table_id,
+      type: row.type,
+      source: row.source,
+      createdAt: row.created_at,
+      dataJson: row.data,
+    })),
+    position: last ? { xid: last.xid, seq: last.seq } : standingPosition(after, first.horizon),
+    hasMore: rows.length > options.limit,
+  };
+}
+
+/** Negative when `a` comes before `b` in the feed, zero when they are the same place. */
+export function comparePositions(a: ChangePosition, b: ChangePosition): number {
+  const byXid = BigInt(a.xid) - BigInt(b.xid);
+  if (byXid !== 0n) return byXid < 0n ? -1 : 1;
+  const bySeq = BigInt(a.seq) - BigInt(b.seq);
+  return bySeq === 0n ? 0 : bySeq < 0n ? -1 : 1;
+}
+
+/**
+ * Where a reader that found nothing stands: where it was, or, when every transaction before the
+ * horizon has ended and it was before the horizon, just before it (nothing older can come now).
+ */
+function standingPosition(at: ChangePosition, horizon: string): ChangePosition {
+  const beforeHorizon = { xid: (BigInt(horizon) - 1n).toString(), seq: MAX_SEQ };
+  return comparePositions(at, beforeHorizon) < 0 ? beforeHorizon : at;
+}
+
+/** Past every event of a transaction: positions of the same xid compare by seq. */
+const MAX_SEQ = '9223372036854775807';
+
+/** The feed's current end: every change committed so far is before it (`cursor=latest`). */
+export async function latestChangePosition(client: Queryable): Promise<ChangePosition> {
+  const result = await client.query<{ horizon: string }>(
+    'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon',
+  );
+  return standingPosition({ xid: '0', seq: '0' }, result.rows[0]!.horizon);
+}
+
+export interface TailedChange extends StoredChange {
+  databaseId: string;
+}
+
+export interface TailPage {
+  changes: TailedChange[];
+  /** After the last change handed out, or where the tail stands when there was none. */
+  position: ChangePosition;
+  hasMore: boolean;
+}
+
+/**
+ * The live end of the feed for a process's streams: up to `limit` changes of any of `databaseIds`
+ * after `after`, in feed order, under the same horizon as readChanges. Positions are global, so
+ * one tail serves every database: each database's first `limit` through its own index, merged.
+ */
+export async function tailChanges(
+  client: Queryable,
+  options: { databaseIds: readonly string[]; after: ChangePosition; limit: number },
+): Promise<TailPage> {
+  const result = await client.query<{
+    id: string | null;
+    database_id: string;
     xid: string;
     seq: string;
     table_id: string | null;
@@ -81,27 +195,31 @@ export async function readChanges(
     data: string;
     horizon: string;
   }>(
-    `WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
-     SELECT e.id, ${XID_SQL}::text AS xid, e.seq::text AS seq, e.table_id, e.type, e.source, e.created_at,
-            e.data::text AS data, h.xmin::text AS horizon
-       FROM horizon h
-       LEFT JOIN LATERAL (
-         SELECT * FROM ${OUTBOX_TABLE} e
-          WHERE e.database_id = $1::uuid AND NOT e.suppressed
-            AND (${XID_SQL}, e.seq) > ($2::xid8, $3::bigint)
-            AND ${XID_SQL} < h.xmin
-            ${filters.join(' ')}
-          ORDER BY ${XID_SQL}, e.seq
-          LIMIT $4) e ON true`,
-    values,
+    `WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+     tail AS (
+       SELECT e.* FROM horizon h, unnest($1::uuid[]) d (id)
+        CROSS JOIN LATERAL (
+          SELECT e.id, e.database_id, ${XID_SQL} AS xid, e.seq, e.table_id, e.type, e.source, e.created_at, e.data
+            FROM ${OUTBOX_TABLE} e
+           WHERE e.database_id = d.id AND NOT e.suppressed
+             AND (${XID_SQL}, e.seq) > ($2::xid8, $3::bigint)
+             AND ${XID_SQL} < h.xmin
+           ORDER BY ${XID_SQL}, e.seq
+           LIMIT $4) e
+        ORDER BY e.xid, e.seq
+        LIMIT $4)
+     SELECT t.id, t.database_id, t.xid::text AS xid, t.seq::text AS seq, t.table_id, t.type, t.source,
+            t.created_at, t.data::text AS data, h.xmin::text AS horizon
+       FROM horizon h LEFT JOIN tail t ON true`,
+    [options.databaseIds, options.after.xid, options.after.seq, options.limit + 1],
   );
   const rows = result.rows.filter((row) => row.id !== null);
   const page = rows.slice(0, options.limit);
   const last = page.at(-1);
-  const horizon = result.rows[0]!.horizon;
   return {
     changes: page.map((row) => ({
-      id: row.id,
+      id: row.id!,
+      databaseId: row.database_id,
       position: { xid: row.xid, seq: row.seq },
       tableId: row.table_id,
       type: row.type,
@@ -109,26 +227,9 @@ export async function readChanges(
       createdAt: row.created_at,
       dataJson: row.data,
     })),
-    position: last ? { xid: last.xid, seq: last.seq } : standingPosition(options.after, horizon),
+    position: last
+      ? { xid: last.xid, seq: last.seq }
+      : standingPosition(options.after, result.rows[0]!.horizon),
     hasMore: rows.length > options.limit,
   };
-}
-
-/**
- * Where a reader that found nothing stands: where it was, or, when every transaction before the
- * horizon has ended and it was before the horizon, just before it (nothing older can come now).
- */
-function standingPosition(after: ChangePosition | undefined, horizon: string): ChangePosition {
-  const at = after ?? { xid: '0', seq: '0' };
-  return BigInt(at.xid) < BigInt(horizon) - 1n
-    ? { xid: (BigInt(horizon) - 1n).toString(), seq: '9223372036854775807' }
-    : at;
-}
-
-/** The feed's current end: every change committed so far is before it (`cursor=latest`). */
-export async function latestChangePosition(client: Queryable): Promise<ChangePosition> {
-  const result = await client.query<{ horizon: string }>(
-    'SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon',
-  );
-  return standingPosition(undefined, result.rows[0]!.horizon);
 }

@@ -114,7 +114,7 @@ export function joinEventSql(alias: string, eventIdColumn: string): string {
 
 /**
  * The events history reads (record_revisions points into them): kept for HISTORY_RETENTION rather
- * than OUTBOX_EVENT_RETENTION. The same text is in the partial indexes' predicates and the
+ * than CHANGES_RETENTION. The same text is in the partial indexes' predicates and the
  * revisions trigger's condition (migrations/*_record_revisions.sql, *_history_lean.sql); `e` is
  * the event.
  */
@@ -127,19 +127,35 @@ const PRUNABLE_SQL = `e.dispatched_at IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
                        WHERE d.event_id = e.id AND d.status IN ${OPEN_STATUSES_SQL})`;
 
+// Each prune statement moves its databases' change feed cut (change_feed_pruned) to the latest
+// feed position it deleted, in the statement itself, so a feed reader sees both or neither.
+// `gone` is the CTE of the deleted events.
+const RECORD_FEED_CUT_SQL = `
+feed_cut AS (
+  INSERT INTO change_feed_pruned AS cut (database_id, xid, seq)
+  SELECT DISTINCT ON (database_id) database_id, COALESCE(xid, '0'::xid8), seq
+    FROM gone WHERE NOT suppressed
+   ORDER BY database_id, COALESCE(xid, '0'::xid8) DESC, seq DESC
+  ON CONFLICT (database_id) DO UPDATE SET xid = EXCLUDED.xid, seq = EXCLUDED.seq, pruned_at = now()
+   WHERE (cut.xid, cut.seq) < (EXCLUDED.xid, EXCLUDED.seq))`;
+
 // Found through outbox_events_dispatched_at_idx, which leaves history's events out. An event is
 // dispatched after it is created, so asking both ages only keeps an event dispatched late (after
 // an outage) for the span from then.
 const PRUNE_EVENTS_SQL = `
-DELETE FROM ${OUTBOX_TABLE}
- WHERE id IN (
-   SELECT e.id FROM ${OUTBOX_TABLE} e
-    WHERE e.dispatched_at < now() - $1 * interval '1 millisecond'
-      AND NOT ${HISTORY_EVENT_SQL}
-      AND ${PRUNABLE_SQL}
-    ORDER BY e.dispatched_at
-    LIMIT $2
-      FOR UPDATE OF e SKIP LOCKED)`;
+WITH gone AS (
+  DELETE FROM ${OUTBOX_TABLE}
+   WHERE id IN (
+     SELECT e.id FROM ${OUTBOX_TABLE} e
+      WHERE e.dispatched_at < now() - $1 * interval '1 millisecond'
+        AND NOT ${HISTORY_EVENT_SQL}
+        AND ${PRUNABLE_SQL}
+      ORDER BY e.dispatched_at
+      LIMIT $2
+        FOR UPDATE OF e SKIP LOCKED)
+  RETURNING database_id, xid, seq, suppressed),
+${RECORD_FEED_CUT_SQL}
+SELECT count(*)::int AS deleted FROM gone`;
 
 // Found through outbox_events_history_created_at_idx. Their revisions, and the trash rows of the
 // records they deleted, go in the same statement (no foreign key does it: its check of every
@@ -156,9 +172,10 @@ WITH gone AS (
       ORDER BY e.created_at
       LIMIT $2
         FOR UPDATE OF e SKIP LOCKED)
-  RETURNING seq),
+  RETURNING database_id, xid, seq, suppressed),
 revisions AS (DELETE FROM record_revisions WHERE event_seq = ANY (ARRAY(SELECT seq FROM gone))),
-trash AS (DELETE FROM record_trash WHERE event_seq = ANY (ARRAY(SELECT seq FROM gone)))
+trash AS (DELETE FROM record_trash WHERE event_seq = ANY (ARRAY(SELECT seq FROM gone))),
+${RECORD_FEED_CUT_SQL}
 SELECT count(*)::int AS deleted FROM gone`;
 
 /**
@@ -170,8 +187,8 @@ export async function pruneDispatchedEvents(
   olderThanMs: number,
   batchSize: number,
 ): Promise<number> {
-  const result = await client.query(PRUNE_EVENTS_SQL, [olderThanMs, batchSize]);
-  return result.rowCount ?? 0;
+  const result = await client.query<{ deleted: number }>(PRUNE_EVENTS_SQL, [olderThanMs, batchSize]);
+  return result.rows[0]?.deleted ?? 0;
 }
 
 /**

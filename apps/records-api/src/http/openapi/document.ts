@@ -4,6 +4,7 @@ import { documentationSchemas } from './doc-schemas';
 import { eventWebhooks } from './events';
 import { type ErrorStatus, errorResponses, type Operation, toPaths } from './operation';
 import { automationOperations } from './paths-automation';
+import { changesOperations } from './paths-changes';
 import { recordOperations } from './paths-records';
 import { schemaOperations } from './paths-schema';
 import { serviceOperations } from './paths-service';
@@ -13,6 +14,7 @@ export const operations: readonly Operation[] = [
   ...schemaOperations,
   ...recordOperations,
   ...automationOperations,
+  ...changesOperations,
   ...serviceOperations,
 ];
 
@@ -38,6 +40,11 @@ const errorExamples: Record<ErrorStatus, [ErrorCode, string, string]> = {
     'UNSUPPORTED_MEDIA_TYPE',
     "The file's type is not accepted",
     'Files of type application/x-msdownload are not accepted',
+  ],
+  410: [
+    'CURSOR_EXPIRED',
+    'The cursor is older than what the feed keeps',
+    'query.cursor: events after this cursor were deleted by retention',
   ],
   416: ['RANGE_NOT_SATISFIABLE', 'The byte range is outside the file', 'Requested range not satisfiable'],
   429: [
@@ -117,6 +124,7 @@ function generate(): oas31.OpenAPIObject {
       },
       { name: 'Records' },
       { name: 'Webhooks' },
+      { name: 'Changes', description: 'The change feed: every event of a database, from a cursor or live.' },
       { name: 'Imports' },
       { name: 'SQL' },
       { name: 'Uploads', description: 'Served by upload-service.' },

@@ -4,8 +4,14 @@ import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-opena
 
 export type Method = 'get' | 'post' | 'patch' | 'delete';
 
-/** Who may call an operation: any key with a scope, the root key, or anyone. */
-export type Access = { scope: ApiKeyScope } | 'root' | 'public';
+/** Who may call an operation: any key with a scope (or with any one of several), the root key, or anyone. */
+export type Access = { scope: ApiKeyScope } | { anyScope: readonly ApiKeyScope[] } | 'root' | 'public';
+
+/** The scopes any one of which opens the operation to a key; none for root-only and public ones. */
+export function scopesOpening(access: Access): readonly ApiKeyScope[] {
+  if (access === 'root' || access === 'public') return [];
+  return 'anyScope' in access ? access.anyScope : [access.scope];
+}
 
 /** Error answers an operation may give, by status; each is a shared response of the document. */
 export const errorResponses = {
@@ -13,6 +19,7 @@ export const errorResponses = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'NotFound',
+  410: 'Gone',
   413: 'PayloadTooLarge',
   415: 'UnsupportedMediaType',
   416: 'RangeNotSatisfiable',
@@ -55,7 +62,8 @@ export interface Operation {
 function accessNote(access: Access): string {
   if (access === 'public') return 'No API key needed.';
   if (access === 'root') return 'Needs the root API key.';
-  return `Needs an API key with the \`${access.scope}\` scope (or the root key).`;
+  const scopes = scopesOpening(access).map((scope) => `\`${scope}\``);
+  return `Needs an API key with the ${scopes.join(' or the ')} scope (or the root key).`;
 }
 
 function toOperation(op: Operation): ZodOpenApiOperationObject {

@@ -1,0 +1,167 @@
+import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
+import {
+  CHANGE_CURSOR_PATTERN,
+  changesQuerySchema,
+  changesStreamQuerySchema,
+  LATEST_CURSOR,
+} from '@recordbase/contracts/changes';
+import { pathSegmentSchema } from '@recordbase/contracts/common';
+import type { PrismaClient } from '@recordbase/db';
+import type { ChangeSink, ChangeTailer } from '@recordbase/domain/change-tailer';
+import {
+  changeJson,
+  changesFilter,
+  cursorOf,
+  listChanges,
+  readChangesAfter,
+  startOfChanges,
+} from '@recordbase/domain/changes';
+import { badRequest } from '@recordbase/server-kit/errors';
+import { RawJson } from '@recordbase/server-kit/http';
+import {
+  type InFlightBound,
+  type InFlightLimiter,
+  inFlightRefusal,
+  releaseRequestPlace,
+} from '@recordbase/server-kit/in-flight';
+import type { Response } from 'express';
+import { Router } from 'express';
+import type pg from 'pg';
+import { z } from 'zod';
+import { endpoint } from './endpoint';
+
+const baseParams = z.object({ databaseId: pathSegmentSchema });
+
+/** Record events need `records:read`, table and field events `schema:read`: either opens the feed. */
+const readEvents = { anyScope: ['records:read', 'schema:read'] as readonly ApiKeyScope[] };
+
+/** The contract's default bound on one key's open streams, every replica together. */
+export const DEFAULT_STREAMS_PER_KEY = 100;
+/** Unread by a client before its stream is dropped (it resumes from the last id it received). */
+export const DEFAULT_STREAM_BUFFER_BYTES = 1024 * 1024;
+/** Pages read per catch-up step, and the first answer's check of the cursor. */
+const CATCH_UP_PAGE = 500;
+/** Tells EventSource how long to wait before reconnecting after a drop. */
+const RETRY_MS = 1000;
+
+export const streamsOfKey = (keyId: string | null, limit: number): InFlightBound => ({
+  key: `inflight:streams:${keyId ?? 'root'}`,
+  limit,
+  what: 'change streams of this API key',
+});
+
+export interface ChangesRoutesDeps {
+  pool: pg.Pool;
+  prisma: PrismaClient;
+  tailer: ChangeTailer;
+  inFlight: InFlightLimiter;
+  streamsPerKey: number;
+  streamBufferBytes: number;
+}
+
+/** The SSE framing of a change: `id:` the cursor after it, `event:` its type, `data:` its JSON. */
+function eventFrame(cursor: string, type: string, json: string): string {
+  return `id: ${cursor}\nevent: ${type}\ndata: ${json}\n\n`;
+}
+
+/** A stream's writes to the response, bounded by what its client has not read yet. */
+function responseSink(res: Response, signal: AbortSignal, bufferBytes: number): ChangeSink {
+  return {
+    send(change) {
+      if (res.writableEnded || res.destroyed) return false;
+      res.write(eventFrame(change.cursor, change.type, change.json));
+      return res.writableLength <= bufferBytes;
+    },
+    drained() {
+      if (res.writableLength === 0 || res.destroyed || res.writableEnded) return Promise.resolve();
+      return new Promise((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    },
+    heartbeat() {
+      if (!res.writableEnded && !res.destroyed) res.write(': keep-alive\n\n');
+    },
+    end() {
+      if (!res.writableEnded) res.end();
+    },
+    signal,
+  };
+}
+
+/**
+ * The change feed of a database: pages from a cursor, and the same events as a Server-Sent Events
+ * stream fed by the process's tailer.
+ */
+export function changesRoutes(deps: ChangesRoutesDeps): Router {
+  const router = Router();
+  const base = '/bases/:databaseId/changes';
+
+  router.get(
+    base,
+    endpoint(
+      { access: readEvents, params: baseParams, query: changesQuerySchema },
+      async ({ params, query, principal }) => {
+        const answer = await listChanges(deps, principal, params.databaseId, query);
+        return new RawJson(
+          `{"changes":[${answer.changesJson.join(',')}],"cursor":${JSON.stringify(answer.cursor)},"hasMore":${answer.hasMore}}`,
+        );
+      },
+    ),
+  );
+
+  router.get(
+    `${base}/stream`,
+    endpoint(
+      { access: readEvents, params: baseParams, query: changesStreamQuerySchema },
+      async ({ params, query, principal, req, res, signal }) => {
+        const filter = await changesFilter(deps.prisma, principal, params.databaseId, query);
+        const cursor = resumeCursor(req.get('last-event-id'), query.cursor);
+        // Undefined: from the oldest event kept.
+        const after = await startOfChanges(deps.pool, cursor);
+        // The first page is read before answering, so that a cursor retention has passed is a 410
+        // and not a stream that ends at once.
+        const first = await readChangesAfter(deps.pool, filter, after, CATCH_UP_PAGE);
+        const admission = await deps.inFlight.admit([streamsOfKey(principal.keyId, deps.streamsPerKey)]);
+        if (!admission.admitted) throw inFlightRefusal(admission.bound);
+        res.once('close', () => admission.lease.release());
+        // A stream is not a request in flight: it holds a place among the key's streams instead.
+        releaseRequestPlace(res);
+        res.status(200);
+        res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+        res.setHeader('Cache-Control', 'no-cache, no-transform');
+        // nginx (the gateway) passes each event on at once rather than filling its buffer first.
+        res.setHeader('X-Accel-Buffering', 'no');
+        res.flushHeaders();
+        res.socket?.setNoDelay(true);
+        res.write(`retry: ${RETRY_MS}\n\n`);
+        for (const change of first.changes) {
+          res.write(
+            eventFrame(cursorOf(change.position), change.type, changeJson(filter.databaseId, change)),
+          );
+        }
+        await deps.tailer.follow(filter, first.position, responseSink(res, signal, deps.streamBufferBytes));
+        if (!res.writableEnded) res.end();
+        return undefined;
+      },
+    ),
+  );
+  return router;
+}
+
+/**
+ * Where a stream resumes: the Last-Event-ID an EventSource sends when it reconnects wins over the
+ * `cursor` of the address it reconnects to (the one it first opened).
+ */
+function resumeCursor(lastEventId: string | undefined, cursor: string | undefined): string | undefined {
+  if (lastEventId === undefined || lastEventId === '') return cursor;
+  if (lastEventId === LATEST_CURSOR || CHANGE_CURSOR_PATTERN.test(lastEventId)) return lastEventId;
+  throw badRequest(
+    'The Last-Event-ID header is not a change cursor; send the id of the last event received unchanged',
+  );
+}
