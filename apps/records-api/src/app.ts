@@ -41,7 +41,12 @@ import {
   DEFAULT_DB_SECONDS_PER_MINUTE_PER_KEY,
   type RecordsApiConfig,
 } from './config';
-import { changesRoutes, DEFAULT_STREAM_BUFFER_BYTES, DEFAULT_STREAMS_PER_KEY } from './http/changes.routes';
+import {
+  changesRoutes,
+  DEFAULT_STREAM_BUFFER_BYTES,
+  DEFAULT_STREAMS_PER_KEY,
+  streamTokenAuthentication,
+} from './http/changes.routes';
 import { importRoutes } from './http/imports.routes';
 import { referenceRoutes } from './http/openapi/routes';
 import { QUEUES_DASHBOARD_PATH, queuesDashboard } from './http/queues-dashboard';
@@ -138,6 +143,13 @@ export function createApp(deps: RecordsApiDeps): Express {
     burst: config.AUTH_FAILURE_BURST,
     perMinute: config.AUTH_FAILURES_PER_MINUTE,
   });
+  api.use(
+    streamTokenAuthentication({
+      prisma: db.prisma,
+      rootApiKey: config.ROOT_API_KEY,
+      tokenSecret: config.FILE_TOKEN_SECRET,
+    }),
+  );
   api.use(authMiddleware(authenticate, authThrottle));
   api.use(
     rateLimitMiddleware(
@@ -201,6 +213,7 @@ export function createApp(deps: RecordsApiDeps): Express {
       inFlight,
       streamsPerKey: config.CHANGE_STREAMS_PER_KEY ?? DEFAULT_STREAMS_PER_KEY,
       streamBufferBytes: DEFAULT_STREAM_BUFFER_BYTES,
+      tokenSecret: config.FILE_TOKEN_SECRET,
     }),
   );
   api.use(

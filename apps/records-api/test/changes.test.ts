@@ -309,4 +309,64 @@ describe('GET /changes/stream', () => {
     const refused = await fetch(`${origin}${feed('/stream')}`, { headers: { Authorization: key } });
     expect(refused.status).toBe(403);
   });
+
+  test('opens to a stream token without an Authorization header, for its database and key only', async () => {
+    const readerKey = await h.api
+      .post('/api/v1/api-keys')
+      .set('Authorization', root)
+      .send({ name: 'stream reader', scopes: ['records:read'] })
+      .expect(201);
+    const reader = h.bearer(readerKey.body.key);
+    const issued = await h.api.post(feed('/stream-tokens')).set('Authorization', reader);
+    expect(issued.status).toBe(201);
+    expect(Date.parse(issued.body.expiresAt) - Date.now()).toBeGreaterThan(3500_000);
+    const start = (await read('?cursor=latest')).cursor;
+    const abort = new AbortController();
+    const response = await fetch(`${origin}${feed(`/stream?cursor=${start}&token=${issued.body.token}`)}`, {
+      signal: abort.signal,
+    });
+    expect(response.status).toBe(200);
+    const stream = frames(response);
+    const [created] = await createRecords('Tasks', ['by token']);
+    // The key reads record events only: a field added meanwhile is not sent.
+    await h.api
+      .post(`/api/v1/bases/${baseId}/tables/Tasks/fields`)
+      .set('Authorization', root)
+      .send({ name: 'Unseen', type: 'number' })
+      .expect(201);
+    const [second] = await createRecords('Tasks', ['after the field']);
+    const received = await take(stream, 2);
+    expect(received.map((frame) => [frame.event, frame.change.data.recordIds![0]])).toEqual([
+      ['record.created', created],
+      ['record.created', second],
+    ]);
+    abort.abort();
+
+    const other = await createBase(h, { name: 'Other feed' });
+    const refusals: [string, string][] = [
+      [`/api/v1/bases/${other.body.id}/changes/stream?token=${issued.body.token}`, 'another database'],
+      [`${feed('/stream')}?token=${issued.body.token.slice(0, -2)}xx`, 'not valid'],
+      // A token opens the stream only: no other route takes it.
+      [`${feed()}?token=${issued.body.token}`, 'Authorization'],
+    ];
+    for (const [path, message] of refusals) {
+      const refused = await fetch(`${origin}${path}`);
+      const body = (await refused.json()) as { error: { code: string; message: string } };
+      expect({ path, status: refused.status, code: body.error.code }).toEqual({
+        path,
+        status: 401,
+        code: 'UNAUTHORIZED',
+      });
+      expect(body.error.message).toContain(message);
+    }
+    // A revoked key's tokens open nothing from then on.
+    await h.api.delete(`/api/v1/api-keys/${readerKey.body.id}`).set('Authorization', root).expect(200);
+    const revoked = await fetch(`${origin}${feed(`/stream?token=${issued.body.token}`)}`);
+    expect(revoked.status).toBe(401);
+    // A key that may read no event gets no token.
+    const refusedToken = await h.api
+      .post(feed('/stream-tokens'))
+      .set('Authorization', await keyWith(['webhooks:manage']));
+    expect(refusedToken.status).toBe(403);
+  });
 });

@@ -66,8 +66,17 @@ export const changesQuerySchema = z.strictObject({
 });
 export type ChangesQuery = z.infer<typeof changesQuerySchema>;
 
-/** `GET /bases/{databaseId}/changes/stream`: the feed's filters; the stream has no pages. */
-export const changesStreamQuerySchema = z.strictObject(filterParameters);
+/** Longer than any token we sign; the bound comes before any check. */
+const MAX_STREAM_TOKEN_LENGTH = 2048;
+
+/** `GET /bases/{databaseId}/changes/stream`: the feed's filters (the stream has no pages), and a token. */
+export const changesStreamQuerySchema = z.strictObject({
+  ...filterParameters,
+  token: boundedString(MAX_STREAM_TOKEN_LENGTH, { tooLong: 'is not a stream token' }).optional().meta({
+    description:
+      'For an EventSource, which cannot send an Authorization header: a token from POST …/changes/stream-tokens, in place of the API key.',
+  }),
+});
 export type ChangesStreamQuery = z.infer<typeof changesStreamQuerySchema>;
 
 export const changesPageSchema = z.object({
@@ -79,3 +88,13 @@ export const changesPageSchema = z.object({
   hasMore: z.boolean(),
 });
 export type ChangesPage = z.infer<typeof changesPageSchema>;
+
+/** How long a stream token opens streams: a page reconnecting within it needs no new one. */
+export const STREAM_TOKEN_TTL_SECONDS = 3600;
+
+export const streamTokenSchema = z.object({
+  /** Pass as `?token=` to GET …/changes/stream. */
+  token: z.string(),
+  expiresAt: z.string(),
+});
+export type StreamToken = z.infer<typeof streamTokenSchema>;

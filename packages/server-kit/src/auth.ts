@@ -189,6 +189,11 @@ export async function principalByKeyId(
  */
 export function authMiddleware(authenticate: Authenticate, throttle?: AuthThrottle): RequestHandler {
   return async (req, res, next) => {
+    // Already authenticated by a credential a route of its own accepts (a change stream's token).
+    if (res.locals.principal !== undefined) {
+      next();
+      return;
+    }
     const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
     const waitMs = throttle?.retryAfterMs(address) ?? 0;
     if (waitMs > 0) {

@@ -4,6 +4,8 @@ import {
   changesQuerySchema,
   changesStreamQuerySchema,
   LATEST_CURSOR,
+  STREAM_TOKEN_TTL_SECONDS,
+  type StreamToken,
 } from '@recordbase/contracts/changes';
 import { pathSegmentSchema } from '@recordbase/contracts/common';
 import type { PrismaClient } from '@recordbase/db';
@@ -16,7 +18,8 @@ import {
   readChangesAfter,
   startOfChanges,
 } from '@recordbase/domain/changes';
-import { badRequest } from '@recordbase/server-kit/errors';
+import { principalByKeyId } from '@recordbase/server-kit/auth';
+import { badRequest, unauthorized } from '@recordbase/server-kit/errors';
 import { RawJson } from '@recordbase/server-kit/http';
 import {
   type InFlightBound,
@@ -24,7 +27,8 @@ import {
   inFlightRefusal,
   releaseRequestPlace,
 } from '@recordbase/server-kit/in-flight';
-import type { Response } from 'express';
+import { signStreamToken, verifyStreamToken } from '@recordbase/server-kit/stream-tokens';
+import type { RequestHandler, Response } from 'express';
 import { Router } from 'express';
 import type pg from 'pg';
 import { z } from 'zod';
@@ -57,6 +61,8 @@ export interface ChangesRoutesDeps {
   inFlight: InFlightLimiter;
   streamsPerKey: number;
   streamBufferBytes: number;
+  /** FILE_TOKEN_SECRET, which signs stream tokens under an audience of their own. */
+  tokenSecret: string;
 }
 
 /** The SSE framing of a change: `id:` the cursor after it, `event:` its type, `data:` its JSON. */
@@ -73,7 +79,8 @@ function responseSink(res: Response, signal: AbortSignal, bufferBytes: number): 
       return res.writableLength <= bufferBytes;
     },
     drained() {
-      if (res.writableLength === 0 || res.destroyed || res.writableEnded) return Promise.resolve();
+      // 'drain' comes only after a write found the buffer full; anything less is on its way.
+      if (!res.writableNeedDrain || res.destroyed || res.writableEnded) return Promise.resolve();
       return new Promise((resolve) => {
         const done = () => {
           res.off('drain', done);
@@ -113,6 +120,23 @@ export function changesRoutes(deps: ChangesRoutesDeps): Router {
         );
       },
     ),
+  );
+
+  router.post(
+    `${base}/stream-tokens`,
+    endpoint({ access: readEvents, params: baseParams, status: 201 }, async ({ params, principal }) => {
+      // The database must be one the key reaches: a token for another would open nothing anyway.
+      const filter = await changesFilter(deps.prisma, principal, params.databaseId, {});
+      const token: StreamToken = {
+        token: signStreamToken(
+          deps.tokenSecret,
+          { keyId: principal.keyId, databaseId: filter.databaseId },
+          STREAM_TOKEN_TTL_SECONDS,
+        ),
+        expiresAt: new Date(Date.now() + STREAM_TOKEN_TTL_SECONDS * 1000).toISOString(),
+      };
+      return token;
+    }),
   );
 
   router.get(
@@ -164,4 +188,51 @@ function resumeCursor(lastEventId: string | undefined, cursor: string | undefine
   throw badRequest(
     'The Last-Event-ID header is not a change cursor; send the id of the last event received unchanged',
   );
+}
+
+const STREAM_PATH = /^\/bases\/([^/]+)\/changes\/stream\/?$/;
+
+/**
+ * Authenticates a change stream opened with `?token=` rather than an Authorization header (an
+ * EventSource cannot send one), before the API's key check, which then lets it through. The key
+ * the token names is read as it stands now, and reaches the token's database only. Any other
+ * route, or a request that has an Authorization header, is left to the key check.
+ */
+export function streamTokenAuthentication(deps: {
+  prisma: PrismaClient;
+  rootApiKey: string | undefined;
+  tokenSecret: string;
+}): RequestHandler {
+  return async (req, res, next) => {
+    const token = req.query.token;
+    const path = STREAM_PATH.exec(req.path);
+    if (
+      req.method !== 'GET' ||
+      !path ||
+      typeof token !== 'string' ||
+      req.headers.authorization !== undefined
+    ) {
+      next();
+      return;
+    }
+    const verdict = verifyStreamToken(deps.tokenSecret, token);
+    if (!verdict.ok) {
+      throw unauthorized(
+        verdict.reason === 'expired'
+          ? 'The stream token has expired; get a new one from POST …/changes/stream-tokens'
+          : 'The stream token is not valid; get one from POST …/changes/stream-tokens',
+      );
+    }
+    if (verdict.databaseId !== path[1]!.toLowerCase()) {
+      throw unauthorized("The stream token is for another database's changes");
+    }
+    const principal = await principalByKeyId(deps, verdict.keyId);
+    if (!principal) throw unauthorized('The API key the stream token was issued to no longer exists');
+    const reach = principal.databaseIds;
+    res.locals.principal = {
+      ...principal,
+      databaseIds: new Set(reach === null || reach.has(verdict.databaseId) ? [verdict.databaseId] : []),
+    };
+    next();
+  };
 }

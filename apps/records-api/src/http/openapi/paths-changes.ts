@@ -4,6 +4,8 @@ import {
   changesStreamQuerySchema,
   DEFAULT_CHANGES_LIMIT,
   MAX_CHANGES_LIMIT,
+  STREAM_TOKEN_TTL_SECONDS,
+  streamTokenSchema,
 } from '@recordbase/contracts/changes';
 import * as ex from './examples';
 import type { Operation } from './operation';
@@ -73,7 +75,9 @@ export const changesOperations: Operation[] = [
       'sends when it reconnects) says, as the feed does, catches up, then sends each event as it commits. A ' +
       'comment line at least every 15 s keeps it open. A client that reads too slowly to keep up is dropped ' +
       'and resumes from the last id it received. A key holds at most 100 streams at once (the ' +
-      '`CHANGE_STREAMS_PER_KEY` setting), every replica together; 429 past that. ' +
+      "`CHANGE_STREAMS_PER_KEY` setting), every replica together; 429 past that. A browser's EventSource, " +
+      'which cannot send an Authorization header, passes `?token=` from POST …/changes/stream-tokens ' +
+      'instead. ' +
       scopes,
     access: readEvents,
     params: baseParams,
@@ -83,5 +87,29 @@ export const changesOperations: Operation[] = [
       description: 'A stream of events, each `id:`, `event:` and `data:` lines followed by a blank line.',
     },
     errors: [400, 401, 403, 404, 410, 429],
+  },
+  {
+    method: 'post',
+    path: `${BASE}/changes/stream-tokens`,
+    operationId: 'createChangeStreamToken',
+    tag: 'Changes',
+    summary: 'Get a token that opens the change stream to an EventSource',
+    description:
+      "A browser's EventSource cannot send an Authorization header: it opens " +
+      '`…/changes/stream?token=<token>` instead. The token names the key that asked for it and this ' +
+      `database, and opens only this database's stream, for ${STREAM_TOKEN_TTL_SECONDS / 60} minutes; ` +
+      "each connection reads the key as it stands then (its scopes; a revoked key's tokens are 401). " +
+      'Reconnections within that time need no new token; after it, ask for one and open the stream again ' +
+      'from the last id received. Keep the key itself on a server: hand the page only the token. ' +
+      scopes,
+    access: readEvents,
+    params: baseParams,
+    status: 201,
+    response: streamTokenSchema,
+    responseExample: {
+      token: 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJkYiI6IjBiNWUzYTUyIn0.c2lnbmF0dXJl',
+      expiresAt: '2026-05-03T17:45:00.000Z',
+    },
+    errors: [401, 403, 404, 429],
   },
 ];
