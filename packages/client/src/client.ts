@@ -1,4 +1,5 @@
 import { ApiKeysApi } from './api-keys-api';
+import { ChangesApi } from './changes-api';
 import { ImportsApi } from './imports-api';
 import { withoutTrailingSlashes } from './paths';
 import { RecordsApi } from './records-api';
@@ -29,6 +30,7 @@ export class RecordbaseClient {
   readonly fields: FieldsApi;
   readonly records: RecordsApi;
   readonly webhooks: WebhooksApi;
+  readonly changes: ChangesApi;
   readonly apiKeys: ApiKeysApi;
   readonly sql: SqlApi;
   readonly imports: ImportsApi;
@@ -46,6 +48,7 @@ export class RecordbaseClient {
     this.fields = new FieldsApi(transport, apiUrl);
     this.records = new RecordsApi(transport, apiUrl);
     this.webhooks = new WebhooksApi(transport, apiUrl);
+    this.changes = new ChangesApi(transport, apiUrl);
     this.apiKeys = new ApiKeysApi(transport, apiUrl);
     this.sql = new SqlApi(transport, apiUrl);
     this.imports = new ImportsApi(transport, apiUrl);

@@ -1,7 +1,8 @@
 /** The typed client of recordbase; Node-only helpers are in `@recordbase/client/node`. */
 export type { ApiKey, CreatedApiKey } from '@recordbase/contracts/api-keys';
+export type { ChangesPage } from '@recordbase/contracts/changes';
 export type { ErrorCode } from '@recordbase/contracts/errors';
-export type { EventEnvelope } from '@recordbase/contracts/events';
+export type { ChangeEvent, EventEnvelope } from '@recordbase/contracts/events';
 export type { Field } from '@recordbase/contracts/fields';
 export type { HistoryPage, RestoredSchema, Revision, SchemaTrash } from '@recordbase/contracts/history';
 export type { ImportStatus } from '@recordbase/contracts/imports';
@@ -15,7 +16,18 @@ export type {
 export type { Database, Table } from '@recordbase/contracts/schema';
 export type { SqlQueryResponse } from '@recordbase/contracts/sql';
 export type { AttachmentUploadResult, ImportFileUploadResult } from '@recordbase/contracts/uploads';
-export type { CreatedWebhook, Webhook, WebhookDeliveryAttempt } from '@recordbase/contracts/webhooks';
+export type {
+  CreatedWebhook,
+  Webhook,
+  WebhookDeliveryAttempt,
+  WebhookEventType,
+} from '@recordbase/contracts/webhooks';
+export type {
+  ChangesFilterOptions,
+  ListChangesOptions,
+  StreamChangesOptions,
+  StreamedChange,
+} from './changes-api';
 export { RecordbaseClient, type RecordbaseClientOptions } from './client';
 export {
   type ClientErrorCode,
