@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { eventBodyJson } from '@recordbase/contracts/events';
 import pg from 'pg';
 import {
   appendOutboxEvent,
@@ -174,4 +175,41 @@ it('answers expired before the cut retention left, reads on after it, and refuse
 
   const beyond = { xid: (BigInt((await latestChangePosition(pool)).xid) + 1000n).toString(), seq: '1' };
   expect(await readChanges(pool, { databaseId, after: beyond, limit: 1 })).toEqual({ outcome: 'ahead' });
+});
+
+it('renders each body exactly as the webhook body without a delivery (contracts/events.ts)', async () => {
+  const before = await latestChangePosition(pool);
+  const data = {
+    tableId: 'tblChanges0000001',
+    text: 'quote " backslash \\ é 😀 \u2028 <>&',
+    nested: [1, 2.5, null, true],
+  };
+  const client = await pool.connect();
+  try {
+    await appendOutboxEvent(client, {
+      databaseId,
+      tableId: 'tblChanges0000001',
+      type: 'record.updated',
+      source: 'restore',
+      dataJson: JSON.stringify(data),
+    });
+  } finally {
+    client.release();
+  }
+  const [change] = (await readPage({ databaseId, after: before, limit: 1 })).changes;
+  const stored = await pool.query<{ created_at: Date; data: string }>(
+    'SELECT created_at, data::text AS data FROM outbox_events WHERE id = $1::uuid',
+    [change!.id],
+  );
+  expect(change!.bodyJson).toBe(
+    eventBodyJson({
+      eventId: change!.id,
+      type: 'record.updated',
+      createdAt: stored.rows[0]!.created_at,
+      dataJson: stored.rows[0]!.data,
+      databaseId,
+      source: 'restore',
+    }),
+  );
+  expect(JSON.parse(change!.bodyJson).data).toEqual(data);
 });

@@ -6,7 +6,7 @@ import {
   tailChanges,
 } from '@recordbase/db';
 import type pg from 'pg';
-import { type ChangesFilter, changeJson, changeMatches, cursorOf, readChangesAfter } from './changes';
+import { type ChangesFilter, changeMatches, cursorOf, readChangesAfter } from './changes';
 
 /**
  * The live end of the change feed for every stream of one process: one query per poll, whatever
@@ -129,7 +129,7 @@ export function createChangeTailer(pool: Queryable, options: TailerOptions = {})
         const sent = stream.sink.send({
           cursor: cursorOf(change.position),
           type: change.type,
-          json: changeJson(change.databaseId, change),
+          json: change.bodyJson,
         });
         stream.position = change.position;
         if (!sent) drop(stream);
@@ -237,7 +237,7 @@ export function createChangeTailer(pool: Queryable, options: TailerOptions = {})
         stream.sink.send({
           cursor: cursorOf(change.position),
           type: change.type,
-          json: changeJson(stream.filter.databaseId, change),
+          json: change.bodyJson,
         });
       }
       stream.position = page.position;

@@ -2,7 +2,6 @@ import type { Principal } from '@recordbase/contracts/api-keys';
 import { type ChangesQuery, LATEST_CURSOR } from '@recordbase/contracts/changes';
 import { TABLE_ID_PATTERN } from '@recordbase/contracts/common';
 import { expired, forbidden, invalid } from '@recordbase/contracts/domain-errors';
-import { eventBodyJson } from '@recordbase/contracts/events';
 import { type WebhookEventType, webhookEventTypes } from '@recordbase/contracts/webhooks';
 import {
   type ChangePosition,
@@ -85,18 +84,6 @@ export function changeMatches(
   return filter.types === undefined || (filter.types as readonly string[]).includes(change.type);
 }
 
-/** A change as the feed gives it: the body a webhook would receive, without webhookId and attempt. */
-export function changeJson(databaseId: string, change: StoredChange): string {
-  return eventBodyJson({
-    eventId: change.id,
-    type: change.type,
-    createdAt: change.createdAt,
-    dataJson: change.dataJson,
-    databaseId,
-    source: change.source,
-  });
-}
-
 const EXPIRED_MESSAGE =
   'events after this cursor were deleted by retention (the CHANGES_RETENTION setting, 7 days by default); read again without a cursor, from the oldest event kept, or with cursor=latest';
 
@@ -158,7 +145,7 @@ export async function listChanges(
   const after = await startOfChanges(deps.pool, query.cursor);
   const page = await readChangesAfter(deps.pool, filter, after, query.limit);
   return {
-    changesJson: page.changes.map((change) => changeJson(filter.databaseId, change)),
+    changesJson: page.changes.map((change) => change.bodyJson),
     cursor: cursorOf(page.position),
     hasMore: page.hasMore,
   };

@@ -11,7 +11,6 @@ import { pathSegmentSchema } from '@recordbase/contracts/common';
 import type { PrismaClient } from '@recordbase/db';
 import type { ChangeSink, ChangeTailer } from '@recordbase/domain/change-tailer';
 import {
-  changeJson,
   changesFilter,
   cursorOf,
   listChanges,
@@ -165,9 +164,7 @@ export function changesRoutes(deps: ChangesRoutesDeps): Router {
         res.socket?.setNoDelay(true);
         res.write(`retry: ${RETRY_MS}\n\n`);
         for (const change of first.changes) {
-          res.write(
-            eventFrame(cursorOf(change.position), change.type, changeJson(filter.databaseId, change)),
-          );
+          res.write(eventFrame(cursorOf(change.position), change.type, change.bodyJson));
         }
         await deps.tailer.follow(filter, first.position, responseSink(res, signal, deps.streamBufferBytes));
         if (!res.writableEnded) res.end();

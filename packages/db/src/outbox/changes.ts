@@ -25,10 +25,11 @@ export interface StoredChange {
   position: ChangePosition;
   tableId: string | null;
   type: string;
-  source: string;
-  createdAt: Date;
-  /** The event's data as JSON text. */
-  dataJson: string;
+  /**
+   * The event's body as the feed gives it, rendered by PostgreSQL (CHANGE_BODY_SQL): the format of
+   * contracts/events.ts's eventBodyJson without a delivery, which a test holds them to.
+   */
+  bodyJson: string;
 }
 
 export type ChangesPage =
@@ -47,6 +48,15 @@ export interface ChangesRead {
 }
 
 const XID_SQL = `COALESCE(e.xid, '0'::xid8)`;
+
+/**
+ * An event's feed body rendered where its data already is as text: on a catch-up of a million
+ * events, parsing each timestamp into a Date and building the body in Node cost a third of the
+ * read. `e` is the event; types and sources are fixed ASCII words, ids UUIDs.
+ */
+const CHANGE_BODY_SQL = `'{"id":"evt_' || e.id || '","type":' || to_json(e.type) || ',"timestamp":"'
+  || to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '","data":' || e.data::text
+  || ',"metadata":{"baseId":"' || e.database_id || '","source":' || to_json(e.source) || '}}'`;
 
 /**
  * Up to `limit` changes of the database after `after` (from the oldest kept without it), only of
@@ -84,9 +94,7 @@ export async function readChanges(
     seq: string;
     table_id: string | null;
     type: string;
-    source: string;
-    created_at: Date;
-    data: string;
+    body: string;
     horizon: string;
     cut_xid: string;
     cut_seq: string;
@@ -97,8 +105,8 @@ export async function readChanges(
          FROM (SELECT 1) one LEFT JOIN change_feed_pruned c ON c.database_id = $1::uuid),
      start AS MATERIALIZED (
        SELECT h.*, COALESCE($2::xid8, h.cut_xid) AS xid, COALESCE($3::bigint, h.cut_seq) AS seq FROM horizon h)
-     SELECT e.id, ${XID_SQL}::text AS xid, e.seq::text AS seq, e.table_id, e.type, e.source, e.created_at,
-            e.data::text AS data, s.xmin::text AS horizon, s.cut_xid::text AS cut_xid, s.cut_seq::text AS cut_seq
+     SELECT e.id, ${XID_SQL}::text AS xid, e.seq::text AS seq, e.table_id, e.type, ${CHANGE_BODY_SQL} AS body,
+            s.xmin::text AS horizon, s.cut_xid::text AS cut_xid, s.cut_seq::text AS cut_seq
        FROM start s
        LEFT JOIN LATERAL (
          SELECT * FROM ${OUTBOX_TABLE} e
@@ -126,9 +134,7 @@ export async function readChanges(
       position: { xid: row.xid, seq: row.seq },
       tableId: row.table_id,
       type: row.type,
-      source: row.source,
-      createdAt: row.created_at,
-      dataJson: row.data,
+      bodyJson: row.body,
     })),
     position: last ? { xid: last.xid, seq: last.seq } : standingPosition(after, first.horizon),
     hasMore: rows.length > options.limit,
@@ -190,16 +196,14 @@ export async function tailChanges(
     seq: string;
     table_id: string | null;
     type: string;
-    source: string;
-    created_at: Date;
-    data: string;
+    body: string;
     horizon: string;
   }>(
     `WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
      tail AS (
        SELECT e.* FROM horizon h, unnest($1::uuid[]) d (id)
         CROSS JOIN LATERAL (
-          SELECT e.id, e.database_id, ${XID_SQL} AS xid, e.seq, e.table_id, e.type, e.source, e.created_at, e.data
+          SELECT e.id, e.database_id, ${XID_SQL} AS xid, e.seq, e.table_id, e.type, ${CHANGE_BODY_SQL} AS body
             FROM ${OUTBOX_TABLE} e
            WHERE e.database_id = d.id AND NOT e.suppressed
              AND (${XID_SQL}, e.seq) > ($2::xid8, $3::bigint)
@@ -208,8 +212,8 @@ export async function tailChanges(
            LIMIT $4) e
         ORDER BY e.xid, e.seq
         LIMIT $4)
-     SELECT t.id, t.database_id, t.xid::text AS xid, t.seq::text AS seq, t.table_id, t.type, t.source,
-            t.created_at, t.data::text AS data, h.xmin::text AS horizon
+     SELECT t.id, t.database_id, t.xid::text AS xid, t.seq::text AS seq, t.table_id, t.type, t.body,
+            h.xmin::text AS horizon
        FROM horizon h LEFT JOIN tail t ON true`,
     [options.databaseIds, options.after.xid, options.after.seq, options.limit + 1],
   );
@@ -223,9 +227,7 @@ export async function tailChanges(
       position: { xid: row.xid, seq: row.seq },
       tableId: row.table_id,
       type: row.type,
-      source: row.source,
-      createdAt: row.created_at,
-      dataJson: row.data,
+      bodyJson: row.body,
     })),
     position: last
       ? { xid: last.xid, seq: last.seq }
