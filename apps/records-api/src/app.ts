@@ -45,6 +45,7 @@ import {
   changesRoutes,
   DEFAULT_STREAM_BUFFER_BYTES,
   DEFAULT_STREAMS_PER_KEY,
+  eventFrame,
   streamTokenAuthentication,
 } from './http/changes.routes';
 import { importRoutes } from './http/imports.routes';
@@ -175,6 +176,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   // The change streams' one tail of the outbox, woken by this process's own commits (the others'
   // reach it at its next poll).
   const tailer = createChangeTailer(db.pool, {
+    render: eventFrame,
     onError: (error) => logger.warn({ err: error }, 'reading the change feed failed; retrying'),
   });
   app.locals.changeTailer = tailer;

@@ -9,7 +9,7 @@ import {
 } from '@recordbase/contracts/changes';
 import { pathSegmentSchema } from '@recordbase/contracts/common';
 import type { PrismaClient } from '@recordbase/db';
-import type { ChangeSink, ChangeTailer } from '@recordbase/domain/change-tailer';
+import type { ChangeSink, ChangeTailer, ChangeToSend } from '@recordbase/domain/change-tailer';
 import {
   changesFilter,
   cursorOf,
@@ -65,16 +65,16 @@ export interface ChangesRoutesDeps {
 }
 
 /** The SSE framing of a change: `id:` the cursor after it, `event:` its type, `data:` its JSON. */
-function eventFrame(cursor: string, type: string, json: string): string {
-  return `id: ${cursor}\nevent: ${type}\ndata: ${json}\n\n`;
+export function eventFrame(change: ChangeToSend): string {
+  return `id: ${change.cursor}\nevent: ${change.type}\ndata: ${change.json}\n\n`;
 }
 
 /** A stream's writes to the response, bounded by what its client has not read yet. */
 function responseSink(res: Response, signal: AbortSignal, bufferBytes: number): ChangeSink {
   return {
-    send(change) {
+    send(rendered) {
       if (res.writableEnded || res.destroyed) return false;
-      res.write(eventFrame(change.cursor, change.type, change.json));
+      res.write(rendered);
       return res.writableLength <= bufferBytes;
     },
     drained() {
@@ -164,7 +164,9 @@ export function changesRoutes(deps: ChangesRoutesDeps): Router {
         res.socket?.setNoDelay(true);
         res.write(`retry: ${RETRY_MS}\n\n`);
         for (const change of first.changes) {
-          res.write(eventFrame(cursorOf(change.position), change.type, change.bodyJson));
+          res.write(
+            eventFrame({ cursor: cursorOf(change.position), type: change.type, json: change.bodyJson }),
+          );
         }
         await deps.tailer.follow(filter, first.position, responseSink(res, signal, deps.streamBufferBytes));
         if (!res.writableEnded) res.end();
