@@ -202,6 +202,22 @@ describe('GET /changes', () => {
     }
   });
 
+  test('answers 404 for a database that does not exist, whatever the cursor, and for its stream', async () => {
+    const missing = '0b5e3a52-7c1d-4f0e-9a3b-2f6d8c4e1a90';
+    for (const path of ['', '?cursor=latest', '?limit=5', '/stream', '/stream?cursor=latest']) {
+      const response = await h.api.get(`/api/v1/bases/${missing}/changes${path}`).set('Authorization', root);
+      expect({ path, status: response.status, message: response.body.error?.message }).toEqual({
+        path,
+        status: 404,
+        message: `Database ${missing} not found`,
+      });
+    }
+    const token = await h.api
+      .post(`/api/v1/bases/${missing}/changes/stream-tokens`)
+      .set('Authorization', root);
+    expect(token.status).toBe(404);
+  });
+
   test('answers 410 CURSOR_EXPIRED to a cursor before what retention deleted', async () => {
     const before = (await read('?cursor=latest')).cursor;
     await h.api

@@ -13,7 +13,7 @@ import {
 } from '@recordbase/db';
 import type pg from 'pg';
 import { findAccessibleDatabase, findTableByRef } from './access';
-import { canReadEvent, EVENT_READ_SCOPES } from './access-policy';
+import { accessibleDatabaseId, canReadEvent, databaseNotFound, EVENT_READ_SCOPES } from './access-policy';
 
 /**
  * The change feed (the contract's "Changes"): a database's events in commit order, read from a
@@ -54,12 +54,21 @@ export async function changesFilter(
   databaseId: string,
   query: { tableId?: string | undefined; types?: readonly WebhookEventType[] | undefined },
 ): Promise<ChangesFilter> {
-  const database = await findAccessibleDatabase(prisma, principal, databaseId);
-  const filter: ChangesFilter = { databaseId: database.id };
+  // Whether the database exists is asked by the read itself (a round trip less on every page);
+  // only a table named by name needs the metadata first.
+  const filter: ChangesFilter = { databaseId: accessibleDatabaseId(principal, databaseId) };
   if (query.tableId !== undefined) {
     filter.tableId = TABLE_ID_PATTERN.test(query.tableId)
       ? query.tableId
-      : (await findTableByRef(prisma, database.id, query.tableId)).id;
+      : (
+          await findTableByRef(
+            prisma,
+            (
+              await findAccessibleDatabase(prisma, principal, databaseId)
+            ).id,
+            query.tableId,
+          )
+        ).id;
   }
   if (query.types !== undefined) {
     for (const type of query.types) {
@@ -116,6 +125,7 @@ export async function readChangesAfter(
     ...(filter.tableId !== undefined ? { tableId: filter.tableId } : {}),
     ...(filter.types !== undefined ? { types: filter.types } : {}),
   });
+  if (page.outcome === 'missing') throw databaseNotFound(filter.databaseId);
   if (page.outcome === 'expired') throw expired(['cursor'], EXPIRED_MESSAGE);
   if (page.outcome === 'ahead') {
     throw invalid(['cursor'], 'is past the end of the feed: pass back a cursor the feed handed out');
@@ -139,7 +149,8 @@ export async function listChanges(
 ): Promise<ChangesAnswer> {
   const filter = await changesFilter(deps.prisma, principal, databaseId, query);
   if (query.cursor === LATEST_CURSOR) {
-    const position = await latestChangePosition(deps.pool);
+    const position = await latestChangePosition(deps.pool, filter.databaseId);
+    if (!position) throw databaseNotFound(databaseId);
     return { changesJson: [], cursor: cursorOf(position), hasMore: false };
   }
   const after = await startOfChanges(deps.pool, query.cursor);

@@ -9,6 +9,7 @@ import {
 } from '@recordbase/contracts/changes';
 import { pathSegmentSchema } from '@recordbase/contracts/common';
 import type { PrismaClient } from '@recordbase/db';
+import { findAccessibleDatabase } from '@recordbase/domain/access';
 import type { ChangeSink, ChangeTailer, ChangeToSend } from '@recordbase/domain/change-tailer';
 import {
   changesFilter,
@@ -124,12 +125,12 @@ export function changesRoutes(deps: ChangesRoutesDeps): Router {
   router.post(
     `${base}/stream-tokens`,
     endpoint({ access: readEvents, params: baseParams, status: 201 }, async ({ params, principal }) => {
-      // The database must be one the key reaches: a token for another would open nothing anyway.
-      const filter = await changesFilter(deps.prisma, principal, params.databaseId, {});
+      // The database must exist and be one the key reaches: a token for another would open nothing.
+      const database = await findAccessibleDatabase(deps.prisma, principal, params.databaseId);
       const token: StreamToken = {
         token: signStreamToken(
           deps.tokenSecret,
-          { keyId: principal.keyId, databaseId: filter.databaseId },
+          { keyId: principal.keyId, databaseId: database.id },
           STREAM_TOKEN_TTL_SECONDS,
         ),
         expiresAt: new Date(Date.now() + STREAM_TOKEN_TTL_SECONDS * 1000).toISOString(),
