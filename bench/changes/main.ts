@@ -226,7 +226,9 @@ async function main(): Promise<void> {
       await sleep(3000);
       samples.push({ streams: idle.length, rss: rssBytes(api.pid) });
     }
-    const perStream = slope(samples.map((sample) => [sample.streams, sample.rss]));
+    // From the first quarter on: the sample before any stream still holds the setup's garbage,
+    // which the collector hands back while the first quarter opens.
+    const perStream = slope(samples.slice(1).map((sample) => [sample.streams, sample.rss]));
     const [rssBefore, rssOpen] = [samples[0]!.rss, samples.at(-1)!.rss];
     results.idle = {
       streams: IDLE_STREAMS,
@@ -407,7 +409,7 @@ function report(results: Record<string, unknown>): string {
     '',
     '| case | figure | target |',
     '|---|--:|--:|',
-    `| records-api RSS per idle stream (slope over ${idle.samplesMiB.map(([streams, mib]) => `${streams}: ${mib} MiB`).join(', ')}) | ${idle.perStreamKiB.toFixed(1)} KiB | (reported) |`,
+    `| records-api RSS per idle stream (slope from 250 on; RSS at ${idle.samplesMiB.map(([streams, mib]) => `${streams}: ${mib} MiB`).join(', ')}) | ${idle.perStreamKiB.toFixed(1)} KiB | (reported) |`,
     ...latency.map(
       (row) =>
         `| commit → client at ${row.rate} events/s, ${row.streams} streams (${row.written} written, ${row.writeErrors} errors, ${row.missing} missing) | p50 ${row.p50} ms, p99 **${row.p99} ms**, max ${row.max} ms (from the write's answer: p50 ${row.fromAnswerP50}, p99 ${row.fromAnswerP99} ms) | p99 < ${target(row.rate)} ms |`,
