@@ -200,7 +200,8 @@ export function createChangeTailer(pool: Queryable, options: TailerOptions): Cha
 
   return {
     async follow(filter, after, sink) {
-      if (closed) {
+      // A client gone before it was followed would never be told apart by its abort event.
+      if (closed || sink.signal.aborted) {
         sink.end();
         return;
       }
@@ -264,5 +265,7 @@ export function createChangeTailer(pool: Queryable, options: TailerOptions): Cha
       }
       await nextPollEnd();
     }
+    // Left the loop without joining: the client went away (or was dropped) while catching up.
+    remove(stream);
   }
 }

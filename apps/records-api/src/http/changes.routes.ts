@@ -45,6 +45,8 @@ export const DEFAULT_STREAMS_PER_KEY = 100;
 export const DEFAULT_STREAM_BUFFER_BYTES = 1024 * 1024;
 /** Pages read per catch-up step, and the first answer's check of the cursor. */
 const CATCH_UP_PAGE = 500;
+/** How long a dropped client has to read what was queued for it before its connection is cut. */
+const DROPPED_CLIENT_GRACE_MS = 10_000;
 /** Tells EventSource how long to wait before reconnecting after a drop. */
 const RETRY_MS = 1000;
 
@@ -96,6 +98,8 @@ function responseSink(res: Response, signal: AbortSignal, bufferBytes: number): 
     },
     end() {
       if (!res.writableEnded) res.end();
+      // A client that reads nothing would keep what is queued for it, and its socket, for good.
+      setTimeout(() => res.destroy(), DROPPED_CLIENT_GRACE_MS).unref();
     },
     signal,
   };

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -76,11 +75,11 @@ async function createOrders(names: string[]): Promise<string[]> {
 
 /** What the page's EventSource has received: each event's id and first record id. */
 const received = () =>
-  page.evaluate(() => (window as unknown as { received: { id: string; recordId: string }[] }).received);
+  page.evaluate(() => (globalThis as unknown as { received: { id: string; recordId: string }[] }).received);
 
 async function waitForCount(count: number) {
   await page.waitForFunction(
-    (expected) => (window as unknown as { received: unknown[] }).received.length >= expected,
+    (expected) => (globalThis as unknown as { received: unknown[] }).received.length >= expected,
     count,
     { timeout: 20_000 },
   );
@@ -104,22 +103,32 @@ test('a page follows the stream through the gateway with a token, and resumes af
   await page.goto(`${gateway.url}/healthz`);
   await page.evaluate(
     ({ url }) => {
-      const target = window as unknown as { received: { id: string; recordId: string }[]; opens: number };
+      const target = globalThis as unknown as { received: { id: string; recordId: string }[]; opens: number };
       target.received = [];
       target.opens = 0;
+      // EventSource is the browser's own; Node's types do not declare it.
+      const { EventSource } = globalThis as unknown as {
+        EventSource: new (
+          url: string,
+        ) => {
+          addEventListener(
+            type: string,
+            listener: (event: { data?: string; lastEventId?: string }) => void,
+          ): void;
+        };
+      };
       const source = new EventSource(url);
       source.addEventListener('open', () => {
         target.opens += 1;
       });
       source.addEventListener('record.created', (event) => {
-        const message = event as MessageEvent<string>;
-        const body = JSON.parse(message.data) as { data: { recordIds: string[] } };
-        target.received.push({ id: message.lastEventId, recordId: body.data.recordIds[0]! });
+        const body = JSON.parse(event.data!) as { data: { recordIds: string[] } };
+        target.received.push({ id: event.lastEventId!, recordId: body.data.recordIds[0]! });
       });
     },
     { url: `/api/v1/bases/${baseId}/changes/stream?cursor=latest&token=${encodeURIComponent(token)}` },
   );
-  await page.waitForFunction(() => (window as unknown as { opens: number }).opens >= 1, null, {
+  await page.waitForFunction(() => (globalThis as unknown as { opens: number }).opens >= 1, null, {
     timeout: 20_000,
   });
 
@@ -131,7 +140,7 @@ test('a page follows the stream through the gateway with a token, and resumes af
   // records-api drops every connection: nginx ends the page's stream, and the EventSource
   // reconnects by itself, sending the last id it received.
   server.closeAllConnections();
-  await page.waitForFunction(() => (window as unknown as { opens: number }).opens >= 2, null, {
+  await page.waitForFunction(() => (globalThis as unknown as { opens: number }).opens >= 2, null, {
     timeout: 20_000,
   });
   const third = await createOrders(['third']);

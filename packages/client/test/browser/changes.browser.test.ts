@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../../../../apps/upload-service/test/browser/chromium';
@@ -47,11 +46,11 @@ afterAll(async () => {
 test('changes.list() and changes.stream() work in Chromium', async () => {
   const setup = { apiUrl: services.apiUrl, apiKey: services.rootKey, baseId };
   const latest = await page.evaluate(async ({ apiUrl, apiKey, baseId }) => {
-    const { RecordbaseClient } = (window as unknown as { Recordbase: typeof import('../../src/index') })
+    const { RecordbaseClient } = (globalThis as unknown as { Recordbase: typeof import('../../src/index') })
       .Recordbase;
     const client = new RecordbaseClient({ apiUrl, apiKey });
     const page = await client.changes.list(baseId, { cursor: 'latest' });
-    const target = window as unknown as { streamed: string[]; streaming: Promise<void> };
+    const target = globalThis as unknown as { streamed: string[]; streaming: Promise<void> };
     target.streamed = [];
     target.streaming = (async () => {
       for await (const change of client.changes.stream(baseId, {
@@ -70,16 +69,22 @@ test('changes.list() and changes.stream() work in Chromium', async () => {
   for (const name of ['one', 'two', 'three']) {
     written.push((await client.records.create(baseId, 'Notes', { Name: name })).id);
   }
-  await page.waitForFunction(() => (window as unknown as { streamed: string[] }).streamed.length >= 3, null, {
-    timeout: 20_000,
-  });
+  await page.waitForFunction(
+    () => (globalThis as unknown as { streamed: string[] }).streamed.length >= 3,
+    null,
+    {
+      timeout: 20_000,
+    },
+  );
   // The loop left after three: the stream is closed and the promise settles.
-  await page.evaluate(() => (window as unknown as { streaming: Promise<void> }).streaming);
-  expect(await page.evaluate(() => (window as unknown as { streamed: string[] }).streamed)).toEqual(written);
+  await page.evaluate(() => (globalThis as unknown as { streaming: Promise<void> }).streaming);
+  expect(await page.evaluate(() => (globalThis as unknown as { streamed: string[] }).streamed)).toEqual(
+    written,
+  );
 
   const listed = await page.evaluate(
     async ({ apiUrl, apiKey, baseId, cursor }) => {
-      const { RecordbaseClient } = (window as unknown as { Recordbase: typeof import('../../src/index') })
+      const { RecordbaseClient } = (globalThis as unknown as { Recordbase: typeof import('../../src/index') })
         .Recordbase;
       const answer = await new RecordbaseClient({ apiUrl, apiKey }).changes.list(baseId, {
         cursor,
