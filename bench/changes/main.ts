@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -184,6 +184,11 @@ function slope(points: readonly (readonly [number, number])[]): number {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--report-only')) {
+    const results = JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>;
+    console.log(`wrote ${writeSuiteSection('changes', __dirname, report(results))}`);
+    return;
+  }
   const machine = { ...host(), loadAverage: loadAverage(), startedAt: new Date().toISOString() };
   console.log(
     `changes benchmark on ${machine.cpus} cores (${machine.cpuModel}), load ${machine.loadAverage}`,
