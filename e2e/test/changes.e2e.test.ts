@@ -185,7 +185,7 @@ test('every committed event reaches every reader once, in one order, across a SI
   expect(streamed[0]!.reconnects).toBeGreaterThanOrEqual(1);
 
   // Each writer's records come in the order the writer got its answers.
-  const order = new Map<string, number>();
+  const order = new Map(followed.map((id, index) => [id, index]));
   const bodies = await withPool(stack.database.url, (pool) =>
     pool.query<{ id: string; first: string }>(
       `SELECT 'evt_' || id AS id, data -> 'recordIds' ->> 0 AS first FROM outbox_events
@@ -194,7 +194,6 @@ test('every committed event reaches every reader once, in one order, across a SI
     ),
   );
   const eventOfRecord = new Map(bodies.rows.map((row) => [row.first, row.id]));
-  followed.forEach((id, index) => order.set(id, index));
   for (const mine of written) {
     const positions = mine.map((recordId) => order.get(eventOfRecord.get(recordId)!)!);
     expect(positions).toEqual([...positions].sort((a, b) => a - b));
