@@ -128,3 +128,39 @@ test('drops a stream whose client stops taking events; the others go on', async 
   steady.close();
   await steadyFollowing;
 });
+
+test('sends every open stream a heartbeat each interval, caught up or not', async () => {
+  const beating = createChangeTailer(h.db.pool, {
+    render: (change) => `${change.cursor}\n`,
+    heartbeatMs: 30,
+  });
+  try {
+    const beats: number[] = [0, 0];
+    const streams = beats.map((_, index) => {
+      const controller = new AbortController();
+      const sink: ChangeSink = {
+        send: () => true,
+        drained: async () => {},
+        heartbeat() {
+          beats[index] = beats[index]! + 1;
+        },
+        end() {},
+        signal: controller.signal,
+      };
+      return {
+        following: beating.follow({ databaseId }, { xid: '0', seq: '0' }, sink),
+        close: () => controller.abort(),
+      };
+    });
+    await sleep(250);
+    // Each stream heard at least a heartbeat every 30 ms or so (timers on a busy machine run late).
+    for (const count of beats) expect(count).toBeGreaterThanOrEqual(3);
+    for (const stream of streams) stream.close();
+    await Promise.all(streams.map((stream) => stream.following));
+    const after = [...beats];
+    await sleep(100);
+    expect(beats).toEqual(after);
+  } finally {
+    beating.close();
+  }
+});
