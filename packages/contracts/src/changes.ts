@@ -53,14 +53,16 @@ const filterParameters = {
   types: changeTypesSchema.optional(),
 };
 
+const limitSchema = z.coerce
+  .number({ error: limitError })
+  .int({ error: limitError })
+  .min(1, { error: limitError })
+  .max(MAX_CHANGES_LIMIT, { error: limitError });
+
 /** `GET /bases/{databaseId}/changes`: query values arrive as text. */
 export const changesQuerySchema = z.strictObject({
   ...filterParameters,
-  limit: z.coerce
-    .number({ error: limitError })
-    .int({ error: limitError })
-    .min(1, { error: limitError })
-    .max(MAX_CHANGES_LIMIT, { error: limitError })
+  limit: limitSchema
     .default(DEFAULT_CHANGES_LIMIT)
     .meta({ description: `Events per answer, 1 to ${MAX_CHANGES_LIMIT}.` }),
 });
@@ -69,9 +71,15 @@ export type ChangesQuery = z.infer<typeof changesQuerySchema>;
 /** Longer than any token we sign; the bound comes before any check. */
 const MAX_STREAM_TOKEN_LENGTH = 2048;
 
-/** `GET /bases/{databaseId}/changes/stream`: the feed's filters (the stream has no pages), and a token. */
+/**
+ * `GET /bases/{databaseId}/changes/stream`: the feed's parameters (the contract: "same query
+ * parameters"), `limit` bounding the first read of a catch-up, and a token.
+ */
 export const changesStreamQuerySchema = z.strictObject({
   ...filterParameters,
+  limit: limitSchema.optional().meta({
+    description: `Events read at once while the stream catches up, 1 to ${MAX_CHANGES_LIMIT} (500 when left out); it does not end the stream.`,
+  }),
   token: boundedString(MAX_STREAM_TOKEN_LENGTH, { tooLong: 'is not a stream token' }).optional().meta({
     description:
       'For an EventSource, which cannot send an Authorization header: a token from POST …/changes/stream-tokens, in place of the API key.',

@@ -213,3 +213,22 @@ it('renders each body exactly as the webhook body without a delivery (contracts/
   );
   expect(JSON.parse(change!.bodyJson).data).toEqual(data);
 });
+
+it('is not held back by a transaction in another database of the server, only by one in its own', async () => {
+  const otherUrl = new URL(testDb.url);
+  otherUrl.pathname = '/postgres';
+  const elsewhere = new pg.Client({ connectionString: otherUrl.toString() });
+  await elsewhere.connect();
+  try {
+    await elsewhere.query('BEGIN');
+    // An id of its own, older than the event's below: the snapshot's xmin would wait for it.
+    await elsewhere.query('SELECT pg_current_xact_id()');
+    const latest = await latestChangePosition(pool);
+    const id = await write(databaseId, 'beside another database', 0, true);
+    const page = await readPage({ databaseId, after: latest, limit: 10 });
+    expect(page.changes.map((change) => change.id)).toEqual([id]);
+  } finally {
+    await elsewhere.query('ROLLBACK');
+    await elsewhere.end();
+  }
+});

@@ -154,7 +154,7 @@ export function changesRoutes(deps: ChangesRoutesDeps): Router {
         const after = await startOfChanges(deps.pool, cursor);
         // The first page is read before answering, so that a cursor retention has passed is a 410
         // and not a stream that ends at once.
-        const first = await readChangesAfter(deps.pool, filter, after, CATCH_UP_PAGE);
+        const first = await readChangesAfter(deps.pool, filter, after, query.limit ?? CATCH_UP_PAGE);
         const admission = await deps.inFlight.admit([streamsOfKey(principal.keyId, deps.streamsPerKey)]);
         if (!admission.admitted) throw inFlightRefusal(admission.bound);
         res.once('close', () => admission.lease.release());

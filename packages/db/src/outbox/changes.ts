@@ -52,6 +52,25 @@ export interface ChangesRead {
 const XID_SQL = `COALESCE(e.xid, '0'::xid8)`;
 
 /**
+ * The feed's horizon: the oldest transaction still running that may yet append to this
+ * database's outbox, or, with none, the first transaction id not yet given (the snapshot's xmax).
+ * Transaction ids are the whole PostgreSQL server's, so the snapshot's own xmin would hold every
+ * feed back for a long transaction in *another* database of the server (another installation,
+ * a migration, a test run beside). A backend is connected to one database for good, so an id
+ * pg_stat_activity shows under another database's backend, read after the snapshot, cannot append
+ * here; an id it does not show (ended meanwhile, a prepared transaction) is kept, so the horizon
+ * errs only towards waiting. Outbox ids are top-level (pg_current_xact_id), as the snapshot's are.
+ */
+const HORIZON_SQL = `(SELECT COALESCE(
+      (SELECT min(x) FROM pg_snapshot_xip(snap.s) x
+        WHERE NOT EXISTS (
+          SELECT 1 FROM pg_stat_activity a
+           WHERE a.backend_xid = ((x::text::bigint % 4294967296)::text)::xid
+             AND a.datid <> (SELECT oid FROM pg_database WHERE datname = current_database()))),
+      pg_snapshot_xmax(snap.s))
+    FROM (SELECT pg_current_snapshot() AS s) snap)`;
+
+/**
  * An event's feed body rendered where its data already is as text: on a catch-up of a million
  * events, parsing each timestamp into a Date and building the body in Node cost a third of the
  * read. `e` is the event; types and sources are fixed ASCII words, ids UUIDs.
@@ -103,7 +122,7 @@ export async function readChanges(
     known: boolean;
   }>(
     `WITH horizon AS MATERIALIZED (
-       SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin,
+       SELECT ${HORIZON_SQL} AS xmin,
               COALESCE(c.xid, '0'::xid8) AS cut_xid, COALESCE(c.seq, 0) AS cut_seq,
               EXISTS (SELECT 1 FROM databases WHERE id = $1::uuid) AS known
          FROM (SELECT 1) one LEFT JOIN change_feed_pruned c ON c.database_id = $1::uuid),
@@ -178,7 +197,7 @@ export async function latestChangePosition(
   databaseId?: string,
 ): Promise<ChangePosition | null> {
   const result = await client.query<{ horizon: string; known: boolean }>(
-    `SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon,
+    `SELECT ${HORIZON_SQL}::text AS horizon,
             $1::uuid IS NULL OR EXISTS (SELECT 1 FROM databases WHERE id = $1::uuid) AS known`,
     [databaseId ?? null],
   );
@@ -216,7 +235,7 @@ export async function tailChanges(
     body: string;
     horizon: string;
   }>(
-    `WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+    `WITH horizon AS MATERIALIZED (SELECT ${HORIZON_SQL} AS xmin),
      tail AS (
        SELECT e.* FROM horizon h, unnest($1::uuid[]) d (id)
         CROSS JOIN LATERAL (
