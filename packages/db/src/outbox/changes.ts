@@ -5,9 +5,9 @@ import { OUTBOX_TABLE } from './append';
  * The change feed's read of the outbox (migrations/*_outbox_commit_order.sql): a database's events
  * in an order that a later commit never cuts into, so a reader following the cursor sees every
  * committed event exactly once. An event is handed out only once every transaction older than
- * its own has ended (its xid below the snapshot's xmin), and events go by (xid, seq): whatever
- * commits after a read belongs to a transaction at or past that xmin, which sorts after all the
- * read handed out. Events appended for history only (suppressWebhooks) are not changes anyone
+ * its own that may write here has ended (its xid below the horizon, HORIZON_SQL), and events go by
+ * (xid, seq): whatever commits after a read belongs to a transaction at or past that horizon,
+ * which sorts after all the read handed out. Events appended for history only (suppressWebhooks) are not changes anyone
  * hears of.
  */
 
