@@ -18,6 +18,7 @@ let tasksId: string;
 let notesId: string;
 let server: Server;
 let origin: string;
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const feed = (query = '') => `/api/v1/bases/${baseId}/changes${query}`;
 
 interface Change {
@@ -385,5 +386,49 @@ describe('GET /changes/stream', () => {
       .post(feed('/stream-tokens'))
       .set('Authorization', await keyWith(['webhooks:manage']));
     expect(refusedToken.status).toBe(403);
+  });
+
+  test("holds a place among the key's streams, not among its requests in flight", async () => {
+    const bounded = await startHarness({
+      sameDatabaseAs: h,
+      changeStreamsPerKey: 2,
+      requestsInFlightPerKey: 1,
+    });
+    const boundedServer = createServer(bounded.app);
+    await new Promise<void>((resolve) => boundedServer.listen(0, '127.0.0.1', resolve));
+    const at = `http://127.0.0.1:${(boundedServer.address() as AddressInfo).port}${feed('/stream?cursor=latest')}`;
+    const aborts = [new AbortController(), new AbortController()];
+    try {
+      const key = await keyWith(['records:read']);
+      for (const abort of aborts) {
+        const opened = await fetch(at, { headers: { Authorization: key }, signal: abort.signal });
+        expect(opened.status).toBe(200);
+      }
+      // Two streams open, one request in flight allowed: a request still goes through.
+      const listed = await bounded.api.get(feed('?cursor=latest')).set('Authorization', key);
+      expect(listed.status).toBe(200);
+      const third = await fetch(at, { headers: { Authorization: key } });
+      expect(third.status).toBe(429);
+      expect(((await third.json()) as { error: { message: string } }).error.message).toContain(
+        'change streams of this API key',
+      );
+      // A stream closed gives its place back.
+      aborts[0]!.abort();
+      let reopened = 0;
+      for (let attempt = 0; attempt < 50 && reopened !== 200; attempt += 1) {
+        await sleep(20);
+        const again = await fetch(at, { headers: { Authorization: key }, signal: aborts[1]!.signal }).catch(
+          () => null,
+        );
+        reopened = again?.status ?? 0;
+        if (again && again.status !== 200) await again.body?.cancel();
+      }
+      expect(reopened).toBe(200);
+    } finally {
+      for (const abort of aborts) abort.abort();
+      boundedServer.closeAllConnections();
+      await new Promise((resolve) => boundedServer.close(resolve));
+      await bounded.close();
+    }
   });
 });

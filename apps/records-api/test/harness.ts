@@ -51,6 +51,8 @@ export interface HarnessOptions {
   uploadPublicUrl?: string;
   /** REQUESTS_IN_FLIGHT_PER_KEY (out of the way unless given). */
   requestsInFlightPerKey?: number;
+  /** CHANGE_STREAMS_PER_KEY (the default unless given). */
+  changeStreamsPerKey?: number;
   /** SQL_IN_FLIGHT_PER_BASE (out of the way unless given). */
   sqlInFlightPerBase?: number;
   /** DB_CONNECTIONS_PER_KEY (out of the way unless given). */
@@ -116,6 +118,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       RATE_LIMIT_PER_SECOND: options.ratePerSecond ?? 10_000,
       RATE_LIMIT_BURST: options.rateBurst ?? 10_000,
       REQUESTS_IN_FLIGHT_PER_KEY: options.requestsInFlightPerKey ?? 10_000,
+      ...(options.changeStreamsPerKey !== undefined
+        ? { CHANGE_STREAMS_PER_KEY: options.changeStreamsPerKey }
+        : {}),
       SQL_IN_FLIGHT_PER_BASE: options.sqlInFlightPerBase ?? 1000,
       DB_CONNECTIONS_PER_KEY: options.dbConnectionsPerKey ?? 10_000,
       DB_SECONDS_PER_MINUTE_PER_KEY: options.dbSecondsPerMinutePerKey ?? 1_000_000,

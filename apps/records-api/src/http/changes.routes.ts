@@ -150,14 +150,15 @@ export function changesRoutes(deps: ChangesRoutesDeps): Router {
       async ({ params, query, principal, req, res, signal }) => {
         const filter = await changesFilter(deps.prisma, principal, params.databaseId, query);
         const cursor = resumeCursor(req.get('last-event-id'), query.cursor);
+        // A key past its streams reads nothing; the place is given back whenever the answer ends.
+        const admission = await deps.inFlight.admit([streamsOfKey(principal.keyId, deps.streamsPerKey)]);
+        if (!admission.admitted) throw inFlightRefusal(admission.bound);
+        res.once('close', () => admission.lease.release());
         // Undefined: from the oldest event kept.
         const after = await startOfChanges(deps.pool, cursor);
         // The first page is read before answering, so that a cursor retention has passed is a 410
         // and not a stream that ends at once.
         const first = await readChangesAfter(deps.pool, filter, after, query.limit ?? CATCH_UP_PAGE);
-        const admission = await deps.inFlight.admit([streamsOfKey(principal.keyId, deps.streamsPerKey)]);
-        if (!admission.admitted) throw inFlightRefusal(admission.bound);
-        res.once('close', () => admission.lease.release());
         // A stream is not a request in flight: it holds a place among the key's streams instead.
         releaseRequestPlace(res);
         res.status(200);
