@@ -1,16 +1,13 @@
-import jwt from 'jsonwebtoken';
+import { signKeyToken, verifyKeyToken } from './key-tokens';
 
 /**
- * Short-lived links to stored files, as JWTs (HS256) signed with FILE_TOKEN_SECRET, which
- * records-api (that hands them out with attachments) and upload-service (that honours them)
- * share. A token names one file and the API key it was issued to: it opens that file only, only
- * until it expires, and only while that key still exists and may read the file's database.
+ * Short-lived links to stored files (key-tokens.ts), which records-api (that hands them out with
+ * attachments) and upload-service (that honours them) share. A token names one file and the API
+ * key it was issued to: it opens that file only, only until it expires, and only while that key
+ * still exists and may read the file's database.
  */
 
 const AUDIENCE = 'recordbase:file';
-const ALGORITHM = 'HS256';
-/** The root key has no id; its tokens name it this way. */
-const ROOT_SUBJECT = 'root';
 
 export interface FileTokenClaims {
   /** The storage key of the file. */
@@ -20,12 +17,7 @@ export interface FileTokenClaims {
 }
 
 export function signFileToken(secret: string, claims: FileTokenClaims, ttlSeconds: number): string {
-  return jwt.sign({ fk: claims.fileKey }, secret, {
-    algorithm: ALGORITHM,
-    audience: AUDIENCE,
-    subject: claims.keyId ?? ROOT_SUBJECT,
-    expiresIn: ttlSeconds,
-  });
+  return signKeyToken(secret, AUDIENCE, claims.keyId, { fk: claims.fileKey }, ttlSeconds);
 }
 
 export type FileTokenVerdict =
@@ -34,13 +26,8 @@ export type FileTokenVerdict =
 
 /** Checks signature, algorithm, audience, expiry and that the token is for `fileKey`. Never throws. */
 export function verifyFileToken(secret: string, token: string, fileKey: string): FileTokenVerdict {
-  let payload: jwt.JwtPayload | string;
-  try {
-    payload = jwt.verify(token, secret, { algorithms: [ALGORITHM], audience: AUDIENCE });
-  } catch (error) {
-    return { ok: false, reason: error instanceof jwt.TokenExpiredError ? 'expired' : 'invalid' };
-  }
-  if (typeof payload === 'string' || typeof payload.sub !== 'string') return { ok: false, reason: 'invalid' };
-  if (payload.fk !== fileKey) return { ok: false, reason: 'other_file' };
-  return { ok: true, keyId: payload.sub === ROOT_SUBJECT ? null : payload.sub };
+  const verdict = verifyKeyToken(secret, AUDIENCE, token);
+  if (!verdict.ok) return verdict;
+  if (verdict.claims.fk !== fileKey) return { ok: false, reason: 'other_file' };
+  return { ok: true, keyId: verdict.keyId };
 }
