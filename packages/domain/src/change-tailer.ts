@@ -30,6 +30,11 @@ export interface ChangeToSend {
   json: string;
 }
 
+/** A change read from the feed as a stream sends it. */
+export function changeToSend(change: StoredChange): ChangeToSend {
+  return { cursor: cursorOf(change.position), type: change.type, json: change.bodyJson };
+}
+
 /** Where a stream's changes go: the HTTP response, seen from here only through these. */
 export interface ChangeSink {
   /** Queues one change as rendered; false once the client has more unread than the stream may hold. */
@@ -89,8 +94,7 @@ const DEFAULT_HEARTBEAT_MS = 15_000;
 export function createChangeTailer(pool: Queryable, options: TailerOptions): ChangeTailer {
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
   const batch = options.batch ?? DEFAULT_BATCH;
-  const render = (change: StoredChange) =>
-    options.render({ cursor: cursorOf(change.position), type: change.type, json: change.bodyJson });
+  const render = (change: StoredChange) => options.render(changeToSend(change));
   const byDatabase = new Map<string, Set<Stream>>();
   let position: ChangePosition | undefined;
   let pollsStarted = 0;

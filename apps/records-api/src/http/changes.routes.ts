@@ -10,14 +10,13 @@ import {
 import { pathSegmentSchema } from '@recordbase/contracts/common';
 import type { PrismaClient } from '@recordbase/db';
 import { findAccessibleDatabase } from '@recordbase/domain/access';
-import type { ChangeSink, ChangeTailer, ChangeToSend } from '@recordbase/domain/change-tailer';
 import {
-  changesFilter,
-  cursorOf,
-  listChanges,
-  readChangesAfter,
-  startOfChanges,
-} from '@recordbase/domain/changes';
+  type ChangeSink,
+  type ChangeTailer,
+  type ChangeToSend,
+  changeToSend,
+} from '@recordbase/domain/change-tailer';
+import { changesFilter, listChanges, readChangesAfter, startOfChanges } from '@recordbase/domain/changes';
 import { principalByKeyId } from '@recordbase/server-kit/auth';
 import { badRequest, unauthorized } from '@recordbase/server-kit/errors';
 import { RawJson } from '@recordbase/server-kit/http';
@@ -170,9 +169,7 @@ export function changesRoutes(deps: ChangesRoutesDeps): Router {
         res.socket?.setNoDelay(true);
         res.write(`retry: ${RETRY_MS}\n\n`);
         for (const change of first.changes) {
-          res.write(
-            eventFrame({ cursor: cursorOf(change.position), type: change.type, json: change.bodyJson }),
-          );
+          res.write(eventFrame(changeToSend(change)));
         }
         await deps.tailer.follow(filter, first.position, responseSink(res, signal, deps.streamBufferBytes));
         if (!res.writableEnded) res.end();

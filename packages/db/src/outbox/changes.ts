@@ -148,20 +148,39 @@ export async function readChanges(
   const after = options.after ?? cut;
   if (comparePositions(after, cut) < 0) return { outcome: 'expired' };
   if (BigInt(after.xid) >= BigInt(first.horizon)) return { outcome: 'ahead' };
-  const rows = result.rows.filter((row) => row.id !== null);
-  const page = rows.slice(0, options.limit);
-  const last = page.at(-1);
+  const { rows, position, hasMore } = pageOf(result.rows, options.limit, after, first.horizon);
   return {
     outcome: 'read',
-    changes: page.map((row) => ({
-      id: row.id!,
+    changes: rows.map((row) => ({
+      id: row.id,
       position: { xid: row.xid, seq: row.seq },
       tableId: row.table_id,
       type: row.type,
       bodyJson: row.body,
     })),
-    position: last ? { xid: last.xid, seq: last.seq } : standingPosition(after, first.horizon),
-    hasMore: rows.length > options.limit,
+    position,
+    hasMore,
+  };
+}
+
+/**
+ * The page of a read of `limit + 1` rows (one row of nulls when there were none, from its LEFT
+ * JOIN): its first `limit` rows, where the reader stands after them (after the last, or where it
+ * was, moved up to the horizon), and whether more were there.
+ */
+function pageOf<Row extends { id: string | null; xid: string; seq: string }>(
+  read: readonly Row[],
+  limit: number,
+  after: ChangePosition,
+  horizon: string,
+): { rows: (Row & { id: string })[]; position: ChangePosition; hasMore: boolean } {
+  const found = read.filter((row): row is Row & { id: string } => row.id !== null);
+  const rows = found.slice(0, limit);
+  const last = rows.at(-1);
+  return {
+    rows,
+    position: last ? { xid: last.xid, seq: last.seq } : standingPosition(after, horizon),
+    hasMore: found.length > limit,
   };
 }
 
@@ -253,21 +272,22 @@ export async function tailChanges(
        FROM horizon h LEFT JOIN tail t ON true`,
     [options.databaseIds, options.after.xid, options.after.seq, options.limit + 1],
   );
-  const rows = result.rows.filter((row) => row.id !== null);
-  const page = rows.slice(0, options.limit);
-  const last = page.at(-1);
+  const { rows, position, hasMore } = pageOf(
+    result.rows,
+    options.limit,
+    options.after,
+    result.rows[0]!.horizon,
+  );
   return {
-    changes: page.map((row) => ({
-      id: row.id!,
+    changes: rows.map((row) => ({
+      id: row.id,
       databaseId: row.database_id,
       position: { xid: row.xid, seq: row.seq },
       tableId: row.table_id,
       type: row.type,
       bodyJson: row.body,
     })),
-    position: last
-      ? { xid: last.xid, seq: last.seq }
-      : standingPosition(options.after, result.rows[0]!.horizon),
-    hasMore: rows.length > options.limit,
+    position,
+    hasMore,
   };
 }
