@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RunningService, ServiceName } from '@recordbase/launcher';
 import { type LaunchOptions, type StackEnv, stackEnv, startStack } from '@recordbase/launcher/stack';
+import { defaultProcesses } from '@recordbase/server-kit/processes';
 
 /**
  * The services of a benchmark run, started by @recordbase/launcher as `npm start` and the e2e
@@ -48,7 +49,12 @@ export async function startBenchStack(settings: BenchStackSettings): Promise<Ben
     redisUrl: settings.redisUrl,
     queuePrefix: settings.queuePrefix,
     unbounded: true,
-    env: { LOG_LEVEL: settings.logLevel, ...settings.tuning },
+    env: {
+      LOG_LEVEL: settings.logLevel,
+      // As npm start runs it: a records-api process per core (a throwaway stack's default is one).
+      RECORDS_API_PROCESSES: process.env.RECORDS_API_PROCESSES ?? String(defaultProcesses()),
+      ...settings.tuning,
+    },
   });
   const stack = await startStack({
     env,

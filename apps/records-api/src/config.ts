@@ -37,6 +37,11 @@ export const recordsApiEnvSchema = commonEnvSchema
   .extend(fileTokenEnvSchema.shape)
   .extend({
     PORT: portSchema(3000),
+    /**
+     * Processes sharing the port; unset, one per core (defaultProcesses). The per-process bounds
+     * below (DB_CONNECTIONS_PER_KEY, SQL_MAX_CONNECTIONS, the pool) are divided among them.
+     */
+    RECORDS_API_PROCESSES: z.coerce.number().int().min(1).max(16).optional(),
     ROOT_API_KEY: z.string().min(20, { error: 'must be at least 20 characters' }).optional(),
     RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
     RATE_LIMIT_BURST: z.coerce.number().int().positive().default(100),

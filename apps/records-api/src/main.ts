@@ -1,22 +1,48 @@
 import { createDb } from '@recordbase/db';
 import { createEventPublisher, createImportQueue } from '@recordbase/queues';
 import { checkPostgres, checkRedis, serviceDbOptions } from '@recordbase/server-kit/dependencies';
-import { closeServer, createHttpServer, installShutdown, listen } from '@recordbase/server-kit/lifecycle';
+import { closeServer, createHttpServer, installShutdown } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
+import {
+  defaultProcesses,
+  isWorkerProcess,
+  listenWhenAllReady,
+  processShare,
+  runPrimary,
+} from '@recordbase/server-kit/processes';
 import { Redis } from 'ioredis';
 import { closeChangeStreams, createApp } from './app';
-import { loadConfig } from './config';
+import { loadConfig, type RecordsApiConfig } from './config';
+
+/** records-api's PostgreSQL pool, shared among its processes. */
+const POOL_SIZE = 20;
 
 async function main(): Promise<void> {
-  const config = loadConfig();
-  const logger = createLogger('records-api', config.LOG_LEVEL);
-  await checkPostgres(config.DATABASE_URL);
-  await checkRedis(config.REDIS_URL);
+  const loaded = loadConfig();
+  const logger = createLogger('records-api', loaded.LOG_LEVEL);
+  const processes = loaded.RECORDS_API_PROCESSES ?? defaultProcesses();
+  if (processes > 1 && !isWorkerProcess()) {
+    // Checked once here, so that a missing dependency is one message, not one per process.
+    await checkPostgres(loaded.DATABASE_URL);
+    await checkRedis(loaded.REDIS_URL);
+    runPrimary({ processes, logger });
+    return;
+  }
+  // The bounds configured for the service, each process given its part.
+  const config: RecordsApiConfig = {
+    ...loaded,
+    DB_CONNECTIONS_PER_KEY: processShare(loaded.DB_CONNECTIONS_PER_KEY, processes),
+    SQL_MAX_CONNECTIONS: processShare(loaded.SQL_MAX_CONNECTIONS, processes),
+  };
+  if (!isWorkerProcess()) {
+    await checkPostgres(config.DATABASE_URL);
+    await checkRedis(config.REDIS_URL);
+  }
   if (!config.ROOT_API_KEY)
     logger.warn('ROOT_API_KEY is not set: only keys created earlier can authenticate');
   const db = createDb(config.DATABASE_URL, {
     applicationName: 'records-api',
-    maxConnections: 20,
+    maxConnections: processShare(POOL_SIZE, processes),
     ...serviceDbOptions(config, logger),
   });
   // Redis only serves the rate limit here, which lets requests through when Redis is away: fail
@@ -34,7 +60,7 @@ async function main(): Promise<void> {
   const imports = createImportQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
   const app = createApp({ db, redis, events, imports, logger, config });
   const server = createHttpServer(app, config);
-  const port = await listen(server, config.PORT, config.HOST);
+  const port = await listenWhenAllReady(server, config.PORT, config.HOST);
   logger.info({ port }, 'records-api listening');
   installShutdown(logger, [
     // Open streams would keep the server from closing until the deadline.

@@ -65,7 +65,7 @@ export interface StackEnvOptions {
   secrets?: Partial<StackSecrets>;
   /**
    * A stack of a test or benchmark (the default): it listens on loopback only, logs warnings and
-   * errors only, and may deliver webhooks to receivers on loopback. `false` (npm start): those are
+   * errors only, runs one records-api process, and may deliver webhooks to receivers on loopback. `false` (npm start): those are
    * left to the environment inherited.
    */
   throwaway?: boolean;
@@ -93,7 +93,13 @@ export function stackEnv(options: StackEnvOptions): StackEnv {
     ...(options.unbounded ? UNBOUNDED : {}),
     ...(options.throwaway === false
       ? {}
-      : { WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32', LOG_LEVEL: 'warn', HOST: '127.0.0.1' }),
+      : {
+          WEBHOOK_ALLOWED_CIDRS: '127.0.0.1/32',
+          LOG_LEVEL: 'warn',
+          HOST: '127.0.0.1',
+          // Tests run many stacks at once; the one that checks several processes asks for them.
+          RECORDS_API_PROCESSES: '1',
+        }),
     ...options.env,
   } as StackEnv;
 }

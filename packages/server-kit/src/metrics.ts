@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import client from 'prom-client';
+import { isWorkerProcess, metricsOfEveryProcess, shareMetricsWithPrimary } from './processes';
 
 export interface Metrics {
   registry: client.Registry;
@@ -20,6 +21,7 @@ export function createMetrics(service: string): Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  shareMetricsWithPrimary(registry);
   return {
     registry,
     httpRequests,
@@ -32,8 +34,10 @@ export function createMetrics(service: string): Metrics {
       next();
     },
     handler: async (_req, res) => {
+      // One of several processes answers for all of them.
+      const text = isWorkerProcess() ? await metricsOfEveryProcess() : await registry.metrics();
       res.setHeader('content-type', registry.contentType);
-      res.send(await registry.metrics());
+      res.send(text);
     },
   };
 }
@@ -61,6 +65,8 @@ export function registerQueueMetrics(
     help: 'Jobs in each BullMQ queue by state (waiting, active, delayed, failed), at scrape time',
     labelNames: ['queue', 'state'] as const,
     registers: [registry],
+    // Every process reads the same counts from Redis: one of them is the answer, not their sum.
+    aggregator: 'first',
     async collect() {
       this.reset();
       await Promise.all(
