@@ -110,7 +110,7 @@ export async function appendRecordEvents(
 ): Promise<void> {
   // By the key that started the import, as history shows who wrote.
   const actor = JSON.stringify(await importAuthor(tx, run.id));
-  const appended = await tx.$queryRawUnsafe<{ id: string }[]>(
+  const appended = await tx.$queryRawUnsafe<{ id: string; heard: boolean }[]>(
     appendSelectedEventsSql(
       `SELECT gen_random_uuid(), $1::uuid, $2, 'record.created', 'import',
             json_build_object('tableId', $2::text, 'recordIds', json_agg(id ORDER BY ord)), $3::json
@@ -122,7 +122,10 @@ export async function appendRecordEvents(
     target.id,
     actor,
   );
-  events.appended(appended.map((event) => event.id));
+  events.appended(
+    appended.filter((event) => event.heard).map((event) => event.id),
+    appended.length,
+  );
 }
 
 interface Outcome {

@@ -39,7 +39,7 @@ async function write(holdMs: number): Promise<string> {
   const client = await h.db.pool.connect();
   try {
     await client.query('BEGIN');
-    const id = await appendOutboxEvent(client, {
+    const { id } = await appendOutboxEvent(client, {
       databaseId,
       tableId: 'tblTail000000001',
       type: 'record.created',

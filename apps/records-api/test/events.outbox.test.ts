@@ -170,11 +170,49 @@ describe('the outbox', () => {
     expect(await eventsSince(mark)).toEqual([]);
   });
 
+  it('appends dispatched and publishes nothing while the base has no active webhook', async () => {
+    const base = await createBase(h, {
+      name: 'Unheard',
+      tables: [{ name: 'Items', fields: [{ name: 'Name', type: 'single_line_text' }] }],
+    });
+    const root = `/api/v1/bases/${base.body.id}/tables/Items`;
+    const mark = await lastSeq();
+    await h.api
+      .post(`${root}/records/bulk`)
+      .set('Authorization', auth)
+      .send({ records: [{ Name: 'a' }, { Name: 'b' }] })
+      .expect(201);
+    await h.api.patch(`${root}/fields/Name`).set('Authorization', auth).send({ name: 'Title' }).expect(200);
+    const committed = await h.db.pool.query<{ id: string; type: string; dispatched: boolean }>(
+      'SELECT id, type, dispatched_at IS NOT NULL AS dispatched FROM outbox_events WHERE seq > $1 ORDER BY seq',
+      [mark],
+    );
+    expect(committed.rows.map(({ type, dispatched }) => ({ type, dispatched }))).toEqual([
+      { type: 'record.created', dispatched: true },
+      { type: 'field.updated', dispatched: true },
+    ]);
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+    try {
+      // Given time to arrive, had they been published.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      for (const { id } of committed.rows) {
+        expect(await redis.exists(`${h.queuePrefix}:${jobQueues.events.queueName}:${id}`)).toBe(0);
+      }
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it('publishes each committed event to the events queue, and nothing for a failed change', async () => {
     const base = await createBase(h, {
       name: 'P',
       tables: [{ name: 'Items', fields: [{ name: 'Name', type: 'single_line_text' }] }],
     });
+    await h.api
+      .post(`/api/v1/bases/${base.body.id}/webhooks`)
+      .set('Authorization', auth)
+      .send({ url: 'https://example.com/hook', events: ['record.created'] })
+      .expect(201);
     const root = `/api/v1/bases/${base.body.id}/tables/Items`;
     const mark = await lastSeq();
     await h.api
@@ -201,8 +239,12 @@ describe('the outbox', () => {
         await waitFor(async () => (await redis.hget(jobKey(id), 'data')) !== null, `the job of event ${id}`);
         expect(JSON.parse((await redis.hget(jobKey(id), 'data'))!)).toEqual({ eventId: id });
       }
-      // One job per committed event of the whole file, none for the refused request.
-      const all = await h.db.pool.query<{ id: string }>('SELECT id FROM outbox_events');
+      // One job per event of the whole file appended for the dispatcher (its base has a webhook),
+      // none for the refused request nor for events of bases without one.
+      const all = await h.db.pool.query<{ id: string }>(
+        // No dispatcher runs here: those are the ones left undispatched.
+        'SELECT id FROM outbox_events WHERE dispatched_at IS NULL',
+      );
       const queued = await redis.keys(`${h.queuePrefix}:${jobQueues.events.queueName}:*-*-*-*-*`);
       expect(queued.sort()).toEqual(all.rows.map((row) => jobKey(row.id)).sort());
     } finally {

@@ -128,7 +128,7 @@ export async function insertEvent(
     publishToRedis?: string;
   },
 ): Promise<string> {
-  const eventId = await appendOutboxEvent(db.pool, {
+  const { id: eventId } = await appendOutboxEvent(db.pool, {
     databaseId: options.databaseId,
     tableId: options.tableId,
     type: options.type,

@@ -34,18 +34,20 @@ afterAll(async () => {
 async function createAndDelete(): Promise<{ revisions: number; trashed: number; events: number }> {
   const id = randomUUID();
   await client.query(`INSERT INTO "${table.schemaName}"."${table.id}" VALUES ($1, 1, 'x')`, [id]);
-  const event = (type: 'record.created' | 'record.deleted') =>
-    appendOutboxEvent(client, {
-      databaseId: randomUUID(),
-      tableId: table.id,
-      type,
-      source: 'public_api',
-      dataJson: JSON.stringify({
+  const event = async (type: 'record.created' | 'record.deleted') =>
+    (
+      await appendOutboxEvent(client, {
+        databaseId: randomUUID(),
         tableId: table.id,
-        recordIds: [id],
-        records: [{ id, data: { name: 'x' } }],
-      }),
-    });
+        type,
+        source: 'public_api',
+        dataJson: JSON.stringify({
+          tableId: table.id,
+          recordIds: [id],
+          records: [{ id, data: { name: 'x' } }],
+        }),
+      })
+    ).id;
   const created = await event('record.created');
   const deleted = await event('record.deleted');
   expect(await deleteIntoTrash(client, table, [id], deleted)).toEqual([id]);

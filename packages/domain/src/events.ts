@@ -12,13 +12,14 @@ import type { RecordChanges } from './records/record-changes';
  * says.
  */
 
-type PgClient = { query(text: string, values: unknown[]): Promise<unknown> };
+type PgClient = { query(text: string, values: unknown[]): Promise<{ rows: unknown[] }> };
 
 /**
  * Where committed events go (@recordbase/queues' publisher hands them to the dispatcher). Fire and
  * forget: the outbox row is the guarantee, and a publish lost is found by the dispatcher's sweep.
  */
 export interface EventPublisher {
+  /** After every commit that appended events; `eventIds` (maybe none) are those for the dispatcher. */
   publish(eventIds: readonly string[]): void;
 }
 
@@ -30,6 +31,7 @@ export interface EventPublisher {
  */
 export class TransactionEvents {
   readonly #ids: string[] = [];
+  #appendedAny = false;
   /** Who makes the change: the key's `{id, name}` as JSON, kept on every event (history's `by`). */
   readonly actor: string | null;
   /**
@@ -46,14 +48,27 @@ export class TransactionEvents {
     this.quiet = context.quiet === true;
   }
 
-  /** The ids to publish once the transaction commits, in append order. */
+  /**
+   * The ids to publish once the transaction commits, in append order: those of the events the
+   * dispatcher is to match (the outbox's `heard`); the others are dispatched already.
+   */
   get ids(): readonly string[] {
     return this.#ids;
   }
 
-  /** Record events a statement of the transaction appended in its own SQL (record writes, imports). */
-  appended(ids: readonly string[]): void {
-    if (!this.quiet) this.#ids.push(...ids);
+  /** Whether the transaction appended any event integrations hear of (the change feed's too). */
+  get appendedAny(): boolean {
+    return this.#appendedAny;
+  }
+
+  /**
+   * Record events a statement of the transaction appended in its own SQL (record writes, imports):
+   * the ids of those heard, and how many it appended in all.
+   */
+  appended(heardIds: readonly string[], count = heardIds.length): void {
+    if (this.quiet) return;
+    this.#ids.push(...heardIds);
+    if (count > 0) this.#appendedAny = true;
   }
 
   async table(databaseId: string, type: 'table.created' | 'table.updated' | 'table.deleted', table: Table) {
@@ -107,12 +122,12 @@ export class TransactionEvents {
 
   private async append(input: OutboxEventInput): Promise<string> {
     const event = { ...input, actor: this.actor };
-    const id =
-      '$executeRawUnsafe' in this.transaction
+    const appended =
+      '$queryRawUnsafe' in this.transaction
         ? await appendOutboxEventInTx(this.transaction, event)
         : await appendOutboxEvent(this.transaction, event);
-    if (!event.suppressed) this.#ids.push(id);
-    return id;
+    if (!event.suppressed) this.appended(appended.heard ? [appended.id] : [], 1);
+    return appended.id;
   }
 }
 
@@ -146,6 +161,7 @@ export async function publishingEvents<T, Handle extends Tx | PgClient>(
     events = new TransactionEvents(transaction, context);
     return work(transaction, events);
   });
-  if (events && events.ids.length > 0) publisher.publish(events.ids);
+  // Also with no id to hand over: the publisher's other listeners (the change feed) hear of a commit.
+  if (events?.appendedAny) publisher.publish(events.ids);
   return result;
 }

@@ -30,12 +30,29 @@ export interface OutboxEventInput {
 const outboxInsertColumns = ['id', 'database_id', 'table_id', 'type', 'source', 'data'] as const;
 
 /**
+ * An appended event's `dispatched_at`: null (for the dispatcher) while its database has an active
+ * webhook in the appending statement's snapshot, else now(), as the dispatcher would have marked
+ * it after matching it against no webhook. So an event nobody can hear costs no queue job, no
+ * read and no update. A webhook whose creation commits after that snapshot does not hear it: it
+ * hears the writes made once it exists, not one racing its creation.
+ */
+const dispatchedAtSql = (databaseId: string) =>
+  `CASE WHEN EXISTS (SELECT 1 FROM webhooks w WHERE w.database_id = ${databaseId} AND w.active) THEN NULL ELSE now() END`;
+
+/**
+ * What an append's RETURNING adds after the caller's columns: whether the event is for the
+ * dispatcher, which only those are handed to (TransactionEvents.appended).
+ */
+export const HEARD_COLUMN = 'heard';
+
+/**
  * An INSERT appending the events `select` yields, for writers that build their events in SQL (a
  * bulk write's statement, an import's final move, a refresh of linked values): `select` yields the
  * columns `id` (uuid), `database_id`, `table_id`, `type`, `source`, `data` (json), in that order,
  * then `changed_field_ids` (text[]) when `extra.changedFieldIds`, then `actor` (json) when
  * `extra.actor`. `extra.suppressed` appends them for history only (OutboxEventInput's
- * `suppressed`). It can stand as the body of a CTE (`events AS (…)`), and returns `returning`.
+ * `suppressed`). It can stand as the body of a CTE (`events AS (…)`), and returns `returning`
+ * and HEARD_COLUMN (a boolean).
  */
 export function appendSelectedEventsSql(
   select: string,
@@ -45,25 +62,35 @@ export function appendSelectedEventsSql(
   const columns: string[] = [...outboxInsertColumns];
   if (extra.changedFieldIds) columns.push('changed_field_ids');
   if (extra.actor) columns.push('actor');
-  const rows = extra.suppressed ? `SELECT q.*, true, now() FROM (${select}) q` : select;
-  if (extra.suppressed) columns.push('suppressed', 'dispatched_at');
+  const rows = extra.suppressed
+    ? `SELECT q.*, true, now() FROM (${select}) q`
+    : `SELECT q.*, ${dispatchedAtSql('q.database_id')} FROM (${select}) AS q(${columns.join(', ')})`;
+  columns.push(...(extra.suppressed ? ['suppressed', 'dispatched_at'] : ['dispatched_at']));
   return `INSERT INTO ${OUTBOX_TABLE} (${columns.join(', ')})
        ${rows}
-       RETURNING ${returning}`;
+       RETURNING ${returning}, dispatched_at IS NULL AS ${HEARD_COLUMN}`;
+}
+
+/** An event appended: its id, and whether it is for the dispatcher (see dispatchedAtSql). */
+export interface AppendedEvent {
+  id: string;
+  heard: boolean;
 }
 
 /**
- * The statement that appends an event to the outbox. Run it in the same transaction as the change
- * it describes: the event commits with the change, or neither does. Once committed, the writer
- * hands the id to the events queue (records-api's event publisher); the dispatcher's sweep sends
- * any event whose hand-over was lost.
+ * The statement that appends an event to the outbox, returning HEARD_COLUMN. Run it in the same
+ * transaction as the change it describes: the event commits with the change, or neither does.
+ * Once committed, the writer hands the id of an event that is heard to the events queue
+ * (records-api's event publisher); the dispatcher's sweep sends any event whose hand-over was lost.
  */
 export function outboxInsert(event: OutboxEventInput): { text: string; values: unknown[]; id: string } {
   const id = randomUUID();
   return {
     id,
     text: `INSERT INTO ${OUTBOX_TABLE} (${outboxInsertColumns.join(', ')}, changed_field_ids, actor, suppressed, dispatched_at)
-           VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::json, $7::text[], $8::json, $9, CASE WHEN $9 THEN now() END)`,
+           VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::json, $7::text[], $8::json, $9,
+                   CASE WHEN $9 THEN now() ELSE ${dispatchedAtSql('$2::uuid')} END)
+           RETURNING dispatched_at IS NULL AS ${HEARD_COLUMN}`,
     values: [
       id,
       event.databaseId,
@@ -80,20 +107,20 @@ export function outboxInsert(event: OutboxEventInput): { text: string; values: u
 
 /** For hand-written SQL paths (pg clients). */
 export async function appendOutboxEvent(
-  client: { query(text: string, values: unknown[]): Promise<unknown> },
+  client: { query(text: string, values: unknown[]): Promise<{ rows: unknown[] }> },
   event: OutboxEventInput,
-): Promise<string> {
+): Promise<AppendedEvent> {
   const statement = outboxInsert(event);
-  await client.query(statement.text, statement.values);
-  return statement.id;
+  const result = await client.query(statement.text, statement.values);
+  return { id: statement.id, heard: (result.rows[0] as { heard?: boolean } | undefined)?.heard === true };
 }
 
 /** For Prisma transactions (schema changes). */
 export async function appendOutboxEventInTx(
-  tx: { $executeRawUnsafe(query: string, ...values: unknown[]): Promise<unknown> },
+  tx: { $queryRawUnsafe<T>(query: string, ...values: unknown[]): Promise<T> },
   event: OutboxEventInput,
-): Promise<string> {
+): Promise<AppendedEvent> {
   const statement = outboxInsert(event);
-  await tx.$executeRawUnsafe(statement.text, ...statement.values);
-  return statement.id;
+  const rows = await tx.$queryRawUnsafe<{ heard: boolean }[]>(statement.text, ...statement.values);
+  return { id: statement.id, heard: rows[0]?.heard === true };
 }

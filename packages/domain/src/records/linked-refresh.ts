@@ -113,15 +113,15 @@ async function refreshRecords(
   );
   if (events) ctes.push(...dependencyEventCtes(table, watchedFields, params, events.actor));
   // Named: the same text runs on every update of a record that others link to.
-  const result = await queryNamed<{ ids: string[] | null; event: string | null }>(
+  const result = await queryNamed<{ ids: string[] | null; event: string | null; heard: boolean | null }>(
     client,
     `WITH ${ctes.join(',\n')}
      SELECT (SELECT array_agg(id::text ORDER BY id) FROM changed) AS ids,
-            ${events ? '(SELECT id::text FROM event)' : 'NULL::text'} AS event`,
+            ${events ? '(SELECT id::text FROM event) AS event, (SELECT heard FROM event) AS heard' : 'NULL::text AS event, NULL::boolean AS heard'}`,
     params.values,
   );
   const row = result.rows[0]!;
-  if (events && row.event) events.appended([row.event]);
+  if (events && row.event) events.appended(row.heard ? [row.event] : [], 1);
   return row.ids ?? [];
 }
 

@@ -231,7 +231,7 @@ export async function bulkWrite(
         quiet: events.quiet,
       });
       if (outcome.problem) refuse(outcome.problem, table, where);
-      events.appended(outcome.eventIds);
+      events.appended(outcome.eventIds, outcome.eventsAppended);
       // Only an upsert's matches can be linked to already: new records are linked by nobody.
       await refreshAfterWrite(
         client,

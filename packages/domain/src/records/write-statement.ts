@@ -52,8 +52,10 @@ export interface WriteOutcome {
   /** Ids of the records inserted, and of those an upsert matched and updated, in input order. */
   createdIds: string[];
   updatedIds: string[];
-  /** The outbox events appended, in append order. */
+  /** The outbox events appended for the dispatcher (heard), in append order. */
   eventIds: string[];
+  /** How many events the statement appended, heard or not. */
+  eventsAppended?: number;
   problem?: WriteProblem;
 }
 
@@ -263,7 +265,8 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
              (SELECT array_agg(id ORDER BY n) FROM rendered WHERE NOT matched) AS created_ids,
              (SELECT array_agg(id ORDER BY n) FROM rendered WHERE matched) AS updated_ids,
              ${announcesUpdates ? `(SELECT '[' || string_agg(j, ',' ORDER BY n) || ']' FROM rendered WHERE matched) AS updated_json, (SELECT '[' || string_agg(j, ',' ORDER BY n) || ']' FROM previous) AS previous_json,` : ''}
-             (SELECT array_agg(id ORDER BY type) FROM events) AS event_ids,
+             (SELECT array_agg(id ORDER BY type) FILTER (WHERE heard) FROM events) AS event_ids,
+             (SELECT count(*)::int FROM events) AS events_appended,
              (SELECT row_to_json(m) FROM missing m) AS missing,
              (SELECT row_to_json(x) FROM many x) AS many`,
     values: params.values,
@@ -283,6 +286,7 @@ export async function runWrite(
     updated_json?: string | null;
     previous_json?: string | null;
     event_ids: string[] | null;
+    events_appended: number;
     missing: { f: number; n: number; linked: string } | null;
     many: { n: number; c: number } | null;
   }>(statement.text, statement.values);
@@ -325,5 +329,6 @@ export async function runWrite(
     createdIds: row.created_ids ?? [],
     updatedIds,
     eventIds: row.event_ids ?? [],
+    eventsAppended: row.events_appended,
   };
 }
