@@ -1,6 +1,6 @@
 import { type DomainError, invalid } from '@recordbase/contracts/domain-errors';
 import type { ListRecordsRequest } from '@recordbase/contracts/records';
-import { databaseErrorOf, newRecordId } from '@recordbase/db';
+import { databaseErrorOf, newRecordId, queryNamed } from '@recordbase/db';
 import { insertedColumns, moduleOfField, once, updatedColumns } from '@recordbase/db/field-types';
 import { CLOCK_SQL } from '@recordbase/db/formula';
 import {
@@ -212,7 +212,10 @@ export async function listRecords(
     } & TableCounts
   >;
   try {
-    result = await client.query(
+    // Named: a listing's text is the same for every page of the same table and shape, so its
+    // parse (and, once PostgreSQL settles on a generic plan, its planning) is not paid per page.
+    result = await queryNamed(
+      client,
       `WITH counts AS MATERIALIZED (${counts})
        SELECT CASE WHEN octet_length(agg.page) <= ${maxBytes} THEN agg.page END AS page,
               octet_length(agg.page)::text AS page_bytes,

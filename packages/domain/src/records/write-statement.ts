@@ -1,5 +1,5 @@
 import type { FieldTemplate } from '@recordbase/contracts/fields';
-import { appendSelectedEventsSql } from '@recordbase/db';
+import { appendSelectedEventsSql, queryNamed } from '@recordbase/db';
 import { insertedColumns, once, updatedColumns } from '@recordbase/db/field-types';
 import {
   hasColumn,
@@ -279,7 +279,8 @@ export async function runWrite(
   input: WriteInput,
 ): Promise<WriteOutcome> {
   const statement = writeStatement(input);
-  const result = await client.query<{
+  // Named: the text is the same for every write of the same fields to the same table.
+  const result = await queryNamed<{
     answer: string | null;
     created_ids: string[] | null;
     updated_ids: string[] | null;
@@ -289,7 +290,7 @@ export async function runWrite(
     events_appended: number;
     missing: { f: number; n: number; linked: string } | null;
     many: { n: number; c: number } | null;
-  }>(statement.text, statement.values);
+  }>(client, statement.text, statement.values);
   const row = result.rows[0]!;
   if (row.missing) {
     const linkFields = input.table.fields.filter(
