@@ -54,6 +54,7 @@ async function main(): Promise<void> {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     commandTimeout: 500,
+    enableAutoPipelining: true,
   });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis error'));
   const events = createEventPublisher({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
