@@ -12,19 +12,14 @@ beforeAll(() => {
 });
 afterAll(() => redis.quit());
 
-/** Until Redis has the spending (it is sent without waiting for the answer). */
-const settled = () => redis.ping();
-
 describe('time budgets', () => {
   it("spends a minute's budget at once, then refuses with the wait until it may start again", async () => {
     const budget = createTimeBudget(redis, { kind: 'database', secondsPerMinute: 6 });
     expect(await budget.check('a')).toBe(0);
-    budget.spend('a', 5_000);
-    await settled();
+    await budget.spend('a', 5_000);
     // 5 of 6 s spent: more may start, and overdraw; the check says how much is spent.
     expect(await budget.check('a')).toBeCloseTo(5 / 6, 2);
-    budget.spend('a', 3_000);
-    await settled();
+    await budget.spend('a', 3_000);
     // 8 s spent of 6, refilling at 6 s a minute: 20 s until the debt is paid.
     const refusal = await budget.check('a').then(
       () => null,
@@ -40,6 +35,25 @@ describe('time budgets', () => {
     await createTimeBudget(redis, { kind: 'import', secondsPerMinute: 6 }).check('a');
   });
 
+  it('answers from its last reading while it is recent and low, and from Redis otherwise', async () => {
+    // Two processes' budgets on one Redis: 60 s a minute, so 6 s is a tenth of the budget.
+    const here = createTimeBudget(redis, { kind: 'database', secondsPerMinute: 60 });
+    const elsewhere = createTimeBudget(redis, { kind: 'database', secondsPerMinute: 60 });
+    expect(await here.check('k')).toBe(0);
+    // This process's own spending is known from Redis's answer to it, at once.
+    await here.spend('k', 6_000);
+    expect(await here.check('k')).toBeCloseTo(0.1, 2);
+    // Another process's is unseen while the reading is recent and shows little spent…
+    await elsewhere.spend('k', 24_000);
+    expect(await here.check('k')).toBeCloseTo(0.1, 2);
+    // …and seen once it is not recent any more.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await here.check('k')).toBeCloseTo(0.5, 1);
+    // Past a quarter spent, every check asks Redis.
+    await elsewhere.spend('k', 6_000);
+    expect(await here.check('k')).toBeCloseTo(0.6, 1);
+  });
+
   it('lets work through, and says so, when Redis does not answer', async () => {
     const away = unreachableRedis();
     const warnings: string[] = [];
@@ -48,7 +62,7 @@ describe('time budgets', () => {
       secondsPerMinute: 1,
       logger: { warn: (_: unknown, message: string) => warnings.push(message) } as never,
     });
-    budget.spend('a', 60_000);
+    await budget.spend('a', 60_000);
     expect(await budget.check('a')).toBe(0);
     expect(warnings).toContain('Redis did not answer: database time budgets not kept');
     away.disconnect();
