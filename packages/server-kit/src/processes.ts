@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { AggregatorRegistry, type Registry } from 'prom-client';
@@ -17,8 +18,28 @@ import type { Logger } from './logger';
  * `/metrics` answered by a worker is every worker's, gathered by the primary.
  */
 
-/** The processes a service runs by default: one per core, at most 16. */
-export const defaultProcesses = (): number => Math.min(16, availableParallelism());
+/**
+ * The cores a cgroup v2 CPU quota allows (`cpu.max`: "<quota> <period>", or "max <period>"),
+ * rounded up; undefined when there is no quota. A container limited to one CPU on a host of 16
+ * sees 16 in availableParallelism().
+ */
+export function quotaCores(cpuMax: string | undefined): number | undefined {
+  const [quota, period] = (cpuMax ?? '').trim().split(/\s+/);
+  const allowed = Number(quota) / Number(period);
+  return Number.isFinite(allowed) && allowed > 0 ? Math.ceil(allowed) : undefined;
+}
+
+function readCpuMax(): string | undefined {
+  try {
+    return readFileSync('/sys/fs/cgroup/cpu.max', 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The processes a service runs by default: one per core it may use, at most 16. */
+export const defaultProcesses = (cpuMax = readCpuMax()): number =>
+  Math.max(1, Math.min(16, availableParallelism(), quotaCores(cpuMax) ?? Number.POSITIVE_INFINITY));
 
 /**
  * One process's part of a bound configured for the whole service (a pool, a key's connections),
