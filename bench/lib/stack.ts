@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import type { RunningService, ServiceName } from '@recordbase/launcher';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  freePort,
+  REPO_ROOT,
+  type RunningService,
+  type ServiceName,
+  serviceNames,
+} from '@recordbase/launcher';
+import { findNginx, launchGateway, type RunningGateway } from '@recordbase/launcher/gateway';
 import { type LaunchOptions, type StackEnv, stackEnv, startStack } from '@recordbase/launcher/stack';
 import { defaultProcesses } from '@recordbase/server-kit/processes';
 
@@ -25,6 +34,8 @@ export interface BenchStackSettings {
   launch?: (name: ServiceName, port: number) => { env?: NodeJS.ProcessEnv; execArgv?: string[] };
   /** The services started at once; the others by start(). */
   services: readonly ServiceName[];
+  /** Also the nginx gateway in front of records-api and upload-service, as npm start runs it. */
+  gateway?: boolean;
 }
 
 export interface BenchStack {
@@ -33,6 +44,10 @@ export interface BenchStack {
   service(name: ServiceName): RunningService;
   /** Starts the service (again) with `env` added to the run's, resolving once it is ready. */
   start(name: ServiceName, env?: NodeJS.ProcessEnv): Promise<RunningService>;
+  /** The gateway, when asked for. */
+  gateway?: RunningGateway;
+  /** The pids of the services running now, and the gateway's (each with its children). */
+  pids(): { name: ServiceName | 'gateway'; pid: number }[];
   /** Stops every service of the run. */
   stop(): Promise<void>;
 }
@@ -71,14 +86,51 @@ export async function startBenchStack(settings: BenchStackSettings): Promise<Ben
       };
     },
   });
+  let gateway: RunningGateway | undefined;
+  const gatewayDir = join(REPO_ROOT, '.data', 'bench', `gateway-${randomBytes(6).toString('hex')}`);
+  if (settings.gateway) {
+    const nginx = findNginx();
+    if (!nginx) {
+      await stack.stopAll();
+      throw new Error('the gateway was asked for but nginx is not installed (apt-get install nginx-light)');
+    }
+    gateway = launchGateway({
+      nginx,
+      port: await freePort(),
+      host: '127.0.0.1',
+      dataDir: gatewayDir,
+      recordsApi: [`127.0.0.1:${stack.ports['records-api']}`],
+      uploadService: [`127.0.0.1:${stack.ports['upload-service']}`],
+      output: 'pipe',
+      killAfterMs: 10_000,
+    });
+    try {
+      await gateway.ready;
+    } catch (error) {
+      await stack.stopAll();
+      throw error;
+    }
+  }
   return {
     rootKey: stack.rootKey,
+    gateway,
+    pids: () => [
+      ...serviceNames.flatMap((name) => {
+        const running = stack.service(name);
+        return running ? [{ name, pid: running.pid }] : [];
+      }),
+      ...(gateway ? [{ name: 'gateway' as const, pid: gateway.pid }] : []),
+    ],
     service: (name) => {
       const running = stack.service(name);
       if (!running) throw new Error(`${name} was not started`);
       return running;
     },
     start: (name, extra) => stack.start(name, { env: extra }),
-    stop: () => stack.stopAll(),
+    stop: async () => {
+      await gateway?.stop();
+      await stack.stopAll();
+      rmSync(gatewayDir, { recursive: true, force: true });
+    },
   };
 }

@@ -36,8 +36,14 @@ export interface BenchConfig {
   serverPoolSize: number;
   /** records-api's SQL_MAX_CONNECTIONS: its connections for read-only SQL (sql suite). */
   sqlMaxConnections: number;
-  /** Run records-api inside the benchmark process instead of a child process. */
-  inProcess: boolean;
+  /**
+   * What serves the people, sql and deals suites: `stack`, every service as npm start runs them
+   * (the others always run on it); `child` and `in-process`, records-api's createApp alone in a
+   * child process or in this one: profiling aids, not measurements of what users run.
+   */
+  server: 'stack' | 'child' | 'in-process';
+  /** The stack's requests go through the nginx gateway, as npm start's front door. */
+  gateway: boolean;
   /** Case ids to run (Q1, Q2, ...); all when empty. */
   only: string[];
   /** Rewrite bench/README.md with the results (and keep them in results*.json). */
@@ -50,6 +56,13 @@ function numberFrom(name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${raw}`);
   return value;
+}
+
+function serverFrom(raw: string | undefined, inProcess: boolean): BenchConfig['server'] {
+  if (inProcess) return 'in-process';
+  if (raw === undefined || raw === '' || raw === 'stack') return 'stack';
+  if (raw === 'child' || raw === 'in-process') return raw;
+  throw new Error(`BENCH_SERVER must be stack, child or in-process, got ${raw}`);
 }
 
 export function loadBenchConfig(): BenchConfig {
@@ -84,7 +97,8 @@ export function loadBenchConfig(): BenchConfig {
     writeConcurrency: Math.round(numberFrom('BENCH_WRITE_CONCURRENCY', 4)),
     serverPoolSize: Math.round(numberFrom('BENCH_SERVER_POOL', 20)),
     sqlMaxConnections: Math.round(numberFrom('BENCH_SQL_MAX_CONNECTIONS', 8)),
-    inProcess: process.env.BENCH_IN_PROCESS === '1',
+    server: serverFrom(process.env.BENCH_SERVER, process.env.BENCH_IN_PROCESS === '1'),
+    gateway: process.env.BENCH_GATEWAY === '1',
     only,
     writeReadme:
       process.env.BENCH_WRITE_README !== '0' &&

@@ -1,44 +1,106 @@
-import { commandLine, processIds, processTicks, TICKS_PER_SECOND } from '../lib/proc';
+import { commandLine, processIds, processStat, TICKS_PER_SECOND } from '../lib/proc';
 
 /**
- * CPU used by processes that are not part of the benchmark while a case runs (Linux /proc only),
- * so a figure taken on a shared machine says how shared it was. Ours are this process, the
- * records-api child, and PostgreSQL processes working for the benchmark database (backends and
- * parallel workers). Processes that start and end within the window are missed, so the figure is
- * a lower bound.
+ * Where the CPU went while a case ran (Linux /proc only): the records-api processes (its cluster
+ * primary and workers), the stack's other services (upload-service, webhook-dispatcher,
+ * import-worker, the gateway, with their children), the PostgreSQL processes working for the
+ * benchmark database (backends and parallel workers), this process (the load generator), and
+ * every other process — so a figure taken on a shared machine says how shared it was. Processes
+ * that start and end within the window are missed, so each figure is a lower bound.
  */
 
-function ticksByProcess(ourPids: ReadonlySet<number>, databaseName: string): Map<number, number> {
-  const ticks = new Map<number, number>();
+export type CpuRole = 'recordsApi' | 'services' | 'postgres' | 'loadGenerator' | 'other';
+export const CPU_ROLES: readonly CpuRole[] = ['recordsApi', 'services', 'postgres', 'loadGenerator', 'other'];
+
+/** The stack's root processes by role (each with its descendants). */
+export interface StackRoots {
+  recordsApi: readonly number[];
+  services: readonly number[];
+}
+
+interface Sample {
+  pid: number;
+  ppid: number;
+  ticks: number;
+  comm: string;
+}
+
+function sample(): Sample[] {
+  const samples: Sample[] = [];
   for (const pid of processIds()) {
-    if (ourPids.has(pid)) continue;
     try {
-      const cmdline = commandLine(pid);
-      if (cmdline.includes(databaseName) || cmdline.includes('parallel worker')) continue;
+      const { comm, fields } = processStat(pid);
+      samples.push({ pid, ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]), comm });
     } catch {
-      continue; // The process ended while we looked.
+      // ended while we looked
     }
-    const used = processTicks(pid);
-    if (used !== undefined) ticks.set(pid, used);
   }
-  return ticks;
+  return samples;
 }
 
-export interface ForeignCpuProbe {
-  /** Average number of cores other processes kept busy since the probe started. */
-  stop(): number;
+function classify(samples: Sample[], roots: StackRoots, databaseName: string): Map<number, CpuRole> {
+  const parent = new Map(samples.map((s) => [s.pid, s.ppid]));
+  const rootRole = new Map<number, CpuRole>([
+    ...roots.recordsApi.map((pid): [number, CpuRole] => [pid, 'recordsApi']),
+    ...roots.services.map((pid): [number, CpuRole] => [pid, 'services']),
+  ]);
+  const roleOf = (pid: number): CpuRole | undefined => {
+    for (let at: number | undefined = pid, hops = 0; at && at > 1 && hops < 16; hops++) {
+      const role = rootRole.get(at);
+      if (role) return role;
+      at = parent.get(at);
+    }
+    return undefined;
+  };
+  const roles = new Map<number, CpuRole>();
+  for (const s of samples) {
+    if (s.pid === process.pid) {
+      roles.set(s.pid, 'loadGenerator');
+      continue;
+    }
+    const stackRole = roleOf(s.pid);
+    if (stackRole) {
+      roles.set(s.pid, stackRole);
+      continue;
+    }
+    let role: CpuRole = 'other';
+    if (s.comm.startsWith('postgres')) {
+      try {
+        const cmdline = commandLine(s.pid);
+        if (cmdline.includes(databaseName) || cmdline.includes('parallel worker')) role = 'postgres';
+      } catch {
+        // ended
+      }
+    }
+    roles.set(s.pid, role);
+  }
+  return roles;
 }
 
-export function probeForeignCpu(ourPids: ReadonlySet<number>, databaseName: string): ForeignCpuProbe {
-  const before = ticksByProcess(ourPids, databaseName);
+/** Core-seconds each role used over the window, and the window's length. */
+export interface CpuUse {
+  seconds: number;
+  coreSeconds: Record<CpuRole, number>;
+}
+
+export interface CpuProbe {
+  stop(): CpuUse;
+}
+
+export function probeCpu(roots: () => StackRoots, databaseName: string): CpuProbe {
+  const before = new Map(sample().map((s) => [s.pid, s.ticks]));
   const started = performance.now();
   return {
     stop() {
       const seconds = (performance.now() - started) / 1000;
-      let used = 0;
-      for (const [pid, ticks] of ticksByProcess(ourPids, databaseName))
-        used += ticks - (before.get(pid) ?? 0);
-      return seconds > 0 ? used / TICKS_PER_SECOND / seconds : 0;
+      const samples = sample();
+      const roles = classify(samples, roots(), databaseName);
+      const coreSeconds = Object.fromEntries(CPU_ROLES.map((role) => [role, 0])) as Record<CpuRole, number>;
+      for (const s of samples) {
+        const role = roles.get(s.pid) ?? 'other';
+        coreSeconds[role] += (s.ticks - (before.get(s.pid) ?? 0)) / TICKS_PER_SECOND;
+      }
+      return { seconds, coreSeconds };
     },
   };
 }

@@ -240,7 +240,7 @@ export async function runFormulasSuite(context: SuiteContext): Promise<FormulasR
   return {
     config,
     machine: context.machine,
-    serverMode: server.mode,
+    serverMode: server.path ?? server.mode,
     startedAt: context.startedAt.toISOString(),
     data: { rows: tables.rows, load: tables.load, formulas: tables.formulas },
     indexWaitSeconds,

@@ -475,7 +475,7 @@ export async function runLinksSuite(context: SuiteContext): Promise<LinksResults
   return {
     config,
     machine: context.machine,
-    serverMode: server.mode,
+    serverMode: server.path ?? server.mode,
     startedAt: context.startedAt.toISOString(),
     data: {
       rows: tables.rows,

@@ -1,4 +1,5 @@
 import { median, percentile } from '../lib/stats';
+import { CPU_ROLES, type CpuProbe, type CpuRole } from './cpu';
 
 /**
  * The closed-loop load generator shared by the HTTP and raw SQL runners: `concurrency` workers
@@ -31,14 +32,19 @@ export interface Measurement {
   bytesPerRequest: number;
   /** Cores kept busy by processes outside the benchmark during the measurement (see cpu.ts). */
   foreignCores: number;
+  /**
+   * CPU milliseconds per request of each part of the machine (see cpu.ts); absent in results
+   * files written before it was measured.
+   */
+  cpuMsPerRequest?: Record<CpuRole, number>;
 }
 
 export interface MeasureOptions {
   concurrency: number;
   durationMs: number;
   warmupMs: number;
-  /** Starts a probe of other processes' CPU; its reading is taken when the measurement ends. */
-  probe?: () => { stop(): number };
+  /** Starts a probe of the processes' CPU; its reading is taken when the measurement ends. */
+  probe?: () => CpuProbe;
 }
 
 interface Run {
@@ -81,9 +87,16 @@ export async function measure(op: Op, options: MeasureOptions): Promise<Measurem
   if (options.warmupMs > 0) await run(op, options.concurrency, options.warmupMs);
   const probe = options.probe?.();
   const result = await run(op, options.concurrency, options.durationMs);
-  const foreignCores = probe?.stop() ?? Number.NaN;
+  const cpu = probe?.stop();
   const sorted = result.latencies.sort((a, b) => a - b);
   const requests = sorted.length;
+  const foreignCores = cpu && cpu.seconds > 0 ? cpu.coreSeconds.other / cpu.seconds : Number.NaN;
+  const cpuMsPerRequest =
+    cpu && requests > 0
+      ? (Object.fromEntries(
+          CPU_ROLES.map((role) => [role, (cpu.coreSeconds[role] * 1000) / requests]),
+        ) as Record<CpuRole, number>)
+      : undefined;
   return {
     concurrency: options.concurrency,
     requests,
@@ -97,6 +110,7 @@ export async function measure(op: Op, options: MeasureOptions): Promise<Measurem
     p99Ms: percentile(sorted, 99),
     bytesPerRequest: requests > 0 ? result.bytes / requests : 0,
     foreignCores,
+    ...(cpuMsPerRequest ? { cpuMsPerRequest } : {}),
   };
 }
 
@@ -119,5 +133,12 @@ export function medianOf(runs: readonly Measurement[]): Measurement {
     p99Ms: pickMedian('p99Ms'),
     bytesPerRequest: pickMedian('bytesPerRequest'),
     foreignCores: pickMedian('foreignCores'),
+    ...(first.cpuMsPerRequest
+      ? {
+          cpuMsPerRequest: Object.fromEntries(
+            CPU_ROLES.map((role) => [role, median(runs.map((r) => r.cpuMsPerRequest?.[role] ?? Number.NaN))]),
+          ) as Record<CpuRole, number>,
+        }
+      : {}),
   };
 }

@@ -297,7 +297,7 @@ export async function runPeopleSuite(context: SuiteContext): Promise<PeopleResul
   return {
     config,
     machine: context.machine,
-    serverMode: server.mode,
+    serverMode: server.path ?? server.mode,
     startedAt: context.startedAt.toISOString(),
     data: { rows: config.peopleRows, load: people!.load },
     indexes,

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { ApiClient } from '../lib/api';
 import type { BenchConfig } from './config';
 import { selected } from './config';
-import { probeForeignCpu } from './cpu';
+import { probeCpu } from './cpu';
 import { HttpRunner } from './http-runner';
 import { type Measurement, measure, medianOf } from './measure';
 import type { AggregateBody, ApiRecord, ReadCase, WriteCase } from './queries';
@@ -18,12 +18,12 @@ import { SqlRunner } from './sql-runner';
  */
 
 export const fmt = (m: Measurement) =>
-  `${m.requestsPerSecond.toFixed(1)} req/s, p50 ${m.p50Ms.toFixed(1)} ms, p95 ${m.p95Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms (n=${m.requests}${m.errors ? `, ${m.errors} errors: ${m.firstError}` : ''}; other processes ${m.foreignCores.toFixed(2)} cores)`;
+  `${m.requestsPerSecond.toFixed(1)} req/s, p50 ${m.p50Ms.toFixed(1)} ms, p95 ${m.p95Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms (n=${m.requests}${m.errors ? `, ${m.errors} errors: ${m.firstError}` : ''}; other processes ${m.foreignCores.toFixed(2)} cores${m.cpuMsPerRequest ? `; CPU ms per request: records-api ${m.cpuMsPerRequest.recordsApi.toFixed(2)}, other services ${m.cpuMsPerRequest.services.toFixed(2)}, PostgreSQL ${m.cpuMsPerRequest.postgres.toFixed(2)}, load generator ${m.cpuMsPerRequest.loadGenerator.toFixed(2)}` : ''})`;
 
-/** Other processes' CPU during each measurement: the machine may be shared. */
+/** Where the CPU went during each measurement, other processes' included: the machine may be shared. */
 export function probeFor(config: BenchConfig, server: RunningServer) {
   const databaseName = new URL(config.databaseUrl).pathname.slice(1);
-  return () => probeForeignCpu(new Set([process.pid, server.pid]), databaseName);
+  return () => probeCpu(() => server.roots(), databaseName);
 }
 
 /** What a suite's cases run against. */

@@ -8,9 +8,11 @@ import { createEventPublisher, createImportQueue } from '@recordbase/queues';
 import { createApp } from '@recordbase/records-api/app';
 import { closeServer, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
+import { defaultProcesses } from '@recordbase/server-kit/processes';
 import { Redis } from 'ioredis';
 import { deleteQueueKeys } from '../lib/database';
 import { newQueuePrefix, startBenchStack } from '../lib/stack';
+import type { StackRoots } from './cpu';
 
 /**
  * The records-api as the benchmark runs it: the real createApp with a real PostgreSQL pool and a
@@ -30,7 +32,11 @@ export interface RunningServer {
   baseUrl: string;
   /** Where it runs, for the report. */
   mode: 'child process' | 'in-process' | 'launcher';
+  /** What the requests go through, for the report (`launcher` only). */
+  path?: string;
   pid: number;
+  /** The processes whose CPU is the stack's, by role (cpu.ts). */
+  roots(): StackRoots;
   close(): Promise<void>;
 }
 
@@ -85,6 +91,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     baseUrl: `http://127.0.0.1:${port}`,
     mode: 'in-process',
     pid: process.pid,
+    // records-api's CPU is the load generator's here: a profiling aid, not a measurement.
+    roots: () => ({ recordsApi: [], services: [] }),
     async close() {
       await closeServer(server);
       await events.close();
@@ -118,6 +126,7 @@ export function startServerProcess(options: ServerOptions): Promise<RunningServe
         baseUrl: `http://127.0.0.1:${message.port}`,
         mode: 'child process',
         pid: child.pid ?? 0,
+        roots: () => ({ recordsApi: [child.pid ?? 0], services: [] }),
         close: () =>
           new Promise<void>((done) => {
             if (child.exitCode !== null) return done();
@@ -130,13 +139,18 @@ export function startServerProcess(options: ServerOptions): Promise<RunningServe
 }
 
 /**
- * records-api started by @recordbase/launcher as `npm start` starts it (../lib/stack.ts): its own
- * main.ts and configuration from the environment (pool of 20, the per-key bounds lifted), its own
- * root key. The formulas suite runs against it.
+ * The stack as `npm start` runs it, started by @recordbase/launcher (../lib/stack.ts): records-api
+ * (its own main.ts, a process per core unless RECORDS_API_PROCESSES says otherwise), upload-service,
+ * the webhook dispatcher consuming the events the writes make, and the import worker, each with
+ * its configuration from the environment and the per-key bounds lifted; with `gateway`, nginx in
+ * front, which the requests then go through.
  */
 export async function startServerByLauncher(options: {
   databaseUrl: string;
   redisUrl: string;
+  /** Variables of the run's own (SQL_MAX_CONNECTIONS, STATEMENT_TIMEOUT_MS). */
+  tuning?: Record<string, string>;
+  gateway?: boolean;
 }): Promise<RunningServer & { rootKey: string }> {
   const queuePrefix = newQueuePrefix('records');
   const stack = await startBenchStack({
@@ -144,15 +158,28 @@ export async function startServerByLauncher(options: {
     redisUrl: options.redisUrl,
     queuePrefix,
     logLevel: process.env.BENCH_SERVER_LOG ?? 'warn',
-    tuning: {},
-    execArgv: { 'records-api': (process.env.BENCH_SERVER_EXEC_ARGV ?? '').split(' ').filter(Boolean) },
-    services: ['records-api'],
+    tuning: options.tuning ?? {},
+    execArgv: {
+      'records-api': (process.env.BENCH_SERVER_EXEC_ARGV ?? '').split(' ').filter(Boolean),
+      'webhook-dispatcher': (process.env.BENCH_DISPATCHER_EXEC_ARGV ?? '').split(' ').filter(Boolean),
+    },
+    services: ['records-api', 'upload-service', 'webhook-dispatcher', 'import-worker'],
+    gateway: options.gateway,
   });
   const api = stack.service('records-api');
+  const processes = process.env.RECORDS_API_PROCESSES ?? String(defaultProcesses());
   return {
-    baseUrl: `http://127.0.0.1:${api.port}`,
+    baseUrl: stack.gateway ? stack.gateway.url : `http://127.0.0.1:${api.port}`,
     mode: 'launcher',
+    path: `the stack as npm start runs it: ${stack.gateway ? 'the nginx gateway, then ' : ''}records-api (${processes} process${processes === '1' ? '' : 'es'}), beside upload-service, webhook-dispatcher and import-worker`,
     pid: api.pid,
+    roots: () => {
+      const pids = stack.pids();
+      return {
+        recordsApi: pids.filter((entry) => entry.name === 'records-api').map((entry) => entry.pid),
+        services: pids.filter((entry) => entry.name !== 'records-api').map((entry) => entry.pid),
+      };
+    },
     rootKey: stack.rootKey,
     async close() {
       await stack.stop();

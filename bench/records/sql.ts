@@ -383,7 +383,7 @@ export async function runSql(context: SuiteContext): Promise<SqlResults> {
   return {
     config,
     machine: context.machine,
-    serverMode: server.mode,
+    serverMode: server.path ?? server.mode,
     startedAt: context.startedAt.toISOString(),
     data: { rows: people.rows, load: people.load },
     emailIndexes,

@@ -60,7 +60,9 @@ export function runSummary(results: RunInfo): string {
     `- Machine: ${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB memory, ${m.os}; load average at start ${m.loadAverage}`,
     results.serverMode === 'launcher'
       ? `- Node.js ${m.node}; records-api started by @recordbase/launcher as \`npm start\` runs it (its own main.ts: a pool of 20 PostgreSQL connections)`
-      : `- Node.js ${m.node}; records-api in a ${results.serverMode} with a pool of ${results.config.serverPoolSize} PostgreSQL connections`,
+      : results.serverMode.startsWith('the stack')
+        ? `- Node.js ${m.node}; requests through ${results.serverMode} (records-api's pool of 20 PostgreSQL connections shared among its processes)`
+        : `- Node.js ${m.node}; records-api in a ${results.serverMode} with a pool of ${results.config.serverPoolSize} PostgreSQL connections`,
     `- ${m.postgres}`,
     `- Code measured: ${m.source}`,
     `- PostgreSQL settings (defaults, untuned): ${m.postgresSettings}`,
@@ -76,3 +78,33 @@ export const byConcurrency = <T extends { id: string; concurrency: number }>(
     .map((c) => reads.find((r) => r.id === id && r.concurrency === c))
     .map((r) => (r ? value(r) : 'n/a'))
     .join(' / ');
+
+/**
+ * Where the machine's CPU went per request (cpu.ts), the API's beside the raw SQL's: each case's
+ * measurements that recorded it, in the order given.
+ */
+export function cpuTable(rows: { label: string; api: Measurement; raw?: Measurement }[]): string {
+  const measured = rows.filter((row) => row.api.cpuMsPerRequest);
+  if (measured.length === 0) return 'CPU per request was not measured in this run.';
+  const ms = (m: Measurement | undefined, role: keyof NonNullable<Measurement['cpuMsPerRequest']>) =>
+    m?.cpuMsPerRequest ? m.cpuMsPerRequest[role].toFixed(2) : 'n/a';
+  const total = (m: Measurement | undefined) =>
+    m?.cpuMsPerRequest
+      ? (
+          m.cpuMsPerRequest.recordsApi +
+          m.cpuMsPerRequest.services +
+          m.cpuMsPerRequest.postgres +
+          m.cpuMsPerRequest.loadGenerator
+        ).toFixed(2)
+      : 'n/a';
+  const lines = [
+    '| Case | records-api | other services | PostgreSQL API / raw | load generator API / raw | all of them API / raw |',
+    '|---|--:|--:|--:|--:|--:|',
+  ];
+  for (const { label, api, raw } of measured) {
+    lines.push(
+      `| ${label} | ${ms(api, 'recordsApi')} | ${ms(api, 'services')} | ${ms(api, 'postgres')} / ${ms(raw, 'postgres')} | ${ms(api, 'loadGenerator')} / ${ms(raw, 'loadGenerator')} | ${total(api)} / ${total(raw)} |`,
+    );
+  }
+  return lines.join('\n');
+}

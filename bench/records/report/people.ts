@@ -4,6 +4,7 @@ import type { ReadResult, WriteResult } from '../results';
 import {
   byConcurrency,
   cores,
+  cpuTable,
   errorsOf,
   n0,
   n1,
@@ -117,6 +118,17 @@ export function renderPeopleReport(results: PeopleResults): string {
     '#### Writes',
     '',
     peopleWritesTable(results.writes),
+    '',
+    'CPU milliseconds per request (a write: 100 records), over all processes of each part (records-api: every process):',
+    '',
+    cpuTable([
+      ...results.reads.map((r) => ({ label: `${r.id} c=${r.concurrency}`, api: r.api, raw: r.raw })),
+      ...bulkFirst(results.writes).map((w) => ({
+        label: `${w.id} c=${w.concurrency} (${w.phase ?? ''})`,
+        api: w.api,
+        raw: w.raw,
+      })),
+    ]),
     '',
     'Indexes when the writes ran:',
     '',
