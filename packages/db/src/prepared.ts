@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 
 /**
  * Named statements for the few large statements a write runs again and again with the same text
@@ -15,8 +15,32 @@ const MAX_NAMED_PER_CONNECTION = 32;
 const namedBy = new WeakMap<object, Set<string>>();
 
 type Client = Pick<pg.PoolClient, 'query'>;
+/** A pool, or a request's share of one (cancellablePool): each query takes a connection of it. */
+type Connections = Pick<pg.Pool, 'query' | 'connect'>;
 
+/**
+ * Runs the statement named after its text on `client`; given a pool, on a connection taken from
+ * it, since PostgreSQL keeps named statements per connection and MAX_NAMED_PER_CONNECTION counts
+ * them there.
+ */
 export async function queryNamed<Row extends pg.QueryResultRow>(
+  client: Client | Connections,
+  text: string,
+  values: unknown[],
+): Promise<pg.QueryResult<Row>> {
+  // A connection is a pg.Client (a pool's too); anything else with connect() hands them out.
+  if (!(client instanceof pg.Client) && 'connect' in client) {
+    const connection = await client.connect();
+    try {
+      return await queryNamedOn<Row>(connection, text, values);
+    } finally {
+      connection.release();
+    }
+  }
+  return queryNamedOn<Row>(client, text, values);
+}
+
+function queryNamedOn<Row extends pg.QueryResultRow>(
   client: Client,
   text: string,
   values: unknown[],

@@ -58,3 +58,21 @@ it('a text that fails to parse is not kept, and the next call runs again', async
     await fresh.end();
   }
 });
+
+it("counts the statements of a pool, or of a request's part of one, on the connection they run on", async () => {
+  const pool = new pg.Pool({ connectionString: testDb.url, max: 1 });
+  // A request's pool (cancellablePool) is an object of its own each time over the same connections.
+  const requestPool = () => ({ query: pool.query.bind(pool), connect: pool.connect.bind(pool) });
+  try {
+    for (let n = 0; n < 40; n += 1) {
+      const result = await queryNamed<{ n: number }>(requestPool(), `SELECT ${n} * $1::int AS n`, [2]);
+      expect(result.rows[0]!.n).toBe(n * 2);
+    }
+    const again = await queryNamed<{ n: number }>(pool, 'SELECT 3 * $1::int AS n', [2]);
+    expect(again.rows[0]!.n).toBe(6);
+    const held = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements');
+    expect(held.rows[0]!.n).toBe(32);
+  } finally {
+    await pool.end();
+  }
+});
