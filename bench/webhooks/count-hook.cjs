@@ -9,7 +9,13 @@
 const { renameSync, writeFileSync } = require('node:fs');
 const { isMainThread } = require('node:worker_threads');
 
-const file = process.env.BENCH_COUNT_FILE;
+// Each process of a service (records-api's cluster workers) writes a file of its own beside the
+// service's; the reader sums them.
+const cluster = require('node:cluster');
+const file =
+  process.env.BENCH_COUNT_FILE && cluster.isWorker
+    ? `${process.env.BENCH_COUNT_FILE}.${process.pid}`
+    : process.env.BENCH_COUNT_FILE;
 const from = process.env.BENCH_COUNT_FROM || process.cwd();
 
 /** What a statement is: the dispatcher's batched statements by name, others by keyword and first table. */

@@ -1,5 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { REPO_ROOT } from '@recordbase/launcher';
 import type { BenchStackSettings, Service as RunningService, ServiceName } from '../lib/stack';
 
@@ -24,6 +24,20 @@ export interface ServiceCounts {
 
 const COUNT_HOOK = join(__dirname, 'count-hook.cjs');
 
+const addByName = (a: Record<string, number>, b: Record<string, number>) => {
+  const sum = { ...a };
+  for (const [name, count] of Object.entries(b)) sum[name] = (sum[name] ?? 0) + count;
+  return sum;
+};
+
+/** Two processes' counts as one service's. */
+const addCounts = (a: ServiceCounts, b: ServiceCounts): ServiceCounts => ({
+  pgStatements: a.pgStatements + b.pgStatements,
+  pg: addByName(a.pg, b.pg),
+  redisCommands: a.redisCommands + b.redisCommands,
+  redis: addByName(a.redis, b.redis),
+});
+
 const countFile = (countDir: string, name: ServiceName, port: number) =>
   join(countDir, `${name}-${port}.json`);
 
@@ -44,9 +58,14 @@ export function counted(running: RunningService, countDir: string): Service {
   return {
     ...running,
     counts: () => {
-      if (!existsSync(file)) return undefined;
+      // The service's own file, and one per process of its cluster (`<file>.<pid>`).
+      const ofProcesses = readdirSync(countDir)
+        .filter((name) => name.startsWith(`${basename(file)}.`) && /\.\d+$/.test(name))
+        .map((name) => join(countDir, name));
+      const files = [file, ...ofProcesses].filter((path) => existsSync(path));
+      if (files.length === 0) return undefined;
       try {
-        return JSON.parse(readFileSync(file, 'utf8')) as ServiceCounts;
+        return files.map((path) => JSON.parse(readFileSync(path, 'utf8')) as ServiceCounts).reduce(addCounts);
       } catch {
         return undefined; // caught mid-write; the next read will do
       }
