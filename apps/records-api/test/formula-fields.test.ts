@@ -335,6 +335,54 @@ describe('refusals', () => {
     expect(patched.body.error.message).toContain('columnSql');
   });
 
+  test('a write answers, and announces, the formulas reading the links it gives', async () => {
+    const authors = await newTable('Writers', [{ name: 'Name', type: 'single_line_text' }]);
+    const books = await newTable('Volumes', [
+      { name: 'Title', type: 'single_line_text' },
+      { name: 'By', type: 'linked_record', template: { tableId: authors.id } },
+      { name: 'Author ids', type: 'formula', template: { expression: 'ARRAYJOIN({By}, ";")' } },
+      { name: 'Label', type: 'formula', template: { expression: '{Title} & ":" & {Author ids}' } },
+    ]);
+    const ada = await create(authors.id, { Name: 'Ada' });
+    const bob = await create(authors.id, { Name: 'Bob' });
+    const bulk = await h.api
+      .post(url(`/tables/${books.id}/records/bulk`))
+      .set('Authorization', root)
+      .send({ records: [{ Title: 'A', By: [ada.id, bob.id] }, { Title: 'B' }] });
+    expect(bulk.status).toBe(201);
+    expect(bulk.body.records.map((r: TableRecord) => [r.fields['Author ids'], r.fields.Label])).toEqual([
+      [`${ada.id};${bob.id}`, `A:${ada.id};${bob.id}`],
+      [null, 'B:'],
+    ]);
+    // An upsert giving new links answers them; one not giving links keeps the stored ones.
+    const titleId = bulk.body.records[0].data && Object.keys(bulk.body.records[0].data)[0];
+    const upsert = await h.api
+      .post(url(`/tables/${books.id}/records/bulk`))
+      .set('Authorization', root)
+      .send({
+        matchOn: [titleId],
+        records: [
+          { Title: 'A', By: [bob.id] },
+          { Title: 'B', By: [] },
+        ],
+      });
+    expect(upsert.status).toBe(200);
+    expect(upsert.body.records.map((r: TableRecord) => r.fields['Author ids'])).toEqual([bob.id, null]);
+    const listed = await list(books.id, {});
+    expect(listed.map((r: TableRecord) => r.fields['Author ids'])).toEqual([bob.id, null]);
+    // The bulk create's event carries the records as answered.
+    const event = await h.db.pool.query<{ data: { records: TableRecord[] } }>(
+      `SELECT data FROM outbox_events WHERE table_id = $1 AND type = 'record.created' ORDER BY seq LIMIT 1`,
+      [books.id],
+    );
+    expect(event.rows[0]?.data.records.map((r) => r.fields['Author ids'])).toEqual([
+      `${ada.id};${bob.id}`,
+      null,
+    ]);
+    const single = await create(books.id, { Title: 'C', By: [ada.id] });
+    expect(single.fields.Label).toBe(`C:${ada.id}`);
+  });
+
   test('a table whose deletion would take a link field a formula reads is kept', async () => {
     const authors = await newTable('Authors', [{ name: 'Name', type: 'single_line_text' }]);
     const books = await newTable('Books', [

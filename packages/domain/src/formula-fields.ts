@@ -60,6 +60,13 @@ const formulaFieldOf = (field: TableField): FormulaField => ({
  * record table aliased `r` (`row` 'r.'). Links live in their junction table, which only a read can
  * join: a formula reading one is computed at read time.
  */
+/**
+ * How a formula reads a link field: the linked ids in order, from its junction table. A write
+ * statement, which cannot see the link rows it inserts, puts the links it was given in its place.
+ */
+export const formulaLinkIdsSql = (schemaName: string, linkFieldId: string): string =>
+  `ARRAY(SELECT l.linked_id::text FROM ${qualifiedTable(schemaName, linkTableName(linkFieldId))} l WHERE l.record_id = r.id ORDER BY l.position)`;
+
 export function fieldReader(
   schemaName: string,
   fields: ReadonlyMap<string, TableField>,
@@ -90,12 +97,7 @@ export function fieldReader(
     } else if (field.type === 'attachments') {
       sql = { type, sql: `public.rb_f_attachment_names(${column})` };
     } else if (field.type === 'linked_record') {
-      const links = qualifiedTable(schemaName, linkTableName(field.id));
-      sql = {
-        type,
-        sql: `ARRAY(SELECT l.linked_id::text FROM ${links} l WHERE l.record_id = r.id ORDER BY l.position)`,
-        volatile: true,
-      };
+      sql = { type, sql: formulaLinkIdsSql(schemaName, field.id), volatile: true };
     } else if (hasColumn(field)) {
       sql = { type, sql: formulaReadSql(type, column) };
     } else {

@@ -34,8 +34,11 @@ export interface RecordJsonSql {
 export function recordJsonSql(
   table: TableMeta,
   params: SqlParams,
-  /** Renders a link field from elsewhere than its link table (a write's own input): given the usual SQL. */
-  linksSql?: (field: FieldMeta, fromLinkTable: string) => string,
+  /**
+   * Renders a field otherwise than a read would (a write's link fields, and the formulas reading
+   * them, from its own input): given the usual SQL.
+   */
+  valueSql?: (field: FieldMeta, asRead: string) => string,
   /** The fields to render (a projection); all of the table's by default. */
   fields: readonly FieldMeta[] = table.fields,
   /** Link fields whose linked records are rendered beside their ids (`expand`). */
@@ -60,8 +63,7 @@ export function recordJsonSql(
   );
   const values = fields.map((field, i) => {
     const value = valueJsonSql(table, field);
-    const fromLinks = moduleOfField(field).prepared === 'links' && linksSql;
-    return `${fromLinks ? fromLinks(field, value) : value} AS v${i}`;
+    return `${valueSql ? valueSql(field, value) : value} AS v${i}`;
   });
   return {
     text: `array_to_string(ARRAY[${pieces.join(', ')}], '')`,

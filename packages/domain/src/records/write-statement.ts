@@ -10,6 +10,7 @@ import {
   SqlParams,
 } from '@recordbase/db/physical';
 import type { TransactionEvents } from '../events';
+import { formulaLinkIdsSql } from '../formula-fields';
 import { recordChanges } from './record-changes';
 import { recordJsonSql } from './record-json';
 import type { Queryable } from './store';
@@ -224,10 +225,17 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
     );
   });
   // The links a record gave are rendered from the input (the statement cannot read its own link
-  // rows); the others from the link table, as any read would.
+  // rows); the others from the link table, as any read would. Formulas reading a link (computed
+  // at read time) read the given links the same way.
+  const formulaLinkReads = linkFields.map((field, i) => {
+    const fromTable = formulaLinkIdsSql(table.schemaName, field.id);
+    return { fromTable, given: `(CASE WHEN w.l${i} IS NULL THEN ${fromTable} ELSE w.l${i}::text[] END)` };
+  });
   const record = recordJsonSql(table, params, (field, fromTable) => {
     const i = linkIndex.get(field.id);
-    if (i === undefined) return fromTable;
+    if (i === undefined) {
+      return formulaLinkReads.reduce((sql, read) => sql.split(read.fromTable).join(read.given), fromTable);
+    }
     return `CASE WHEN w.l${i} IS NULL THEN ${fromTable}
                  ELSE COALESCE((SELECT json_agg(u.linked ORDER BY u.o) FROM unnest(w.l${i}) WITH ORDINALITY AS u(linked, o))::text, '[]') END`;
   });
