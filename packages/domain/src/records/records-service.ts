@@ -36,7 +36,6 @@ import { withSearch } from './search';
 import { addSelectOptions } from './select-option-additions';
 import {
   fetchRecordsJson,
-  insertRecords,
   type ListedRecords,
   listRecords,
   lockExisting,
@@ -211,116 +210,117 @@ export async function bulkWrite(
   address: TableAddress,
   body: BulkRecordsRequest,
 ): Promise<BulkResult> {
-  const { db, tables } = records;
-  return withTable(tables, db, principal, address, async (table) => {
-    const where = (index: number): InputPath => ['records', index];
-    const { prepared, newOptions } = prepareWrite(principal, table, body.records, where, body.typecast);
-    const context = eventContext(principal, body.suppressWebhooks);
-    const write = async (client: pg.PoolClient, events: TransactionEvents, matchOn?: FieldMeta[]) => {
-      const current = await addSelectOptions(client, events, table, newOptions);
-      // An upsert's matches may be linking records already; new records are linked by nobody.
-      if (matchOn) await lockLinkedRead(client, current, prepared);
-      await resolveAttachments(client, table, prepared, where, records.fileLinks.keyOf);
-      const outcome = await runWrite(client, events, {
-        table,
-        records: prepared,
-        newIds: prepared.map(() => newRecordId()),
-        ...(matchOn ? { matchOn } : {}),
-        eventIds: { created: randomUUID() },
-        author: actorOf(principal),
-        quiet: events.quiet,
-      });
-      if (outcome.problem) refuse(outcome.problem, table, where);
-      events.appended(outcome.eventIds, outcome.eventsAppended);
-      // Only an upsert's matches can be linked to already: new records are linked by nobody.
-      await refreshAfterWrite(
-        client,
-        events.quiet ? null : events,
-        current,
-        outcome.updatedIds,
-        writtenFieldIds(prepared),
-      );
-      return outcome;
-    };
-    if (!body.matchOn) {
-      // One statement is a transaction of its own, unless uploaded files must be locked first.
-      const { recordsJson, createdIds, updatedIds } =
-        needsUploads(prepared, records.fileLinks.keyOf) || newOptions.size > 0
-          ? await inTransaction(records, context, (client, events) => write(client, events))
-          : await inStatement(records, context, (client, events) => write(client, events));
-      if (newOptions.size > 0) records.tables?.clear();
-      // New records hold only the attachments this request gave: without a file of the upload
-      // service among them there is no link to sign, and the text PostgreSQL rendered is the answer.
-      const signable =
-        needsUploads(prepared, records.fileLinks.keyOf) || !principal.scopes.has('records:read');
-      return {
-        created: true,
-        recordsJson: signable
-          ? presentRecords(recordsJson, table, principal, records.fileLinks)
-          : recordsJson,
-        createdIds,
-        updatedIds,
-      };
-    }
-    requireScope(
-      principal,
-      'records:read',
-      'an upsert with matchOn looks records up by their values, which is reading them',
+  return withTable(records.tables, records.db, principal, address, (table) =>
+    writeRecords(records, principal, table, body, (index) => ['records', index]),
+  );
+}
+
+/**
+ * Writes the records of `body` in one statement (an upsert's behind its key locks, a write adding
+ * select options or attaching uploaded files in a transaction): bulk writes, and a single create
+ * as a bulk write of one. `where` places a record's problems in the request.
+ */
+async function writeRecords(
+  records: RecordsDb,
+  principal: Principal,
+  table: TableMeta,
+  body: BulkRecordsRequest,
+  where: (index: number) => InputPath,
+): Promise<BulkResult> {
+  const { prepared, newOptions } = prepareWrite(principal, table, body.records, where, body.typecast);
+  const context = eventContext(principal, body.suppressWebhooks);
+  const write = async (client: pg.PoolClient, events: TransactionEvents, matchOn?: FieldMeta[]) => {
+    const current = await addSelectOptions(client, events, table, newOptions);
+    // An upsert's matches may be linking records already; new records are linked by nobody.
+    if (matchOn) await lockLinkedRead(client, current, prepared);
+    await resolveAttachments(client, table, prepared, where, records.fileLinks.keyOf);
+    const outcome = await runWrite(client, events, {
+      table,
+      records: prepared,
+      newIds: prepared.map(() => newRecordId()),
+      ...(matchOn ? { matchOn } : {}),
+      eventIds: { created: randomUUID() },
+      author: actorOf(principal),
+      quiet: events.quiet,
+    });
+    if (outcome.problem) refuse(outcome.problem, table, where);
+    events.appended(outcome.eventIds, outcome.eventsAppended);
+    // Only an upsert's matches can be linked to already: new records are linked by nobody.
+    await refreshAfterWrite(
+      client,
+      events.quiet ? null : events,
+      current,
+      outcome.updatedIds,
+      writtenFieldIds(prepared),
     );
-    // In one order whatever the request's, so [a, b] and [b, a] take the same key locks.
-    const fields = inCanonicalOrder(matchOnFields(table, body.matchOn));
-    const keys = matchKeys(prepared, fields);
-    const { recordsJson, createdIds, updatedIds } = await inTransaction(
-      records,
-      context,
-      async (client, events) => {
-        // Its own statement: the write's snapshot must begin after the locks are held.
-        await lockKeys(
-          client,
-          table,
-          keys.map((key) => `${table.id}:${JSON.stringify(key)}`),
-        );
-        return write(client, events, fields);
-      },
-    );
+    return outcome;
+  };
+  if (!body.matchOn) {
+    // One statement is a transaction of its own, unless uploaded files must be locked first.
+    const { recordsJson, createdIds, updatedIds } =
+      needsUploads(prepared, records.fileLinks.keyOf) || newOptions.size > 0
+        ? await inTransaction(records, context, (client, events) => write(client, events))
+        : await inStatement(records, context, (client, events) => write(client, events));
     if (newOptions.size > 0) records.tables?.clear();
-    ensureMatchIndex(records.background, table, fields, records.onBackgroundError ?? (() => {}));
+    // New records hold only the attachments this request gave: without a file of the upload
+    // service among them there is no link to sign, and the text PostgreSQL rendered is the answer.
+    const signable = needsUploads(prepared, records.fileLinks.keyOf) || !principal.scopes.has('records:read');
     return {
-      created: false,
-      recordsJson: presentRecords(recordsJson, table, principal, records.fileLinks),
+      created: true,
+      recordsJson: signable ? presentRecords(recordsJson, table, principal, records.fileLinks) : recordsJson,
       createdIds,
       updatedIds,
     };
-  });
+  }
+  requireScope(
+    principal,
+    'records:read',
+    'an upsert with matchOn looks records up by their values, which is reading them',
+  );
+  // In one order whatever the request's, so [a, b] and [b, a] take the same key locks.
+  const fields = inCanonicalOrder(matchOnFields(table, body.matchOn));
+  const keys = matchKeys(prepared, fields);
+  const { recordsJson, createdIds, updatedIds } = await inTransaction(
+    records,
+    context,
+    async (client, events) => {
+      // Its own statement: the write's snapshot must begin after the locks are held.
+      await lockKeys(
+        client,
+        table,
+        keys.map((key) => `${table.id}:${JSON.stringify(key)}`),
+      );
+      return write(client, events, fields);
+    },
+  );
+  if (newOptions.size > 0) records.tables?.clear();
+  ensureMatchIndex(records.background, table, fields, records.onBackgroundError ?? (() => {}));
+  return {
+    created: false,
+    recordsJson: presentRecords(recordsJson, table, principal, records.fileLinks),
+    createdIds,
+    updatedIds,
+  };
 }
 
 export async function createOne(
-  { db, tables, fileLinks, events: publisher }: RecordsDb,
+  records: RecordsDb,
   principal: Principal,
   address: TableAddress,
   input: RecordValuesInput,
   options: WriteOptions = {},
 ): Promise<string> {
-  return withTable(tables, db, principal, address, async (table) => {
-    const where = (): InputPath => ['record'];
-    const write = prepareWrite(principal, table, [input], where, options.typecast);
-    const { newOptions } = write;
-    const [prepared] = write.prepared as [PreparedRecord];
-    const json = await inTransaction(
-      { db, events: publisher },
-      eventContext(principal, options.suppressWebhooks),
-      async (client, events) => {
-        await addSelectOptions(client, events, table, newOptions);
-        await resolveReferences(client, table, [prepared], where, fileLinks.keyOf);
-        const [id] = await insertRecords(client, table, [prepared], actorOf(principal));
-        if (prepared.links.size > 0) await refreshOwnLinkedValues(client, table, [id!]);
-        const json = (await fetchRecordsJson(client, table, [id!])).get(id!)!;
-        await events.records(table, 'record.created', [id!], `[${json}]`);
-        return json;
-      },
+  return withTable(records.tables, records.db, principal, address, async (table) => {
+    // A bulk create of one: one statement, its event appended in it.
+    const written = await writeRecords(
+      records,
+      principal,
+      table,
+      { records: [input], typecast: options.typecast, suppressWebhooks: options.suppressWebhooks },
+      () => ['record'],
     );
-    if (newOptions.size > 0) tables?.clear();
-    return presentRecords(json, table, principal, fileLinks);
+    // The answer is an array of the one record.
+    return written.recordsJson.slice(1, -1);
   });
 }
 

@@ -1,7 +1,7 @@
 import { type DomainError, invalid } from '@recordbase/contracts/domain-errors';
 import type { ListRecordsRequest } from '@recordbase/contracts/records';
-import { databaseErrorOf, newRecordId, queryNamed } from '@recordbase/db';
-import { insertedColumns, moduleOfField, once, updatedColumns } from '@recordbase/db/field-types';
+import { databaseErrorOf, queryNamed } from '@recordbase/db';
+import { moduleOfField, once, updatedColumns } from '@recordbase/db/field-types';
 import { CLOCK_SQL } from '@recordbase/db/formula';
 import {
   linkTableName,
@@ -348,47 +348,6 @@ async function replaceLinks(
       );
     }
   }
-}
-
-/** Inserts records in input order (so their insertion sequence follows it); returns their new ids. */
-export async function insertRecords(
-  client: Queryable,
-  table: TableMeta,
-  records: readonly PreparedRecord[],
-  /** `{id, name}` of the key that writes (authorOf), as JSON. */
-  author: string,
-): Promise<string[]> {
-  const ids = records.map(() => newRecordId());
-  const columnFields = table.fields.filter(
-    (field) => field.type !== 'linked_record' && records.some((record) => record.columns.has(field.id)),
-  );
-  const params = new SqlParams();
-  const kept = insertedColumns(table.fields, { author: once(() => `${params.add(author)}::jsonb`) });
-  const rows = records.map((record, index) => {
-    const values = [`${params.add(ids[index])}::uuid`];
-    for (const field of columnFields) {
-      values.push(
-        record.columns.has(field.id)
-          ? `${params.add(record.columns.get(field.id))}::${castFor(field)}`
-          : 'DEFAULT',
-      );
-    }
-    values.push(...kept.map((column) => column.value));
-    return `(${values.join(', ')})`;
-  });
-  const columns = [
-    'id',
-    ...columnFields.map((field) => quoteIdent(field.id)),
-    ...kept.map((column) => column.column),
-  ].join(', ');
-  await client.query(`INSERT INTO ${tableRef(table)} (${columns}) VALUES ${rows.join(', ')}`, params.values);
-  await replaceLinks(
-    client,
-    table,
-    records.map((record, index) => ({ id: ids[index]!, record })),
-    false,
-  );
-  return ids;
 }
 
 /**
