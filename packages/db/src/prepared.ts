@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 
 /**
  * Named statements for the few large statements a write runs again and again with the same text
@@ -28,8 +28,10 @@ export async function queryNamed<Row extends pg.QueryResultRow>(
   text: string,
   values: unknown[],
 ): Promise<pg.QueryResult<Row>> {
-  // A connection is a pg.Client (a pool's too); anything else with connect() hands them out.
-  if (!(client instanceof pg.Client) && 'connect' in client) {
+  // A connection (a pg.Client, a pool's too) knows its backend's process id; anything else with
+  // connect() hands connections out. Asked of the object, not of its class: a second copy of pg
+  // would make instanceof fail.
+  if (!('processID' in client) && 'connect' in client) {
     const connection = await client.connect();
     try {
       return await queryNamedOn<Row>(connection, text, values);
