@@ -19,6 +19,45 @@ export function processIds(): number[] {
   return entries.map(Number).filter((pid) => Number.isInteger(pid));
 }
 
+/** A process as /proc showed it: its parent, its CPU ticks (user + system) so far, its command name. */
+export interface ProcessSample {
+  pid: number;
+  ppid: number;
+  ticks: number;
+  comm: string;
+}
+
+/** Every process in /proc now; those that end while it reads are left out. */
+export function sampleProcesses(): ProcessSample[] {
+  const samples: ProcessSample[] = [];
+  for (const pid of processIds()) {
+    try {
+      const { comm, fields } = processStat(pid);
+      samples.push({ pid, ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]), comm });
+    } catch {
+      // ended while we looked
+    }
+  }
+  return samples;
+}
+
+/**
+ * What `owners` says of `pid` or of its nearest ancestor it names (a service's own children, such
+ * as records-api's cluster workers, are the service's), following `parentOf`; undefined if none.
+ */
+export function ownerOf<T>(
+  pid: number,
+  owners: ReadonlyMap<number, T>,
+  parentOf: (pid: number) => number | undefined,
+): T | undefined {
+  for (let at: number | undefined = pid, hops = 0; at && at > 1 && hops < 16; hops++) {
+    const owner = owners.get(at);
+    if (owner !== undefined) return owner;
+    at = parentOf(at);
+  }
+  return undefined;
+}
+
 /** The command name of `pid` and the fields of its /proc/<pid>/stat after it; throws once it has ended. */
 export function processStat(pid: number | 'self'): { comm: string; fields: string[] } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

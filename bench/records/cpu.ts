@@ -1,4 +1,4 @@
-import { commandLine, processIds, processStat, TICKS_PER_SECOND } from '../lib/proc';
+import { commandLine, ownerOf, type ProcessSample, sampleProcesses, TICKS_PER_SECOND } from '../lib/proc';
 
 /**
  * Where the CPU went while a case ran (Linux /proc only): the records-api processes (its cluster
@@ -18,47 +18,19 @@ export interface StackRoots {
   services: readonly number[];
 }
 
-interface Sample {
-  pid: number;
-  ppid: number;
-  ticks: number;
-  comm: string;
-}
-
-function sample(): Sample[] {
-  const samples: Sample[] = [];
-  for (const pid of processIds()) {
-    try {
-      const { comm, fields } = processStat(pid);
-      samples.push({ pid, ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]), comm });
-    } catch {
-      // ended while we looked
-    }
-  }
-  return samples;
-}
-
-function classify(samples: Sample[], roots: StackRoots, databaseName: string): Map<number, CpuRole> {
+function classify(samples: ProcessSample[], roots: StackRoots, databaseName: string): Map<number, CpuRole> {
   const parent = new Map(samples.map((s) => [s.pid, s.ppid]));
   const rootRole = new Map<number, CpuRole>([
     ...roots.recordsApi.map((pid): [number, CpuRole] => [pid, 'recordsApi']),
     ...roots.services.map((pid): [number, CpuRole] => [pid, 'services']),
   ]);
-  const roleOf = (pid: number): CpuRole | undefined => {
-    for (let at: number | undefined = pid, hops = 0; at && at > 1 && hops < 16; hops++) {
-      const role = rootRole.get(at);
-      if (role) return role;
-      at = parent.get(at);
-    }
-    return undefined;
-  };
   const roles = new Map<number, CpuRole>();
   for (const s of samples) {
     if (s.pid === process.pid) {
       roles.set(s.pid, 'loadGenerator');
       continue;
     }
-    const stackRole = roleOf(s.pid);
+    const stackRole = ownerOf(s.pid, rootRole, (pid) => parent.get(pid));
     if (stackRole) {
       roles.set(s.pid, stackRole);
       continue;
@@ -88,12 +60,12 @@ export interface CpuProbe {
 }
 
 export function probeCpu(roots: () => StackRoots, databaseName: string): CpuProbe {
-  const before = new Map(sample().map((s) => [s.pid, s.ticks]));
+  const before = new Map(sampleProcesses().map((s) => [s.pid, s.ticks]));
   const started = performance.now();
   return {
     stop() {
       const seconds = (performance.now() - started) / 1000;
-      const samples = sample();
+      const samples = sampleProcesses();
       const roles = classify(samples, roots(), databaseName);
       const coreSeconds = Object.fromEntries(CPU_ROLES.map((role) => [role, 0])) as Record<CpuRole, number>;
       for (const s of samples) {

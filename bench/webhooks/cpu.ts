@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type pg from 'pg';
-import { machineTicks, processIds, processStat, TICKS_PER_SECOND } from '../lib/proc';
+import { machineTicks, ownerOf, type ProcessSample, sampleProcesses, TICKS_PER_SECOND } from '../lib/proc';
 
 /**
  * CPU used per process group over a window (Linux /proc): the load generator, the receiver,
@@ -32,20 +32,12 @@ export interface CpuUsage {
 
 interface Snapshot {
   at: number;
-  ticks: Map<number, { ticks: number; comm: string; ppid: number }>;
+  ticks: Map<number, ProcessSample>;
   machine: { busy: number; total: number };
 }
 
 function snapshot(): Snapshot {
-  const ticks = new Map<number, { ticks: number; comm: string; ppid: number }>();
-  for (const pid of processIds()) {
-    try {
-      const { comm, fields } = processStat(pid);
-      ticks.set(pid, { ticks: Number(fields[11]) + Number(fields[12]), comm, ppid: Number(fields[1]) });
-    } catch {
-      // ended while we looked
-    }
-  }
+  const ticks = new Map(sampleProcesses().map((s) => [s.pid, s]));
   return { at: performance.now(), ticks, machine: machineTicks() };
 }
 
@@ -78,7 +70,7 @@ export async function probeCpu(
   const first = snapshot();
   const base = new Map<number, number>();
   for (const [pid, { ticks }] of first.ticks) base.set(pid, ticks);
-  const last = new Map<number, { ticks: number; comm: string; ppid: number }>(first.ticks);
+  const last = new Map<number, ProcessSample>(first.ticks);
   const backendGroups = await backends(pool);
   let latest = first;
   const sample = async () => {
@@ -100,22 +92,14 @@ export async function probeCpu(
       await sample();
       const byPid = new Map<number, CpuGroup>();
       for (const [group, pid] of Object.entries(pids)) if (pid) byPid.set(pid, group as CpuGroup);
-      // A service's own processes (records-api's cluster workers) are its group too.
-      const serviceOf = (pid: number): CpuGroup | undefined => {
-        for (let at: number | undefined = pid, hops = 0; at && at > 1 && hops < 8; hops++) {
-          const group = byPid.get(at);
-          if (group) return group;
-          at = last.get(at)?.ppid;
-        }
-        return undefined;
-      };
       const seconds = (latest.at - first.at) / 1000;
       const cores = Object.fromEntries(CPU_GROUPS.map((group) => [group, 0])) as Record<CpuGroup, number>;
       for (const [pid, { ticks, comm }] of last) {
         const used = ticks - (base.get(pid) ?? 0);
         if (used <= 0) continue;
         const group: CpuGroup =
-          serviceOf(pid) ??
+          // A service's own processes (records-api's cluster workers) are its group too.
+          ownerOf(pid, byPid, (child) => last.get(child)?.ppid) ??
           backendGroups.get(pid) ??
           (comm === 'postgres' ? 'PG other' : comm.startsWith('redis-server') ? 'redis' : 'other');
         cores[group] += used / TICKS_PER_SECOND / seconds;

@@ -56,17 +56,17 @@ const formulaFieldOf = (field: TableField): FormulaField => ({
 });
 
 /**
- * How a field reads inside a formula compiled over the row's bare columns (`row` '') or over the
- * record table aliased `r` (`row` 'r.'). Links live in their junction table, which only a read can
- * join: a formula reading one is computed at read time.
- */
-/**
  * How a formula reads a link field: the linked ids in order, from its junction table. A write
  * statement, which cannot see the link rows it inserts, puts the links it was given in its place.
  */
 export const formulaLinkIdsSql = (schemaName: string, linkFieldId: string): string =>
   `ARRAY(SELECT l.linked_id::text FROM ${qualifiedTable(schemaName, linkTableName(linkFieldId))} l WHERE l.record_id = r.id ORDER BY l.position)`;
 
+/**
+ * How a field reads inside a formula compiled over the row's bare columns (`row` '') or over the
+ * record table aliased `r` (`row` 'r.'). Links live in their junction table, which only a read can
+ * join: a formula reading one is computed at read time.
+ */
 export function fieldReader(
   schemaName: string,
   fields: ReadonlyMap<string, TableField>,

@@ -40,19 +40,14 @@ const dispatchedAtSql = (databaseId: string) =>
   `CASE WHEN EXISTS (SELECT 1 FROM webhooks w WHERE w.database_id = ${databaseId} AND w.active) THEN NULL ELSE now() END`;
 
 /**
- * What an append's RETURNING adds after the caller's columns: whether the event is for the
- * dispatcher, which only those are handed to (TransactionEvents.appended).
- */
-export const HEARD_COLUMN = 'heard';
-
-/**
  * An INSERT appending the events `select` yields, for writers that build their events in SQL (a
  * bulk write's statement, an import's final move, a refresh of linked values): `select` yields the
  * columns `id` (uuid), `database_id`, `table_id`, `type`, `source`, `data` (json), in that order,
  * then `changed_field_ids` (text[]) when `extra.changedFieldIds`, then `actor` (json) when
  * `extra.actor`. `extra.suppressed` appends them for history only (OutboxEventInput's
  * `suppressed`). It can stand as the body of a CTE (`events AS (…)`), and returns `returning`
- * and HEARD_COLUMN (a boolean).
+ * and `heard`: whether the event is for the dispatcher, the only ones handed to it
+ * (TransactionEvents.appended).
  */
 export function appendSelectedEventsSql(
   select: string,
@@ -68,7 +63,7 @@ export function appendSelectedEventsSql(
   columns.push(...(extra.suppressed ? ['suppressed', 'dispatched_at'] : ['dispatched_at']));
   return `INSERT INTO ${OUTBOX_TABLE} (${columns.join(', ')})
        ${rows}
-       RETURNING ${returning}, dispatched_at IS NULL AS ${HEARD_COLUMN}`;
+       RETURNING ${returning}, dispatched_at IS NULL AS heard`;
 }
 
 /** An event appended: its id, and whether it is for the dispatcher (see dispatchedAtSql). */
@@ -78,7 +73,7 @@ export interface AppendedEvent {
 }
 
 /**
- * The statement that appends an event to the outbox, returning HEARD_COLUMN. Run it in the same
+ * The statement that appends an event to the outbox, returning `heard`. Run it in the same
  * transaction as the change it describes: the event commits with the change, or neither does.
  * Once committed, the writer hands the id of an event that is heard to the events queue
  * (records-api's event publisher); the dispatcher's sweep sends any event whose hand-over was lost.
@@ -90,7 +85,7 @@ export function outboxInsert(event: OutboxEventInput): { text: string; values: u
     text: `INSERT INTO ${OUTBOX_TABLE} (${outboxInsertColumns.join(', ')}, changed_field_ids, actor, suppressed, dispatched_at)
            VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6::json, $7::text[], $8::json, $9,
                    CASE WHEN $9 THEN now() ELSE ${dispatchedAtSql('$2::uuid')} END)
-           RETURNING dispatched_at IS NULL AS ${HEARD_COLUMN}`,
+           RETURNING dispatched_at IS NULL AS heard`,
     values: [
       id,
       event.databaseId,

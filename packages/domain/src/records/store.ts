@@ -316,21 +316,19 @@ export async function fetchRecordsJson(
   return new Map(result.rows.map((row) => [row.id, row.j]));
 }
 
+/** Replaces the links each write gives (its others stay). */
 async function replaceLinks(
   client: Queryable,
   table: TableMeta,
   writes: readonly { id: string; record: PreparedRecord }[],
-  replacing: boolean,
 ) {
   for (const field of table.fields.filter((f) => f.type === 'linked_record')) {
     const touched = writes.filter((write) => write.record.links.has(field.id));
     if (touched.length === 0) continue;
     const link = qualifiedTable(table.schemaName, linkTableName(field.id));
-    if (replacing) {
-      await client.query(`DELETE FROM ${link} WHERE record_id = ANY($1::uuid[])`, [
-        touched.map((write) => write.id),
-      ]);
-    }
+    await client.query(`DELETE FROM ${link} WHERE record_id = ANY($1::uuid[])`, [
+      touched.map((write) => write.id),
+    ]);
     const recordIds: string[] = [];
     const linkedIds: string[] = [];
     const positions: number[] = [];
@@ -425,7 +423,7 @@ export async function updateRecords(
       WHERE r.id = v.id`,
     params.values,
   );
-  await replaceLinks(client, table, writes, true);
+  await replaceLinks(client, table, writes);
 }
 
 /**
