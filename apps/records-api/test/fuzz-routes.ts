@@ -228,8 +228,7 @@ export function send(
     }, timeoutMs);
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
+      const answer = () => {
         clearTimeout(timer);
         resolve({
           status: res.statusCode ?? 0,
@@ -237,7 +236,17 @@ export function send(
           durationMs: performance.now() - started,
           retryAfter: res.headers['retry-after'],
         });
+      };
+      // A change stream that was opened never ends by itself: its first bytes are its answer.
+      const endless = String(res.headers['content-type']).startsWith('text/event-stream');
+      res.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        if (endless) {
+          answer();
+          req.destroy();
+        }
       });
+      res.on('end', answer);
       res.on('error', (error) => {
         clearTimeout(timer);
         reject(error);
