@@ -258,6 +258,7 @@ async function readAndStage(
       }
       await reporter.every(pass.rowsTotal, staging.active ? pass.staged : 0);
     }
+    await reporter.flush();
     if (chunk.length > 0) yield chunk;
   }
 

@@ -40,19 +40,37 @@ export const LINES_PER_CHUNK = 500;
 
 export type OpenRows = () => Promise<AsyncIterable<ImportRow>>;
 
-/** Reports progress every so many rows, and learns there whether the import is still this run's. */
+/**
+ * Reports progress every so many rows, and learns there whether the import is still this run's.
+ * A report is written while the read goes on: the next one (or `flush`) waits for it first, so a
+ * run that is no longer ours stops at most one report later, and the reports land in order.
+ */
 export function progressReporter(ctx: ImportContext, run: ImportRun) {
   const every = ctx.progressEveryRows ?? PROGRESS_EVERY_ROWS;
   let last = 0;
-  const report = async (rowsImported: number, rowsTotal: number | null) => {
+  let pending: Promise<void> | undefined;
+  const write = async (rowsImported: number, rowsTotal: number | null) => {
     if (!(await reportImportProgress(ctx.db.pool, run, rowsImported, rowsTotal))) throw new NotOurs();
   };
+  const flush = async () => {
+    const written = pending;
+    pending = undefined;
+    await written;
+  };
   return {
-    report,
+    flush,
+    async report(rowsImported: number, rowsTotal: number | null) {
+      await flush();
+      await write(rowsImported, rowsTotal);
+    },
     async every(rowsRead: number, rowsImported: number, rowsTotal: number | null = null) {
       if (rowsRead - last < every) return;
       last = rowsRead;
-      await report(rowsImported, rowsTotal);
+      await flush();
+      const written = write(rowsImported, rowsTotal);
+      // Its failure is thrown by the flush that waits for it, not left unhandled meanwhile.
+      written.catch(() => {});
+      pending = written;
     },
   };
 }
