@@ -75,3 +75,73 @@ export async function aggregates(
   const { rows } = await client.query<Record<string, string>>(aggregatesSql(table, columns));
   return rows[0]!;
 }
+
+/** The floor's parts, in seconds. */
+export interface HistoryFloor {
+  /** All three, as one import's transaction would pay them. */
+  seconds: number;
+  copySeconds: number;
+  indexSeconds: number;
+  revisionSeconds: number;
+}
+
+/** Revisions a record event names at most: an import appends one event per this many records. */
+const RECORDS_PER_EVENT = 1000;
+
+/**
+ * What PostgreSQL alone needs to keep an import's rows as a table of ours, whatever the importer:
+ * the rows COPYed straight into a table of the imported table's own columns and types, the three
+ * indexes every table has (built after the rows, as the import builds them), and the history row
+ * each record's creation gets (record_revisions, with its two indexes). No checking, no staging,
+ * no events: the least any design that keeps history in the import's transaction writes. Timed
+ * like the baseline, in a transaction rolled back afterwards, so nothing of it stays. The ids come
+ * from a sequence: the import sends its ids with the rows, and gen_random_uuid() per row would add
+ * PostgreSQL work the import does not do.
+ */
+export async function historyFloor(
+  client: pg.Client,
+  imported: { table: string; columns: readonly string[] },
+  csvPath: string,
+): Promise<HistoryFloor> {
+  const floor = quoteIdent('bench_history_floor');
+  await client.query('BEGIN');
+  try {
+    await client.query(`CREATE TEMP SEQUENCE bench_floor_ids`);
+    await client.query(
+      `CREATE TABLE ${floor} (LIKE ${imported.table} INCLUDING DEFAULTS INCLUDING IDENTITY)`,
+    );
+    await client.query(
+      `ALTER TABLE ${floor} ALTER COLUMN id SET DEFAULT lpad(to_hex(nextval('bench_floor_ids')), 32, '0')::uuid`,
+    );
+    // A checkbox column is NOT NULL (false when empty): COPY cannot make an empty cell false.
+    for (const column of imported.columns)
+      await client.query(`ALTER TABLE ${floor} ALTER COLUMN ${quoteIdent(column)} DROP NOT NULL`);
+    const started = performance.now();
+    const stream = client.query(
+      copyFrom(
+        `COPY ${floor} (${imported.columns.map(quoteIdent).join(', ')}) FROM STDIN (FORMAT csv, HEADER)`,
+      ),
+    );
+    await pipeline(createReadStream(csvPath, { highWaterMark: 256 * 1024 }), stream);
+    const copied = performance.now();
+    await client.query(`ALTER TABLE ${floor} ADD PRIMARY KEY (id)`);
+    await client.query(`CREATE UNIQUE INDEX ON ${floor} (seq)`);
+    await client.query(`CREATE INDEX ON ${floor} (created_at, seq)`);
+    const indexed = performance.now();
+    // Negative event numbers: no real event has them, and the transaction is rolled back anyway.
+    await client.query(
+      `INSERT INTO record_revisions (table_id, event_seq, position, record_id)
+       SELECT 'bench_history_floor', -1 - (seq - 1) / ${RECORDS_PER_EVENT}, (seq - 1) % ${RECORDS_PER_EVENT} + 1, id
+         FROM ${floor} ORDER BY seq`,
+    );
+    const done = performance.now();
+    return {
+      seconds: (done - started) / 1000,
+      copySeconds: (copied - started) / 1000,
+      indexSeconds: (indexed - copied) / 1000,
+      revisionSeconds: (done - indexed) / 1000,
+    };
+  } finally {
+    await client.query('ROLLBACK');
+  }
+}

@@ -37,6 +37,9 @@ function line(round: RoundResult): string {
     `  ${round.format} round ${round.repeat}: upload ${round.upload.seconds.toFixed(2)} s, import ${round.import.seconds.toFixed(2)} s ` +
     `(${Math.round(round.import.rowsPerSecond).toLocaleString('en-US')} rows/s; ${phases}); ` +
     `COPY ${round.copy.seconds.toFixed(2)} s → ${round.ratio.import.toFixed(2)}x (end to end ${round.ratio.endToEnd.toFixed(2)}x); ` +
+    (round.floor
+      ? `history floor ${round.floor.seconds.toFixed(2)} s (COPY into the table ${round.floor.copySeconds.toFixed(2)}, indexes ${round.floor.indexSeconds.toFixed(2)}, revisions ${round.floor.revisionSeconds.toFixed(2)}) = ${round.ratio.floor.toFixed(2)}x COPY, import ${round.ratio.importToFloor.toFixed(2)}x the floor; `
+      : '') +
     `worker RSS ${round.worker.rssIdleMiB.toFixed(1)} → peak +${round.worker.rssGrowthMiB.toFixed(1)} MiB at ${round.worker.rssPeakAtSeconds.toFixed(1)} s; ` +
     `check ${round.check.ok ? 'ok' : `FAILED (${round.check.mismatches.join('; ')})`}; ` +
     `other load ${round.worker.cpu.otherCores.toFixed(2)} cores (waited ${(round.quiet.waitedMs / 1000).toFixed(0)} s for ${round.quiet.busyCores.toFixed(2)})\n` +

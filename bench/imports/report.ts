@@ -93,6 +93,13 @@ export interface Summary {
   ratio: number;
   roundsRatio: number[];
   ratioEndToEnd: number;
+  /** Medians of the rounds' history floors (historyFloor), and of floor / COPY and import / floor. */
+  floorSeconds: number;
+  floorCopySeconds: number;
+  floorIndexSeconds: number;
+  floorRevisionSeconds: number;
+  floorRatio: number;
+  importToFloor: number;
   rssIdleMiB: number;
   rssGrowthMiB: number;
   rssGrowthMaxMiB: number;
@@ -134,6 +141,12 @@ export function summarize(rounds: RoundResult[]): Summary[] {
       ratio: of((r) => r.ratio.import),
       roundsRatio: group.map((r) => r.ratio.import),
       ratioEndToEnd: of((r) => r.ratio.endToEnd),
+      floorSeconds: of((r) => r.floor?.seconds ?? Number.NaN),
+      floorCopySeconds: of((r) => r.floor?.copySeconds ?? Number.NaN),
+      floorIndexSeconds: of((r) => r.floor?.indexSeconds ?? Number.NaN),
+      floorRevisionSeconds: of((r) => r.floor?.revisionSeconds ?? Number.NaN),
+      floorRatio: of((r) => r.ratio.floor ?? Number.NaN),
+      importToFloor: of((r) => r.ratio.importToFloor ?? Number.NaN),
       rssIdleMiB: of((r) => r.worker.rssIdleMiB),
       rssGrowthMiB: of((r) => r.worker.rssGrowthMiB),
       rssGrowthMaxMiB: Math.max(...group.map((r) => r.worker.rssGrowthMiB)),
@@ -214,6 +227,19 @@ function phaseTable(summaries: Summary[]): string {
   return lines.join('\n');
 }
 
+function floorTable(summaries: Summary[]): string {
+  const lines = [
+    '| File | COPY into the table s | its 3 indexes s | a revision per record s | **Floor s** | **Floor ÷ COPY** | Import s | **Import ÷ floor** |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const s of summaries) {
+    lines.push(
+      `| ${TITLE[s.format]} | ${num(s.floorCopySeconds, 2)} | ${num(s.floorIndexSeconds, 2)} | ${num(s.floorRevisionSeconds, 2)} | **${num(s.floorSeconds, 2)}** | **${num(s.floorRatio, 2)}** | ${num(s.importSeconds, 2)} | **${num(s.importToFloor, 2)}** |`,
+    );
+  }
+  return lines.join('\n');
+}
+
 export const TARGET_RATIO = 3;
 export const TARGET_RSS_MIB = 150;
 
@@ -278,6 +304,10 @@ export function renderReport(results: ImportsResults): string {
     '#### Where the import time goes (median over rounds; from the status transitions)',
     '',
     phaseTable(summaries),
+    '',
+    "#### PostgreSQL's floor for an import that keeps history (median over rounds; `historyFloor` in imports/baseline.ts: the CSV COPYed straight into a table of the imported table's columns, its indexes built, a record_revisions row per record, in a transaction rolled back)",
+    '',
+    floorTable(summaries),
     '',
     '#### Targets',
     '',

@@ -6,7 +6,15 @@ import { request } from 'undici';
 import { ApiClient } from '../lib/api';
 import { rssBytes, waitForOtherBenchmark, waitForQuiet } from '../lib/proc';
 import type { Service } from '../lib/stack';
-import { aggregates, BASELINE_COLUMNS, connect, copyCsv, createBaselineTable } from './baseline';
+import {
+  aggregates,
+  BASELINE_COLUMNS,
+  connect,
+  copyCsv,
+  createBaselineTable,
+  type HistoryFloor,
+  historyFloor,
+} from './baseline';
 import type { Format, ImportsBenchConfig } from './config';
 import { type CpuClass, type CpuFigures, watchCpu } from './cpu';
 import { COLUMNS, type DataFile } from './dataset';
@@ -80,8 +88,10 @@ export interface RoundResult {
     rowsPerSecond: number;
     cpu: CpuFigures;
   };
-  /** import seconds / COPY seconds, and (upload + import) / COPY. */
-  ratio: { import: number; endToEnd: number };
+  /** PostgreSQL's own least work to keep the rows with their history (historyFloor); null when the check failed. */
+  floor: HistoryFloor | null;
+  /** import seconds / COPY seconds, (upload + import) / COPY, floor / COPY and import / floor. */
+  ratio: { import: number; endToEnd: number; floor: number; importToFloor: number };
   check: {
     ok: boolean;
     mismatches: string[];
@@ -318,6 +328,13 @@ export async function runRound(settings: RoundSettings): Promise<RoundResult> {
       if (mismatches.length > 0 && key !== 'rows') continue;
       if (imported[key] !== value) mismatches.push(`${key}: imported ${imported[key]}, COPY ${value}`);
     }
+    // The floor: what PostgreSQL alone needs to keep these rows with their history (historyFloor).
+    let floor: HistoryFloor | null = null;
+    if (mismatches.length === 0) {
+      await sql.query('CHECKPOINT');
+      await waitForQuiet(config.quietCores, config.quietWaitMs);
+      floor = await historyFloor(sql, { table: importedTable, columns: importedColumns }, csv.path);
+    }
     if (status.rowsImported !== file.rows)
       mismatches.push(`rowsImported ${status.rowsImported}, the file has ${file.rows} rows`);
     if (String(file.rows) !== baseline.rows) mismatches.push(`the baseline has ${baseline.rows} rows`);
@@ -365,9 +382,12 @@ export async function runRound(settings: RoundSettings): Promise<RoundResult> {
         rowsPerSecond: copied.rows / copied.seconds,
         cpu: copyFigures,
       },
+      floor,
       ratio: {
         import: importSeconds / copied.seconds,
         endToEnd: (uploaded.seconds + importSeconds) / copied.seconds,
+        floor: floor ? floor.seconds / copied.seconds : Number.NaN,
+        importToFloor: floor ? importSeconds / floor.seconds : Number.NaN,
       },
       check: { ok: mismatches.length === 0, mismatches, fieldTypes, imported, baseline },
       quiet,
