@@ -31,20 +31,6 @@ export const textValuePatterns = {
   phone_number: '^[+]?[0-9 ()./-]{3,40}((x|ext[.]?)[ ]{0,10}[0-9]{1,6})?$',
 } as const;
 
-/** The patterns as the write schemas test them (case-insensitive, as `~*` in SQL). */
-export const textValueRegExps = {
-  email: new RegExp(textValuePatterns.email, 'i'),
-  url: new RegExp(textValuePatterns.url, 'i'),
-  phone_number: new RegExp(textValuePatterns.phone_number, 'i'),
-} as const satisfies Record<keyof typeof textValuePatterns, RegExp>;
-
-/** The longest value, in characters, of each validated text type. */
-export const textValueMaxLengths = {
-  email: 254,
-  url: 2048,
-  phone_number: 60,
-} as const satisfies Record<keyof typeof textValuePatterns, number>;
-
 /** An attachment as stored and returned; the same shape the attachment upload answers with. */
 export const attachmentValueSchema = z.object({
   url: z.string(),
@@ -85,7 +71,7 @@ export const textValue = (error: string, max: number) => textSchema(max, { type:
  * The same patterns validate values on write and on field type conversion (in SQL). The pattern
  * runs only on a value within `max` characters without NUL: the checks before it abort.
  */
-export const patternValue = (type: keyof typeof textValuePatterns, error: string) =>
-  textValue(error, textValueMaxLengths[type]).regex(textValueRegExps[type], { error });
+export const patternValue = (type: keyof typeof textValuePatterns, error: string, max: number) =>
+  textValue(error, max).regex(new RegExp(textValuePatterns[type], 'i'), { error });
 
 export const optionNameValue = () => textValue('must be an option name', MAX_NAME_LENGTH).min(1);

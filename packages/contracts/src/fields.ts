@@ -20,13 +20,7 @@ import {
   textValue,
 } from './field-values';
 
-export {
-  MAX_SELECT_OPTIONS,
-  MAX_TEXT_LENGTH,
-  textValueMaxLengths,
-  textValuePatterns,
-  textValueRegExps,
-} from './field-values';
+export { MAX_SELECT_OPTIONS, textValuePatterns } from './field-values';
 
 export const MAX_COLOR_LENGTH = 32;
 export const MAX_CURRENCY_SYMBOL_LENGTH = 8;
@@ -152,17 +146,21 @@ export const fieldTypeContracts = {
   email: {
     group: 'text',
     template: noTemplate,
-    writeValue: patternValue('email', 'must be an email address').nullable(),
+    writeValue: patternValue('email', 'must be an email address', 254).nullable(),
   },
   url: {
     group: 'text',
     template: noTemplate,
-    writeValue: patternValue('url', 'must be an http or https URL such as https://example.com').nullable(),
+    writeValue: patternValue(
+      'url',
+      'must be an http or https URL such as https://example.com',
+      2048,
+    ).nullable(),
   },
   phone_number: {
     group: 'text',
     template: noTemplate,
-    writeValue: patternValue('phone_number', 'must be a phone number').nullable(),
+    writeValue: patternValue('phone_number', 'must be a phone number', 60).nullable(),
   },
   number: {
     group: 'number',

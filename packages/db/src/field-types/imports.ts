@@ -1,11 +1,4 @@
-import { hasNoNul, isWellFormedText } from '@recordbase/contracts/common';
-import {
-  type FieldType,
-  fieldTypeContracts,
-  MAX_TEXT_LENGTH,
-  textValueMaxLengths,
-  textValueRegExps,
-} from '@recordbase/contracts/fields';
+import { type FieldType, fieldTypeContracts } from '@recordbase/contracts/fields';
 import { fieldTypeModule } from './registry';
 
 /**
@@ -27,60 +20,15 @@ const MAX_QUOTED = 60;
 const quoted = (text: string) =>
   JSON.stringify(text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}…` : text);
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is what is looked for.
-const NUL_OR_SURROGATE = /[\u0000\ud800-\udfff]/;
-/** What the text schemas check, in their own terms; one plain scan when the text holds neither. */
-const storableText = (value: unknown, max: number): value is string =>
-  typeof value === 'string' &&
-  value.length <= max &&
-  (!NUL_OR_SURROGATE.test(value) || (hasNoNul(value) && isWellFormedText(value)));
-const matchingText = (type: keyof typeof textValueRegExps) => {
-  const pattern = textValueRegExps[type];
-  return (value: unknown) =>
-    value === null || (storableText(value, textValueMaxLengths[type]) && pattern.test(value));
-};
-const finiteNumber = (value: unknown) =>
-  value === null || (typeof value === 'number' && Number.isFinite(value));
-
-/**
- * Values each type's write schema surely takes as they are, told by a few plain tests instead of
- * the schema: most of an import's cells are of these types, and the schema costs more than the
- * rest of a cell's check. A value they do not vouch for goes to the schema, which decides and words
- * any refusal (test/imports.surely-writable.test.ts holds them to the schemas).
- */
-export const SURELY_WRITABLE: Partial<Record<FieldType, (value: unknown) => boolean>> = {
-  single_line_text: (value) => value === null || storableText(value, MAX_TEXT_LENGTH),
-  long_text: (value) => value === null || storableText(value, MAX_TEXT_LENGTH),
-  email: matchingText('email'),
-  url: matchingText('url'),
-  phone_number: matchingText('phone_number'),
-  number: finiteNumber,
-  currency: finiteNumber,
-  percent: finiteNumber,
-  duration: finiteNumber,
-  checkbox: (value) => value === null || typeof value === 'boolean',
-};
-
-/** `candidate` as the write schema of `type` gives it back, or its refusal. */
-function written(
-  type: FieldType,
-  candidate: unknown,
-): { success: true; data: unknown } | { success: false; message: string | undefined } {
-  if (SURELY_WRITABLE[type]?.(candidate)) return { success: true, data: candidate };
-  const parsed = fieldTypeContracts[type].writeValue.safeParse(candidate);
-  return parsed.success
-    ? { success: true, data: parsed.data }
-    : { success: false, message: parsed.error.issues[0]?.message };
-}
-
 /** A cell's text (empty: no value) as the value a field of `type` with `template` stores. */
 export function importCell(type: FieldType, template: unknown, text: string): CellOutcome {
   const module = fieldTypeModule(type);
+  const writeValue = fieldTypeContracts[type].writeValue;
   const candidate = text === '' ? null : module.fromText?.(text);
   // The write schema words why text that is not a value of the type is refused.
-  const parsed = written(type, candidate === undefined ? text : candidate);
+  const parsed = writeValue.safeParse(candidate === undefined ? text : candidate);
   if (!parsed.success || candidate === undefined) {
-    const reason = parsed.success ? 'is not a value of this field' : parsed.message;
+    const reason = parsed.success ? 'is not a value of this field' : parsed.error.issues[0]?.message;
     return { ok: false, message: `${quoted(text)} ${reason ?? 'is refused'}` };
   }
   try {
@@ -155,7 +103,7 @@ function valueOrRefused(type: FieldType, template: unknown, text: string): unkno
   const module = fieldTypeModule(type);
   const candidate = module.fromText?.(text);
   if (candidate === undefined) return REFUSED;
-  const parsed = written(type, candidate);
+  const parsed = fieldTypeContracts[type].writeValue.safeParse(candidate);
   if (!parsed.success) return REFUSED;
   try {
     return module.coerce(parsed.data, { template, raw: text, fail: refuseCell });
