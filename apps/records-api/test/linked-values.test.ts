@@ -358,6 +358,17 @@ describe('count, lookup and rollup fields over a link', () => {
     many.forEach((record, n) => {
       expect(hours.get(record.id)).toBe(n % 3 === 0 ? 30 : n % 2 ? 10 : 20);
     });
+    // In id order, records and changes beside their ids; each record as a read renders it, its
+    // links (two of them, in link order, for every third) included.
+    const { recordIds, records, changes } = events[1]!.data;
+    expect(recordIds).toEqual([...recordIds].sort());
+    expect(records.map((record: TableRecord) => record.id)).toEqual(recordIds);
+    expect(changes.map((change: { recordId: string }) => change.recordId)).toEqual(recordIds);
+    for (const record of records) expect(record).toEqual(await read(projects.id, record.id));
+    expect(records.find((record: TableRecord) => record.id === many[0]!.id).fields.Tasks).toEqual([
+      x.id,
+      y.id,
+    ]);
   });
 
   test('a record linked by more records than a request holds announces them in batches of 100', async () => {

@@ -14,6 +14,7 @@ export {
   givenLinkedValueSql,
   type KeptLinkedValues,
   keptLinkedValues,
+  linkIdsJsonSql,
   storedLinkedValuesJoin,
 } from './linked-values';
 export { needUuid, needUuidList } from './operands';

@@ -66,12 +66,19 @@ const READ_LOCK = 'FOR SHARE';
  * link order, from a relation of one record's links `links` (`… AS lnk(linked_id, position)`):
  * one pass over the links, each linked record read and locked once for every field.
  */
-function gatheredSql(fields: readonly KeptLinkedValues[], links: string, locked = true): string {
+function gatheredSql(
+  fields: readonly KeptLinkedValues[],
+  links: string,
+  locked = true,
+  /** Also the linked ids, in link order, as `ids` (uuid[]; NULL when there are none). */
+  withIds = false,
+): string {
   const read = fields.flatMap((kept, i) => (kept.element === undefined ? [] : [`${kept.element} AS e${i}`]));
   const arrays = fields.map(
     (kept, i) =>
       `array_agg(${kept.element === undefined ? 'NULL::int' : `lr.e${i}`} ORDER BY lnk.position) AS a${i}`,
   );
+  if (withIds) arrays.push('array_agg(lnk.linked_id ORDER BY lnk.position) AS ids');
   const linkedTable = fields.find((kept) => kept.element !== undefined)?.linkedTable;
   const rows =
     read.length > 0
@@ -103,11 +110,20 @@ export function storedLinkedValuesJoin(
   schemaName: string,
   alias: string,
   lockLinked = true,
+  /** Also the column `ids`: the linked ids in link order (uuid[], NULL for none), read in the same pass. */
+  withIds = false,
 ): string {
   const values = fields.map((kept, i) => `${valueOfGathered(kept, i)} AS v${i}`);
+  if (withIds) values.push('g.ids AS ids');
   return `CROSS JOIN LATERAL (SELECT ${values.join(', ')}
-    FROM (${gatheredSql(fields, storedLinks(fields[0]!.linkFieldId, schemaName), lockLinked)}) g) ${alias}`;
+    FROM (${gatheredSql(fields, storedLinks(fields[0]!.linkFieldId, schemaName), lockLinked, withIds)}) g) ${alias}`;
 }
+
+/**
+ * A link field's value as JSON text from its linked ids in link order (uuid[], NULL for none), as
+ * reads render it from the link table.
+ */
+export const linkIdsJsonSql = (ids: string) => `COALESCE(array_to_json(${ids})::text, '[]')`;
 
 /**
  * The statements that set the field's column of every record of its table (schema-qualified,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isComputedFieldType } from '@recordbase/contracts/fields';
 import { MAX_RECORDS_PER_REQUEST } from '@recordbase/contracts/records';
 import { appendSelectedEventsSql, queryNamed } from '@recordbase/db';
-import { keptLinkedValues, storedLinkedValuesJoin } from '@recordbase/db/field-types';
+import { keptLinkedValues, linkIdsJsonSql, storedLinkedValuesJoin } from '@recordbase/db/field-types';
 import { linkTableName, qualifiedTable, quoteIdent, SqlParams } from '@recordbase/db/physical';
 import type { TransactionEvents } from '../events';
 import { formulasReading } from '../formula-fields';
@@ -88,12 +88,20 @@ async function refreshRecords(
     byLink.set(linkFieldId, [...(byLink.get(linkFieldId) ?? []), i]);
   });
   const fresh: string[] = [];
-  const joins = [...byLink.values()].map((indexes, group) => {
+  // The event renders each of these link fields from the ids its pass gathered (k0, k1…), not
+  // from a second read of the link table per record.
+  const linkIds = new Map<string, string>();
+  let gatheredIds = '';
+  const joins = [...byLink].map(([linkFieldId, indexes], group) => {
     indexes.forEach((i, k) => {
       fresh[i] = `g${group}.v${k} AS v${i}`;
     });
+    if (events) {
+      linkIds.set(linkFieldId, `k${group}`);
+      gatheredIds += `, g${group}.ids AS k${group}`;
+    }
     const kept = indexes.map((i) => keptLinkedValues(fields[i]!));
-    return storedLinkedValuesJoin(kept, table.schemaName, `g${group}`, !held);
+    return storedLinkedValuesJoin(kept, table.schemaName, `g${group}`, !held, events !== null);
   });
   const columns = fields.map((field) => `r.${quoteIdent(field.id)}`);
   const computed = fields.map((_, i) => `f.v${i}`);
@@ -103,15 +111,15 @@ async function refreshRecords(
   const watchedFields = table.fields.filter((field) => watched.has(field.id));
   const before = watchedFields.map((field, i) => `, ${valueJsonSql(table, field)} AS b${i}`).join('');
   const ctes = [
-    `fresh AS MATERIALIZED (SELECT r.id, ${fresh.join(', ')}${before} FROM ${ref} r ${joins.join(' ')}
+    `fresh AS MATERIALIZED (SELECT r.id, ${fresh.join(', ')}${before}${gatheredIds} FROM ${ref} r ${joins.join(' ')}
        WHERE r.id = ANY(${params.add(ids)}::uuid[]))`,
   ];
   ctes.push(
     `changed AS (UPDATE ${ref} AS r SET ${fields.map((field, i) => `${quoteIdent(field.id)} = f.v${i}`).join(', ')}
        FROM fresh f WHERE r.id = f.id AND ROW(${columns.join(', ')}) IS DISTINCT FROM ROW(${computed.join(', ')})
-       RETURNING r.*${watchedFields.map((_, i) => `, f.b${i}`).join('')})`,
+       RETURNING r.*${watchedFields.map((_, i) => `, f.b${i}`).join('')}${[...linkIds.values()].map((column) => `, f.${column}`).join('')})`,
   );
-  if (events) ctes.push(...dependencyEventCtes(table, watchedFields, params, events.actor));
+  if (events) ctes.push(...dependencyEventCtes(table, watchedFields, linkIds, params, events.actor));
   // Named: the same text runs on every update of a record that others link to.
   const result = await queryNamed<{ ids: string[] | null; event: string | null; heard: boolean | null }>(
     client,
@@ -133,11 +141,16 @@ async function refreshRecords(
 function dependencyEventCtes(
   table: TableMeta,
   watchedFields: readonly FieldMeta[],
+  /** Link fields by id whose ids `changed` carries, by column (fresh's k0, k1…). */
+  linkIds: ReadonlyMap<string, string>,
   params: SqlParams,
   /** The key whose write moved them (TransactionEvents' actor). */
   actor: string | null,
 ): string[] {
-  const record = recordJsonSql(table, params);
+  const record = recordJsonSql(table, params, (field, asRead) => {
+    const ids = linkIds.get(field.id);
+    return ids === undefined ? asRead : linkIdsJsonSql(`r.${ids}`);
+  });
   // The rendered record's own value of each watched field (recordJsonSql's v0, v1… by position).
   const after = watchedFields.map((field) => `v.v${table.fields.indexOf(field)}`);
   const moved = watchedFields.map((_, i) => `(r.b${i} IS DISTINCT FROM ${after[i]}) AS c${i}`);
@@ -154,6 +167,8 @@ function dependencyEventCtes(
   const anyMoved = watchedFields.map(
     (field, i) => `CASE WHEN bool_or(c${i}) THEN ${params.add(field.id)}::text END`,
   );
+  // The event's rows are sorted once, for the three aggregates, which take them in the same order
+  // whatever it is: recordIds, records and changes always correspond.
   return [
     // The previous values come along in `changed`'s RETURNING, so no join back to fresh.
     `rendered AS (SELECT r.id::text AS id, ${record.text} AS j, ${watchedFields.map((_, i) => `r.b${i}`).join(', ')}, ${moved.join(', ')}
@@ -162,11 +177,11 @@ function dependencyEventCtes(
       `SELECT ${params.add(randomUUID())}::uuid, ${params.add(table.databaseId)}::uuid, ${params.add(table.id)}::text,
           'record.updated', 'dependency',
           (${params.add(`{"tableId":${JSON.stringify(table.id)},"recordIds":[`)}::text
-            || string_agg('"' || id || '"', ',' ORDER BY id::uuid) || '],"records":['
-            || string_agg(j, ',' ORDER BY id::uuid) || '],"changes":['
-            || string_agg(${change}, ',' ORDER BY id::uuid) || ']}')::json,
+            || string_agg('"' || id || '"', ',') || '],"records":['
+            || string_agg(j, ',') || '],"changes":['
+            || string_agg(${change}, ',') || ']}')::json,
           array_remove(ARRAY[${anyMoved.join(', ')}]::text[], NULL), ${params.add(actor)}::json
-       FROM rendered HAVING count(*) > 0`,
+       FROM (SELECT * FROM rendered ORDER BY id::uuid) rendered HAVING count(*) > 0`,
       'id',
       { changedFieldIds: true, actor: true },
     )})`,
