@@ -328,7 +328,7 @@ describe('count, lookup and rollup fields over a link', () => {
       await create(tasks.id, { Name: 'x', Hours: 1 }),
       await create(tasks.id, { Name: 'y', Hours: 2 }),
     ];
-    const many = [];
+    const many: TableRecord[] = [];
     for (let n = 0; n < 12; n += 1) {
       many.push(
         await create(projects.id, {
@@ -362,13 +362,10 @@ describe('count, lookup and rollup fields over a link', () => {
     // links (two of them, in link order, for every third) included.
     const { recordIds, records, changes } = events[1]!.data;
     expect(recordIds).toEqual([...recordIds].sort());
-    expect(records.map((record: TableRecord) => record.id)).toEqual(recordIds);
-    expect(changes.map((change: { recordId: string }) => change.recordId)).toEqual(recordIds);
+    expect(records.map((record) => record.id)).toEqual(recordIds);
+    expect((changes as { recordId: string }[]).map((change) => change.recordId)).toEqual(recordIds);
     for (const record of records) expect(record).toEqual(await read(projects.id, record.id));
-    expect(records.find((record: TableRecord) => record.id === many[0]!.id).fields.Tasks).toEqual([
-      x.id,
-      y.id,
-    ]);
+    expect(records.find((record) => record.id === many[0]!.id)?.fields.Tasks).toEqual([x.id, y.id]);
   });
 
   test('a record linked by more records than a request holds announces them in batches of 100', async () => {
