@@ -54,6 +54,7 @@ import { QUEUES_DASHBOARD_PATH, queuesDashboard } from './http/queues-dashboard'
 import { recordListingHint, recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
 import { sqlRoutes } from './http/sql.routes';
+import { viewRoutes } from './http/views.routes';
 import { webhookRoutes } from './http/webhooks.routes';
 
 export interface RecordsApiDeps {
@@ -207,6 +208,7 @@ export function createApp(deps: RecordsApiDeps): Express {
     }),
   );
   api.use(webhookRoutes(db.prisma, webhookSecretKey, config.WEBHOOK_ALLOWED_CIDRS ?? []));
+  api.use(viewRoutes(db.prisma));
   api.use(
     changesRoutes({
       pool: db.pool,

@@ -65,6 +65,11 @@ beforeAll(async () => {
     .set('Authorization', root)
     .send({ url: 'https://example.com/hook', events: ['record.created'], tableId: table.id })
     .expect(201);
+  const view = await h.api
+    .post(api(`/tables/${table.id}/views`))
+    .set('Authorization', root)
+    .send({ name: 'Matrix', sort: [{ field: 'Amount', direction: 'desc' }] })
+    .expect(201);
   const delivery = await h.db.pool.query<{ id: string }>(
     `INSERT INTO webhook_deliveries (event_id, webhook_id, event_type, status, attempts, next_attempt_at)
      VALUES ($1, $2, 'record.created', 'failed', 1, NULL) RETURNING id::text AS id`,
@@ -103,6 +108,7 @@ beforeAll(async () => {
     recordId: record.body.id,
     revisionId: revision.rows[0]!.id,
     webhookId: String(webhook.body.id),
+    viewId: view.body.id,
     deliveryId: delivery.rows[0]!.id,
     importId: started.body.id,
     apiKeyId: spare.id,

@@ -143,6 +143,11 @@ async function resetFixture(): Promise<{ known: Known; fieldTypes: Record<string
     .set('Authorization', root)
     .send({ url: 'http://127.0.0.1:9/hook', events: ['record.created'] })
     .expect(201);
+  const view = await h.api
+    .post(`/api/v1/bases/${databaseId}/tables/${table!.id}/views`)
+    .set('Authorization', root)
+    .send({ name: 'Fuzzed', fields: [table!.fields[0]!.id] })
+    .expect(201);
   const key = await h.api
     .post('/api/v1/api-keys')
     .set('Authorization', root)
@@ -163,6 +168,7 @@ async function resetFixture(): Promise<{ known: Known; fieldTypes: Record<string
     fieldNames: fields.map((field) => field.name),
     recordId: [...recordIds, linked.body.id],
     webhookId: [String(webhook.body.id)],
+    viewId: [view.body.id, view.body.name],
     apiKeyId: [key.body.id],
   };
   const fieldTypes: Record<string, string> = {};

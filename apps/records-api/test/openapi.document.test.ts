@@ -193,6 +193,7 @@ describe('what the reference says about keys', () => {
     recordId: ex.RECORD_ID,
     revisionId: '1017-1',
     webhookId: '42',
+    viewId: ex.view.id,
     deliveryId: '1093',
     importId: ex.IMPORT_ID,
     apiKeyId: ex.API_KEY_ID,

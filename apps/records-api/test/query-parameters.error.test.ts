@@ -23,6 +23,7 @@ const wellFormedIds: Record<string, string> = {
   revisionId: '1017-1',
   fieldId: 'fldq2W8rT5yU7iO9pA',
   webhookId: randomUUID(),
+  viewId: ex.view.id,
   deliveryId: randomUUID(),
   importId: ex.IMPORT_ID,
   apiKeyId: ex.API_KEY_ID,

@@ -150,6 +150,7 @@ export type FixtureIds = {
   /** A revision of the record's history. */
   revisionId: string;
   webhookId: string;
+  viewId: string;
   deliveryId: string;
   importId: string;
   apiKeyId: string;

@@ -8,6 +8,7 @@ import { BasesApi, FieldsApi, TablesApi } from './schema-api';
 import { SqlApi } from './sql-api';
 import { Transport } from './transport';
 import { UploadsApi } from './uploads-api';
+import { ViewsApi } from './views-api';
 import { WebhooksApi } from './webhooks-api';
 
 export interface RecordbaseClientOptions {
@@ -28,6 +29,7 @@ export class RecordbaseClient {
   readonly bases: BasesApi;
   readonly tables: TablesApi;
   readonly fields: FieldsApi;
+  readonly views: ViewsApi;
   readonly records: RecordsApi;
   readonly webhooks: WebhooksApi;
   readonly changes: ChangesApi;
@@ -46,6 +48,7 @@ export class RecordbaseClient {
     this.bases = new BasesApi(transport, apiUrl);
     this.tables = new TablesApi(transport, apiUrl);
     this.fields = new FieldsApi(transport, apiUrl);
+    this.views = new ViewsApi(transport, apiUrl);
     this.records = new RecordsApi(transport, apiUrl);
     this.webhooks = new WebhooksApi(transport, apiUrl);
     this.changes = new ChangesApi(transport, apiUrl);

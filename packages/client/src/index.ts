@@ -16,6 +16,7 @@ export type {
 export type { Database, Table } from '@recordbase/contracts/schema';
 export type { SqlQueryResponse } from '@recordbase/contracts/sql';
 export type { AttachmentUploadResult, ImportFileUploadResult } from '@recordbase/contracts/uploads';
+export type { View } from '@recordbase/contracts/views';
 export type {
   CreatedWebhook,
   Webhook,

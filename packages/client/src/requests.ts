@@ -15,6 +15,7 @@ import type {
   updateTableRequestSchema,
 } from '@recordbase/contracts/schema';
 import type { sqlQueryRequestSchema } from '@recordbase/contracts/sql';
+import type { createViewRequestSchema, updateViewRequestSchema } from '@recordbase/contracts/views';
 import type { createWebhookRequestSchema, updateWebhookRequestSchema } from '@recordbase/contracts/webhooks';
 import type { z } from 'zod';
 
@@ -31,6 +32,8 @@ export type UpdateFieldInput = z.input<typeof updateFieldRequestSchema>;
 /** `tableIds` and `fieldIds` of the database's trash to restore: up to 100 each, at least one in all. */
 export type RestoreSchemaTrashInput = z.input<typeof restoreSchemaTrashRequestSchema>;
 export type CreateApiKeyInput = z.input<typeof createApiKeyRequestSchema>;
+export type CreateViewInput = z.input<typeof createViewRequestSchema>;
+export type UpdateViewInput = z.input<typeof updateViewRequestSchema>;
 export type CreateWebhookInput = z.input<typeof createWebhookRequestSchema>;
 export type UpdateWebhookInput = z.input<typeof updateWebhookRequestSchema>;
 export type StartImportInput = z.input<typeof startImportRequestSchema>;

@@ -132,6 +132,45 @@ describe('schema', () => {
   });
 });
 
+describe('views', () => {
+  it('saves, reads, changes, lists and deletes a view, its fields kept by id', async () => {
+    const view = await client.views.create(base.id, 'People', {
+      name: 'Scored leads',
+      filter: {
+        and: [
+          { field: 'Stage', equals: 'Lead' },
+          { field: 'Score', greater_than: 2 },
+        ],
+      },
+      sort: [{ field: 'Score', direction: 'desc' }],
+      fields: ['Name', 'Score'],
+    });
+    expect(view).toMatchObject({
+      name: 'Scored leads',
+      filter: {
+        and: [
+          { field: fieldId('Stage'), equals: 'Lead' },
+          { field: fieldId('Score'), greater_than: 2 },
+        ],
+      },
+      sort: [{ field: fieldId('Score'), direction: 'desc' }],
+      fields: [fieldId('Name'), fieldId('Score')],
+      search: null,
+    });
+    expect(await client.views.get(base.id, people().id, 'scored leads')).toEqual(view);
+    const changed = await client.views.update(base.id, people().id, view.id, { search: 'ann', fields: null });
+    expect(changed).toMatchObject({ id: view.id, search: 'ann', fields: null });
+    expect(await client.views.list(base.id, people().id)).toEqual([changed]);
+    const refused = await client.fields.delete(base.id, people().id, 'Score').catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'BAD_REQUEST', status: 400 });
+    await expect(client.views.delete(base.id, people().id, view.id)).resolves.toEqual({
+      success: true,
+      message: 'View deleted',
+    });
+    expect(await client.views.list(base.id, people().id)).toEqual([]);
+  });
+});
+
 describe('records', () => {
   it('writes one record, reads it with a projection, changes it and deletes it', async () => {
     const created = await client.records.create(base.id, 'People', { Name: 'Ada', Score: 3, Stage: 'Lead' });

@@ -5,7 +5,7 @@ import { createLongStatements, LONG_STATEMENT_CPU_MS, type LongStatements } from
 // Every connection of every pg client in the process gets its messages bounded.
 import './message-bound';
 
-export type { Prisma } from './generated/prisma/client';
+export { Prisma } from './generated/prisma/client';
 export { PrismaClient };
 
 /** A transaction handle from `prisma.$transaction(async (tx) => ...)`. */

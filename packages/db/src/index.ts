@@ -5,7 +5,7 @@ export {
   type DbOptions,
   DEFAULT_ACQUIRE_TIMEOUT_MS,
   DEFAULT_STATEMENT_TIMEOUT_MS,
-  type Prisma,
+  Prisma,
   PrismaClient,
   type Tx,
 } from './client';

@@ -62,6 +62,7 @@ import {
 import { trashDeletedField } from './schema-trash';
 import { databaseForChange, inSchemaTransaction, runConversion, runDdl, type SchemaDb } from './schema-tx';
 import { fieldNames, toFieldDto } from './serialize';
+import { assertViewsHold, usedByViews, viewsUsing } from './views';
 
 async function locateTable(tx: Tx, principal: Principal, databaseId: string, tableRef: string) {
   const database = await databaseForChange(tx, principal, databaseId);
@@ -300,6 +301,18 @@ export async function updateField(
             ['type'],
           )
         : [];
+    if (to !== from) {
+      await assertViewsHold(
+        tx,
+        { id: table.databaseId, schemaName: physical.schemaName },
+        table,
+        tableFields.map((sibling) =>
+          sibling.id === field.id ? { ...sibling, type: to, template } : sibling,
+        ),
+        field.id,
+        ['type'],
+      );
+    }
     await dropFormulaColumns(tx, physical, readers);
     if (to !== from) {
       const statements = changeFieldType(physical, toPhysicalField(field), to, { template });
@@ -516,6 +529,8 @@ export async function deleteField(
         `Field ${JSON.stringify(field.name)} is watched by ${watchers.map((watcher) => `last_modified_time field ${JSON.stringify(watcher.name)}`).join(', ')}; take it out of their fieldIds first`,
       );
     }
+    const views = await viewsUsing(tx, table.id, field.id);
+    if (views.length > 0) throw usedByViews(field, views, 'change or delete those views first', null);
     // Its data stays restorable until the purge; nothing reads it meanwhile (schema-trash.ts).
     await runDdl(tx, trashField(physical, toPhysicalField(field)));
     await tx.field.delete({ where: { id: field.id } });

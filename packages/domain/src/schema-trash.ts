@@ -4,7 +4,7 @@ import { type InputPath, invalid, notFound } from '@recordbase/contracts/domain-
 import type { Field as FieldDto, FieldTemplate, FieldType } from '@recordbase/contracts/fields';
 import type { RestoredSchema, RestoreSchemaTrashRequest, SchemaTrash } from '@recordbase/contracts/history';
 import { MAX_FIELDS_PER_TABLE } from '@recordbase/contracts/schema';
-import type { PrismaClient, Tx } from '@recordbase/db';
+import { Prisma, type PrismaClient, type Tx } from '@recordbase/db';
 import {
   fieldTypeModule,
   fillLinkedValuesSql,
@@ -25,6 +25,7 @@ import { keepFormula, type TableField } from './formula-fields';
 import { databaseFields, isLinkedValues, keepLinkedValues } from './linked-fields';
 import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { fieldNames, toFieldDto, toTableDto } from './serialize';
+import type { ViewRow } from './views';
 
 /**
  * The database trash: a deleted table or field's metadata in `schema_trash`, its data left where
@@ -56,7 +57,9 @@ interface KeptTable {
 }
 type FieldEntry = { field: KeptField };
 /** A table, its fields, and other tables' link fields to it, deleted with it. */
-type TableEntry = { table: KeptTable; fields: KeptField[]; inboundLinks: KeptField[] };
+/** A view of a deleted table, as kept with it (entries from before views have none). */
+type KeptView = Omit<ViewRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string };
+type TableEntry = { table: KeptTable; fields: KeptField[]; inboundLinks: KeptField[]; views?: KeptView[] };
 
 type FieldRow = Omit<KeptField, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date };
 
@@ -97,6 +100,8 @@ export async function trashDeletedTable(
   databaseId: string,
   table: object & { id: string; fields: readonly object[] },
   inboundLinks: readonly object[],
+  /** Its saved views, which come back with it. */
+  views: readonly object[],
 ): Promise<void> {
   const { fields, ...row } = table;
   await tx.schemaTrash.create({
@@ -106,7 +111,12 @@ export async function trashDeletedTable(
       kind: 'table',
       tableId: table.id,
       deletedBy: deletedBy(principal),
-      entry: { table: kept(row), fields: kept(fields), inboundLinks: kept(inboundLinks) } as never,
+      entry: {
+        table: kept(row),
+        fields: kept(fields),
+        inboundLinks: kept(inboundLinks),
+        views: kept(views),
+      } as never,
     },
   });
 }
@@ -278,6 +288,17 @@ async function restoreTableRows(restoring: Restoring, entry: TableEntry, where: 
       template: field.template as FieldTemplate,
     })),
   });
+  if (entry.views && entry.views.length > 0) {
+    await tx.view.createMany({
+      data: entry.views.map((view) => ({
+        ...view,
+        filter: (view.filter as Prisma.InputJsonValue | null) ?? Prisma.DbNull,
+        sort: view.sort as Prisma.InputJsonValue,
+        createdAt: new Date(view.createdAt),
+        updatedAt: new Date(view.updatedAt),
+      })),
+    });
+  }
   await runDdl(tx, [advanceWriteVersion(table)]);
 }
 

@@ -30,6 +30,7 @@ import { type DatabaseField, isLinkedValues, linkedReadersOf } from './linked-fi
 import { trashDeletedTable } from './schema-trash';
 import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toFieldDto, toTableDto } from './serialize';
+import { usedByViews, viewsUsing } from './views';
 
 async function assertTableNameFree(tx: Tx, databaseId: string, name: string, exceptTableId?: string) {
   const clash = await tx.table.findUnique({
@@ -259,6 +260,15 @@ export async function deleteTable(
           null,
         );
       }
+      const views = await viewsUsing(tx, link.tableId, link.id);
+      if (views.length > 0) {
+        throw usedByViews(
+          link,
+          views,
+          `deleting table ${JSON.stringify(table.name)} would delete it; change or delete those views first`,
+          null,
+        );
+      }
     }
     // Their link tables, and the table itself, stay restorable until the purge (schema-trash.ts).
     for (const link of inbound) {
@@ -274,6 +284,7 @@ export async function deleteTable(
     }
     const deleted = await tx.table.findUniqueOrThrow({ where: { id: table.id }, include: tableWithFields });
     const lastState = toTableDto(deleted);
+    const views = await tx.view.findMany({ where: { tableId: table.id } });
     await tx.table.delete({ where: { id: table.id } });
     await trashDeletedTable(
       tx,
@@ -281,6 +292,7 @@ export async function deleteTable(
       database.id,
       deleted,
       inbound.map(({ table: _owner, ...link }) => link),
+      views,
     );
     await events.table(database.id, 'table.deleted', lastState);
   });

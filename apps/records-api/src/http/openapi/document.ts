@@ -122,6 +122,10 @@ function generate(): oas31.OpenAPIObject {
         name: 'Fields',
         description: 'A field has a type, a template (its settings) and values of that type.',
       },
+      {
+        name: 'Views',
+        description: 'A filter, sort, projection and search of a table kept under a name, fields kept by id.',
+      },
       { name: 'Records' },
       { name: 'Webhooks' },
       { name: 'Changes', description: 'The change feed: every event of a database, from a cursor or live.' },

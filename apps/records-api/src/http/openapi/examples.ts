@@ -186,3 +186,20 @@ export const importStatus = {
 export const eventMetadata = { webhookId: 42, baseId: DATABASE_ID, attempt: 1, source: 'public_api' };
 export const EVENT_ID = 'evt_7e1f0b3c-2d4a-4b5c-9d6e-8f7a6b5c4d3e';
 export const AT_EXAMPLE = AT;
+
+/** A saved view of Deals: the open deals over 1,000, largest first, three fields. */
+export const view = {
+  id: 'viwOp3nD34ls7Qx2',
+  name: 'Open deals',
+  filter: {
+    and: [
+      { field: FIELD_IDS.status, equals: 'Open' },
+      { field: FIELD_IDS.amount, greater_than: 1000 },
+    ],
+  },
+  sort: [{ field: FIELD_IDS.amount, direction: 'desc' }],
+  fields: [FIELD_IDS.name, FIELD_IDS.status, FIELD_IDS.amount],
+  search: null,
+  createdAt: AT,
+  updatedAt: AT,
+};

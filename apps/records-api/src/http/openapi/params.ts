@@ -25,6 +25,10 @@ const deliveryId = pathSegmentSchema.meta({
   description: 'A delivery id, as the delivery log lists it.',
   example: '1093',
 });
+const viewId = pathSegmentSchema.meta({
+  description: 'A view id (viw...) or the view name.',
+  example: 'viwOp3nD34ls7Qx2',
+});
 const importId = z
   .uuid()
   .meta({ description: 'An import id, as answered when it started.', example: ex.IMPORT_ID });
@@ -44,3 +48,4 @@ export const webhookParams = baseParams.extend({ webhookId });
 export const deliveryParams = webhookParams.extend({ deliveryId });
 export const importParams = baseParams.extend({ importId });
 export const apiKeyParams = z.object({ apiKeyId });
+export const viewParams = tableParams.extend({ viewId });

@@ -28,9 +28,16 @@ import {
   updateDatabaseRequestSchema,
   updateTableRequestSchema,
 } from '@recordbase/contracts/schema';
+import {
+  createViewRequestSchema,
+  MAX_VIEWS_PER_TABLE,
+  updateViewRequestSchema,
+  viewListSchema,
+  viewSchema,
+} from '@recordbase/contracts/views';
 import * as ex from './examples';
 import type { Operation } from './operation';
-import { apiKeyParams, baseParams, fieldParams, tableParams } from './params';
+import { apiKeyParams, baseParams, fieldParams, tableParams, viewParams } from './params';
 
 const V1 = '/api/v1';
 const schemaRead = { scope: 'schema:read' } as const;
@@ -372,6 +379,86 @@ export const schemaOperations: Operation[] = [
     access: schemaWrite,
     params: fieldParams,
     ...deleted('Field deleted'),
+    errors: [400, 401, 403, 404, 429],
+  },
+  {
+    method: 'post',
+    path: `${V1}/bases/{databaseId}/tables/{tableId}/views`,
+    operationId: 'createView',
+    tag: 'Views',
+    summary: 'Save a view',
+    description:
+      'A filter, sort, projection and search kept under a name, checked as a list body is. Fields are given ' +
+      'by name or id and kept by id, so renames follow; a field a view uses cannot be deleted, nor retyped ' +
+      `so that the view's filter or sort no longer holds. At most ${MAX_VIEWS_PER_TABLE} views per table.`,
+    access: schemaWrite,
+    params: tableParams,
+    body: createViewRequestSchema,
+    bodyExample: {
+      name: 'Open deals',
+      filter: {
+        and: [
+          { field: 'Status', equals: 'Open' },
+          { field: 'Amount', greater_than: 1000 },
+        ],
+      },
+      sort: [{ field: 'Amount', direction: 'desc' }],
+      fields: ['Name', 'Status', 'Amount'],
+    },
+    status: 201,
+    response: viewSchema,
+    responseExample: ex.view,
+    errors: [400, 401, 403, 404, 413, 429],
+  },
+  {
+    method: 'get',
+    path: `${V1}/bases/{databaseId}/tables/{tableId}/views`,
+    operationId: 'listViews',
+    tag: 'Views',
+    summary: "List a table's views",
+    description: 'Oldest first.',
+    access: schemaRead,
+    params: tableParams,
+    response: viewListSchema,
+    responseExample: { views: [ex.view] },
+    errors: [400, 401, 403, 404, 429],
+  },
+  {
+    method: 'get',
+    path: `${V1}/bases/{databaseId}/tables/{tableId}/views/{viewId}`,
+    operationId: 'getView',
+    tag: 'Views',
+    summary: 'Get a view',
+    access: schemaRead,
+    params: viewParams,
+    response: viewSchema,
+    responseExample: ex.view,
+    errors: [400, 401, 403, 404, 429],
+  },
+  {
+    method: 'patch',
+    path: `${V1}/bases/{databaseId}/tables/{tableId}/views/{viewId}`,
+    operationId: 'updateView',
+    tag: 'Views',
+    summary: 'Rename a view or change its parts',
+    description: 'Only what the body gives changes; `null` takes a filter, sort, projection or search away.',
+    access: schemaWrite,
+    params: viewParams,
+    body: updateViewRequestSchema,
+    bodyExample: { name: 'Large open deals', search: null },
+    response: viewSchema,
+    responseExample: { ...ex.view, name: 'Large open deals' },
+    errors: [400, 401, 403, 404, 413, 429],
+  },
+  {
+    method: 'delete',
+    path: `${V1}/bases/{databaseId}/tables/{tableId}/views/{viewId}`,
+    operationId: 'deleteView',
+    tag: 'Views',
+    summary: 'Delete a view',
+    access: schemaWrite,
+    params: viewParams,
+    ...deleted('View deleted'),
     errors: [400, 401, 403, 404, 429],
   },
 ];
