@@ -56,9 +56,9 @@ interface KeptTable {
   updatedAt: string;
 }
 type FieldEntry = { field: KeptField };
-/** A table, its fields, and other tables' link fields to it, deleted with it. */
 /** A view of a deleted table, as kept with it (entries from before views have none). */
 type KeptView = Omit<ViewRow, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string };
+/** A table, its fields, other tables' link fields to it and its views, deleted with it. */
 type TableEntry = { table: KeptTable; fields: KeptField[]; inboundLinks: KeptField[]; views?: KeptView[] };
 
 type FieldRow = Omit<KeptField, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date };
