@@ -6,8 +6,8 @@ import { MAX_SORT_ENTRIES, sortSchema } from './sorts';
 
 /**
  * Saved views (api-contract "Views"): a table's filter, sort, projection and search kept under a
- * name, for list requests to name instead of repeating them. Field references are given by name
- * or id and kept by id, so a view follows its fields' renames.
+ * name. Field references are given by name or id and kept by id, so a view follows its fields'
+ * renames.
  */
 
 export const VIEW_ID_PATTERN = /^viw[0-9A-Za-z]{12,16}$/;
@@ -25,14 +25,10 @@ export const createViewRequestSchema = z.strictObject({
   name: nameSchema.meta({ description: 'Unique within the table, case aside.' }),
   filter: filterSchema
     .optional()
-    .meta({ description: "The list filter's language; ANDed with a list body's own filter." }),
-  sort: viewSortSchema
-    .optional()
-    .meta({ description: 'Sorts as a list body gives them; a body with its own sort replaces it.' }),
-  fields: projectionSchema
-    .optional()
-    .meta({ description: 'The fields to return; a body with its own fields replaces them.' }),
-  search: viewSearchSchema.optional().meta({ description: "ANDed with a list body's own search." }),
+    .meta({ description: 'A filter in the language of records/list, fields by name or id.' }),
+  sort: viewSortSchema.optional().meta({ description: 'Sorts as records/list takes them.' }),
+  fields: projectionSchema.optional().meta({ description: 'The fields to show, by name or id.' }),
+  search: viewSearchSchema.optional().meta({ description: 'Text, as the search of records/list.' }),
 });
 export type CreateViewRequestInput = z.input<typeof createViewRequestSchema>;
 export type CreateViewRequest = z.output<typeof createViewRequestSchema>;
