@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { isoDateTimeSchema, nameSchema, textSchema } from './common';
-import { filterSchema } from './filters';
+// Filter is in scope for the declarations of the schemas below, as in records.ts: without it they
+// name `import("./filters").Filter`, which the client's bundled types cannot follow.
+// biome-ignore lint/correctness/noUnusedImports: used by the emitted declarations, not the code
+import { type Filter, filterSchema } from './filters';
 import { MAX_SEARCH_LENGTH, projectionSchema } from './records';
 import { MAX_SORT_ENTRIES, sortSchema } from './sorts';
 
