@@ -109,8 +109,12 @@ export function startWriteLoad(stack: Stack, baseId: string, writers: number): W
           const statuses = new Map<number, number>();
           for (const outcome of outcomes.slice(before))
             statuses.set(outcome.status, (statuses.get(outcome.status) ?? 0) + 1);
+          // No answer at all (status 0) means records-api is gone: its last words say why.
+          const unreachable = statuses.has(0)
+            ? `; the first failure: ${outcomes.slice(before).find((o) => o.status === 0)?.body}; records-api's output ends:\n${stack.logs('records-api').slice(-4000)}`
+            : '';
           throw new Error(
-            `expected ${count} more acknowledged writes within ${timeoutMs} ms; answers meanwhile by status: ${JSON.stringify(Object.fromEntries(statuses))}, requests unanswered now: ${inFlight}`,
+            `expected ${count} more acknowledged writes within ${timeoutMs} ms; answers meanwhile by status: ${JSON.stringify(Object.fromEntries(statuses))}, requests unanswered now: ${inFlight}${unreachable}`,
           );
         }
         await new Promise((done) => setTimeout(done, 50));
