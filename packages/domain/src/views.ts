@@ -143,8 +143,7 @@ async function inViewTransaction<T>(prisma: PrismaClient, work: (tx: Tx) => Prom
 async function locateForChange(tx: Tx, principal: Principal, databaseId: string, tableRef: string) {
   const database = await findAccessibleDatabase(tx, principal, databaseId);
   await tx.$queryRawUnsafe('SELECT 1 FROM databases WHERE id = $1::uuid FOR SHARE', database.id);
-  const table = await findTableByRef(tx, database.id, tableRef);
-  return { database, table, meta: await tableMetaOf(tx, database, table) };
+  return { database, table: await findTableByRef(tx, database.id, tableRef) };
 }
 
 /** Views are addressed by id or by name (case-insensitive); an id wins over a name. */
@@ -174,7 +173,8 @@ export async function createView(
   body: CreateViewRequest,
 ): Promise<View> {
   return inViewTransaction(prisma, async (tx) => {
-    const { table, meta } = await locateForChange(tx, principal, databaseId, tableRef);
+    const { database, table } = await locateForChange(tx, principal, databaseId, tableRef);
+    const meta = await tableMetaOf(tx, database, table);
     await tx.$queryRawUnsafe('SELECT 1 FROM tables WHERE id = $1 FOR NO KEY UPDATE', table.id);
     if ((await tx.view.count({ where: { tableId: table.id } })) >= MAX_VIEWS_PER_TABLE) {
       throw invalid(null, `a table holds at most ${MAX_VIEWS_PER_TABLE} views`);
@@ -238,7 +238,8 @@ export async function updateView(
   body: UpdateViewRequest,
 ): Promise<View> {
   return inViewTransaction(prisma, async (tx) => {
-    const { table, meta } = await locateForChange(tx, principal, databaseId, tableRef);
+    const { database, table } = await locateForChange(tx, principal, databaseId, tableRef);
+    const meta = await tableMetaOf(tx, database, table);
     const view = await findViewByRef(tx, table.id, viewRef);
     if (body.name !== undefined) await assertViewNameFree(tx, table.id, body.name, view.id);
     // Parts left out stay as they are; each is checked again against the table as it is now.
