@@ -208,7 +208,7 @@ export function createApp(deps: RecordsApiDeps): Express {
     }),
   );
   api.use(webhookRoutes(db.prisma, webhookSecretKey, config.WEBHOOK_ALLOWED_CIDRS ?? []));
-  api.use(viewRoutes(db.prisma));
+  api.use(viewRoutes({ prisma: db.prisma, afterChange: tables.clear }));
   api.use(
     changesRoutes({
       pool: db.pool,

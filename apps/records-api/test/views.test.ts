@@ -298,3 +298,196 @@ describe('views', () => {
     expect((await save({ name: 'Intruder' }, outsider)).status).toBe(404);
   });
 });
+
+describe('reads through a view', () => {
+  let orders: { id: string; fields: FieldBody[] };
+  const ordersUrl = (path: string) => url(`/tables/${orders.id}${path}`);
+
+  async function listOrders(body: object, harness = h) {
+    return harness.api.post(ordersUrl('/records/list')).set('Authorization', root).send(body);
+  }
+  /** What a list answers, without what differs between two equivalent listings (the cursor). */
+  const answerOf = (res: { status: number; body: Record<string, unknown> }) => {
+    const { nextCursor: _cursor, ...rest } = res.body;
+    return [res.status, rest];
+  };
+
+  beforeAll(async () => {
+    orders = await newTable('Orders', [
+      { name: 'Name', type: 'single_line_text' },
+      {
+        name: 'Stage',
+        type: 'single_select',
+        template: { options: [{ name: 'Open' }, { name: 'Paid' }, { name: 'Void' }] },
+      },
+      { name: 'Amount', type: 'number' },
+      { name: 'Note', type: 'long_text' },
+    ]);
+    const rows = [
+      ['Acme renewal', 'Open', 1200, 'call back'],
+      ['Acme new', 'Paid', 300, null],
+      ['Globex', 'Open', 50, 'renewal soon'],
+      ['Initech', 'Void', 900, null],
+      ['Umbrella renewal', 'Paid', 4000, 'big'],
+      ['Hooli', 'Open', null, null],
+    ];
+    const created = await h.api
+      .post(ordersUrl('/records/bulk'))
+      .set('Authorization', root)
+      .send({ records: rows.map(([Name, Stage, Amount, Note]) => ({ Name, Stage, Amount, Note })) });
+    expect(created.status).toBe(201);
+    const saved = await h.api
+      .post(ordersUrl('/views'))
+      .set('Authorization', root)
+      .send({
+        name: 'Live',
+        filter: { field: 'Stage', in: ['Open', 'Paid'] },
+        sort: [{ field: 'Amount', direction: 'desc' }],
+        fields: ['Name', 'Amount'],
+      });
+    expect(saved.status).toBe(201);
+  });
+
+  test('give the records, order, total and projection of the explicit body, by id or by name', async () => {
+    const explicit = await listOrders({
+      filter: { field: 'Stage', in: ['Open', 'Paid'] },
+      sort: [{ field: 'Amount', direction: 'desc' }],
+      fields: ['Name', 'Amount'],
+    });
+    expect(explicit.status).toBe(200);
+    expect(explicit.body.total).toBe(5);
+    expect(explicit.body.records.map((r: { fields: { Name: string } }) => r.fields.Name)).toEqual([
+      'Umbrella renewal',
+      'Acme renewal',
+      'Acme new',
+      'Globex',
+      'Hooli',
+    ]);
+    expect(Object.keys(explicit.body.records[0].fields)).toEqual(['Name', 'Amount']);
+    const view = (await h.api.get(ordersUrl('/views/Live')).set('Authorization', root)).body as View;
+    for (const ref of ['Live', 'live', view.id]) {
+      expect(answerOf(await listOrders({ view: ref }))).toEqual(answerOf(explicit));
+    }
+    // Page by page the same too, the cursor bound to the view's listing.
+    const first = await listOrders({ view: 'Live', limit: 2 });
+    const second = await listOrders({ view: 'Live', limit: 2, cursor: first.body.nextCursor });
+    expect([...first.body.records, ...second.body.records]).toEqual(explicit.body.records.slice(0, 4));
+  });
+
+  test("AND the body's filter and search with the view's; the body's sort and fields win", async () => {
+    await h.api.patch(ordersUrl('/views/Live')).set('Authorization', root).send({ search: 'renewal' });
+    try {
+      const combined = await listOrders({
+        view: 'Live',
+        filter: { field: 'Amount', greater_than: 1000 },
+        search: 'acme',
+        sort: [{ field: 'Name', direction: 'asc' }],
+        fields: ['Stage'],
+      });
+      expect([combined.status, combined.body.error?.message]).toEqual([200, undefined]);
+      // Open or Paid, "renewal" (the view), over 1000 and "acme" (the body): Acme renewal alone.
+      expect(combined.body.total).toBe(1);
+      expect(combined.body.records.map((r: { fields: object }) => r.fields)).toEqual([{ Stage: 'Open' }]);
+      // The view's search alone: both renewals (Globex's note says renewal too), in the view's order.
+      const searched = await listOrders({ view: 'Live' });
+      expect(searched.body.records.map((r: { fields: { Name: string } }) => r.fields.Name)).toEqual([
+        'Umbrella renewal',
+        'Acme renewal',
+        'Globex',
+      ]);
+      const aggregate = await h.api
+        .post(ordersUrl('/records/aggregate'))
+        .set('Authorization', root)
+        .send({
+          view: 'Live',
+          search: 'acme',
+          aggregations: [{ fn: 'count' }, { field: 'Amount', fn: 'sum' }],
+        });
+      expect([aggregate.status, aggregate.body]).toEqual([
+        200,
+        { groups: [{ key: {}, values: [1, 1200] }], truncated: false },
+      ]);
+    } finally {
+      await h.api.patch(ordersUrl('/views/Live')).set('Authorization', root).send({ search: null });
+    }
+  });
+
+  test('follow renames of the fields they use and of themselves', async () => {
+    const before = await listOrders({ view: 'Live' });
+    const renamed = await h.api
+      .patch(ordersUrl('/fields/Amount'))
+      .set('Authorization', root)
+      .send({ name: 'Total' });
+    expect(renamed.status).toBe(200);
+    try {
+      const after = await listOrders({ view: 'Live' });
+      expect(after.status).toBe(200);
+      expect(after.body.records.map((r: { fields: object }) => r.fields)).toEqual(
+        before.body.records.map((r: { fields: { Name: string; Amount: number | null } }) => ({
+          Name: r.fields.Name,
+          Total: r.fields.Amount,
+        })),
+      );
+      const view = await h.api
+        .patch(ordersUrl('/views/Live'))
+        .set('Authorization', root)
+        .send({ name: 'Current' });
+      expect(view.status).toBe(200);
+      expect(answerOf(await listOrders({ view: 'current' }))).toEqual(answerOf(after));
+      expect((await listOrders({ view: 'Live' })).status).toBe(400);
+    } finally {
+      await h.api.patch(ordersUrl('/fields/Total')).set('Authorization', root).send({ name: 'Amount' });
+      await h.api.patch(ordersUrl('/views/Current')).set('Authorization', root).send({ name: 'Live' });
+    }
+  });
+
+  test('a change of a view is what the next read applies, on every instance', async () => {
+    const other = await startHarness({ sameDatabaseAs: h });
+    try {
+      // Both instances keep the table's metadata, views included.
+      expect((await listOrders({ view: 'Live' }, other)).body.total).toBe(5);
+      const changed = await h.api
+        .patch(ordersUrl('/views/Live'))
+        .set('Authorization', root)
+        .send({ filter: { field: 'Stage', equals: 'Void' } });
+      expect(changed.status).toBe(200);
+      for (const harness of [h, other]) {
+        const res = await listOrders({ view: 'Live' }, harness);
+        expect([res.status, res.body.total]).toEqual([200, 1]);
+      }
+      const fresh = await h.api.post(ordersUrl('/views')).set('Authorization', root).send({ name: 'Fresh' });
+      expect(fresh.status).toBe(201);
+      expect((await listOrders({ view: 'Fresh' }, other)).body.total).toBe(6);
+    } finally {
+      await other.close();
+      await h.api
+        .patch(ordersUrl('/views/Live'))
+        .set('Authorization', root)
+        .send({ filter: { field: 'Stage', in: ['Open', 'Paid'] } });
+      await h.api.delete(ordersUrl('/views/Fresh')).set('Authorization', root);
+    }
+  });
+
+  test("refuse a view that is not the table's, and keep the body's refusals at the body's place", async () => {
+    const unknown = await listOrders({ view: 'Lve' });
+    expect([unknown.status, unknown.body.error?.code]).toEqual([400, 'BAD_REQUEST']);
+    expect(unknown.body.error.message).toMatch(/body\.view.*unknown view "Lve".*did you mean "Live"/);
+    // A view of another table is no view of this one.
+    const theirs = await h.api
+      .post(url(`/tables/${contacts.id}/views`))
+      .set('Authorization', root)
+      .send({ name: 'Theirs' });
+    expect(theirs.status).toBe(201);
+    for (const ref of ['Theirs', theirs.body.id]) expect((await listOrders({ view: ref })).status).toBe(400);
+    const bad = await listOrders({ view: 'Live', filter: { field: 'Amount', equals: 'many' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/^body\.filter: /);
+    const empty = await listOrders({ view: '' });
+    expect([empty.status, empty.body.error?.message]).toEqual([400, expect.stringContaining('body.view')]);
+    const aggregate = await h.api
+      .post(ordersUrl('/records/aggregate'))
+      .set('Authorization', root)
+      .send({ view: 'Nope', aggregations: [{ fn: 'count' }] });
+    expect([aggregate.status, aggregate.body.error?.message]).toEqual([400, expect.stringContaining('Nope')]);
+  });
+});

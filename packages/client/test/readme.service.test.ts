@@ -24,7 +24,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-it('runs the README: a nested filter, an upsert, an upload into an attachment field, a signature check', async () => {
+it('runs the README: a nested filter, a view, an upsert, an upload into an attachment field, a signature check', async () => {
   const base = await client.bases.create({
     name: 'CRM',
     tables: [
@@ -72,6 +72,13 @@ it('runs the README: a nested filter, an upsert, an upload into an attachment fi
   for await (const deal of client.records.iterate(base.id, 'Deals', { filter, limit: 1 }))
     titles.push(deal.fields.Title);
   expect(titles.sort()).toEqual(['big', 'corp']);
+
+  await client.views.create(base.id, 'Deals', { name: 'Won', filter: { field: 'Stage', equals: 'Won' } });
+  const big = await client.records.list(base.id, 'Deals', {
+    view: 'Won',
+    filter: { field: 'Amount', greater_than: 10_000 },
+  });
+  expect([big.total, big.records.map((r) => r.fields.Title)]).toEqual([1, ['big']]);
 
   const email = base.tables[0]!.fields.find((field) => field.name === 'Email')!.id;
   const result = await client.records.upsert(base.id, 'Deals', {

@@ -165,6 +165,9 @@ export const tableRefSchema = referenceSchema('must name a table by id or name')
 /** A body key naming a field (in a filter, sort, projection...): its id or its name. */
 export const fieldReferenceSchema = referenceSchema('must name a field by id or name');
 
+/** A saved view of the table a read is on, by id (viw…) or name (api-contract "Views"). */
+export const viewReferenceSchema = referenceSchema('must name a view of the table by id or name');
+
 /** `2024-05-01T12:00:00.123456789+02:00` is 35 characters; more is no date-time anyone sends. */
 export const MAX_ISO_DATE_TIME_LENGTH = 64;
 export const ISO_DATE_LENGTH = 10;

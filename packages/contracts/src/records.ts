@@ -10,6 +10,7 @@ import {
   referenceSchema,
   textSchema,
   uuidSchema,
+  viewReferenceSchema,
   withPrecheck,
 } from './common';
 import { attachmentValueSchema } from './field-values';
@@ -238,6 +239,10 @@ export const listRecordsRequestSchema = z
         description:
           'Text that any text, email, url, phone or select field holds, case aside; ANDed with filter.',
       }),
+    view: viewReferenceSchema.optional().meta({
+      description:
+        "A saved view of the table (id or name): its filter and search are ANDed with the body's, its sort and fields apply unless the body gives its own.",
+    }),
   })
   .superRefine((request, ctx) => {
     if (request.cursor === undefined || request.offset === 0) return;
@@ -369,6 +374,9 @@ export const aggregateRecordsRequestSchema = z
     search: textSchema(MAX_SEARCH_LENGTH, { type: 'must be a string' })
       .min(1, { error: 'must not be empty (leave it out to aggregate every record)' })
       .optional(),
+    view: viewReferenceSchema.optional().meta({
+      description: "A saved view of the table (id or name): its filter and search are ANDed with the body's.",
+    }),
     groupBy: z
       .array(fieldReferenceSchema, { error: 'must be an array of field names or ids' })
       .min(1, { error: 'must name at least one field (leave it out for one group of all records)' })

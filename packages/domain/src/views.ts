@@ -10,19 +10,21 @@ import {
   VIEW_ID_PATTERN,
   type View,
 } from '@recordbase/contracts/views';
-import { databaseErrorOf, isUniqueViolation, Prisma, type PrismaClient, type Tx } from '@recordbase/db';
+import { databaseErrorOf, isUniqueViolation, Prisma, type Tx } from '@recordbase/db';
 import { randomBase62 } from '@recordbase/db/ids';
 import { SqlParams } from '@recordbase/db/physical';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import { compileFilter, compileSort } from './records/query-compiler';
+import { notifySchemaChange } from './records/table-cache';
 import { buildTableMeta, projectedFields, resolveFieldOrSystem, type TableMeta } from './records/table-meta';
+import type { SchemaDb } from './schema-tx';
 
 /**
  * Saved views of a table (api-contract "Views"). A view's filter, sort and projection are checked
  * against the table as a list request's are, then kept with every field reference by id (system
  * fields by name), so a rename changes nothing stored; a field a view uses cannot be deleted
- * (viewsUsing). View changes hold the database's row FOR SHARE: a schema change (which updates
- * that row first, schema-tx.ts) and a view change see each other's commits, never half of one.
+ * (viewsUsing). View changes update the database's row as schema changes do (schema-tx.ts): the
+ * two see each other's commits, never half of one.
  */
 
 /** A view's metadata row, as Prisma reads it. */
@@ -127,9 +129,21 @@ function keptParts(table: TableMeta, parts: ViewParts): ViewParts {
   };
 }
 
-async function inViewTransaction<T>(prisma: PrismaClient, work: (tx: Tx) => Promise<T>): Promise<T> {
+/** Where views are kept; `afterChange` as for schema changes (this process's table cache). */
+export type ViewsDb = Pick<SchemaDb, 'prisma' | 'afterChange'>;
+
+/**
+ * A view change NOTIFYs as a schema change does: reads take views from the table metadata every
+ * process keeps (table-loader.ts), which must not apply a view as it was before the change.
+ */
+async function inViewTransaction<T>(views: ViewsDb, work: (tx: Tx) => Promise<T>): Promise<T> {
   try {
-    return await prisma.$transaction(work, VIEW_TX_OPTIONS);
+    const result = await views.prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(notifySchemaChange);
+      return work(tx);
+    }, VIEW_TX_OPTIONS);
+    views.afterChange?.();
+    return result;
   } catch (error) {
     if (error instanceof DomainError) throw error;
     if (isUniqueViolation(error) && databaseErrorOf(error)?.constraint === 'views_table_id_name_key_key') {
@@ -139,10 +153,18 @@ async function inViewTransaction<T>(prisma: PrismaClient, work: (tx: Tx) => Prom
   }
 }
 
-/** The database and table a view change works on, the database held against schema changes. */
+/**
+ * The database and table a view change works on. The change takes the database's schema version a
+ * step, as a schema change does (schema-tx.ts): that holds the database's row against schema
+ * changes until commit, and a listing that kept the table's metadata from before finds it stale in
+ * its own snapshot (table-meta.ts), so no read after the commit applies the view as it was.
+ */
 async function locateForChange(tx: Tx, principal: Principal, databaseId: string, tableRef: string) {
   const database = await findAccessibleDatabase(tx, principal, databaseId);
-  await tx.$queryRawUnsafe('SELECT 1 FROM databases WHERE id = $1::uuid FOR SHARE', database.id);
+  await tx.$executeRawUnsafe(
+    'UPDATE databases SET schema_version = schema_version + 1 WHERE id = $1::uuid',
+    database.id,
+  );
   return { database, table: await findTableByRef(tx, database.id, tableRef) };
 }
 
@@ -166,13 +188,13 @@ async function assertViewNameFree(tx: Tx, tableId: string, name: string, exceptV
 }
 
 export async function createView(
-  prisma: PrismaClient,
+  views: ViewsDb,
   principal: Principal,
   databaseId: string,
   tableRef: string,
   body: CreateViewRequest,
 ): Promise<View> {
-  return inViewTransaction(prisma, async (tx) => {
+  return inViewTransaction(views, async (tx) => {
     const { database, table } = await locateForChange(tx, principal, databaseId, tableRef);
     const meta = await tableMetaOf(tx, database, table);
     await tx.$queryRawUnsafe('SELECT 1 FROM tables WHERE id = $1 FOR NO KEY UPDATE', table.id);
@@ -203,41 +225,43 @@ export async function createView(
 }
 
 export async function listViews(
-  prisma: PrismaClient,
+  views: ViewsDb,
   principal: Principal,
   databaseId: string,
   tableRef: string,
 ): Promise<View[]> {
+  const { prisma } = views;
   const database = await findAccessibleDatabase(prisma, principal, databaseId);
   const table = await findTableByRef(prisma, database.id, tableRef);
-  const views = await prisma.view.findMany({
+  const rows = await prisma.view.findMany({
     where: { tableId: table.id },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
-  return views.map(toViewDto);
+  return rows.map(toViewDto);
 }
 
 export async function getView(
-  prisma: PrismaClient,
+  views: ViewsDb,
   principal: Principal,
   databaseId: string,
   tableRef: string,
   viewRef: string,
 ): Promise<View> {
+  const { prisma } = views;
   const database = await findAccessibleDatabase(prisma, principal, databaseId);
   const table = await findTableByRef(prisma, database.id, tableRef);
   return toViewDto(await findViewByRef(prisma, table.id, viewRef));
 }
 
 export async function updateView(
-  prisma: PrismaClient,
+  views: ViewsDb,
   principal: Principal,
   databaseId: string,
   tableRef: string,
   viewRef: string,
   body: UpdateViewRequest,
 ): Promise<View> {
-  return inViewTransaction(prisma, async (tx) => {
+  return inViewTransaction(views, async (tx) => {
     const { database, table } = await locateForChange(tx, principal, databaseId, tableRef);
     const meta = await tableMetaOf(tx, database, table);
     const view = await findViewByRef(tx, table.id, viewRef);
@@ -266,13 +290,13 @@ export async function updateView(
 }
 
 export async function deleteView(
-  prisma: PrismaClient,
+  views: ViewsDb,
   principal: Principal,
   databaseId: string,
   tableRef: string,
   viewRef: string,
 ): Promise<void> {
-  await inViewTransaction(prisma, async (tx) => {
+  await inViewTransaction(views, async (tx) => {
     const { table } = await locateForChange(tx, principal, databaseId, tableRef);
     const view = await findViewByRef(tx, table.id, viewRef);
     await tx.view.delete({ where: { id: view.id } });

@@ -1,8 +1,14 @@
 import { pathSegmentSchema } from '@recordbase/contracts/common';
 import type { successMessageSchema } from '@recordbase/contracts/errors';
 import { createViewRequestSchema, updateViewRequestSchema } from '@recordbase/contracts/views';
-import type { PrismaClient } from '@recordbase/db';
-import { createView, deleteView, getView, listViews, updateView } from '@recordbase/domain/views';
+import {
+  createView,
+  deleteView,
+  getView,
+  listViews,
+  updateView,
+  type ViewsDb,
+} from '@recordbase/domain/views';
 import { Router } from 'express';
 import { z } from 'zod';
 import { endpoint } from './endpoint';
@@ -18,7 +24,7 @@ const VIEW_BODY_LIMIT = '1mb';
 const deleted = (message: string): z.infer<typeof successMessageSchema> => ({ success: true, message });
 
 /** Saved views of a table (domain views.ts): part of the schema, read and changed with its scopes. */
-export function viewRoutes(prisma: PrismaClient): Router {
+export function viewRoutes(views: ViewsDb): Router {
   const router = Router();
   const base = '/bases/:databaseId/tables/:tableId/views';
 
@@ -32,19 +38,19 @@ export function viewRoutes(prisma: PrismaClient): Router {
         bodyLimit: VIEW_BODY_LIMIT,
         status: 201,
       },
-      ({ params, body, principal }) => createView(prisma, principal, params.databaseId, params.tableId, body),
+      ({ params, body, principal }) => createView(views, principal, params.databaseId, params.tableId, body),
     ),
   );
   router.get(
     base,
     endpoint({ access: schemaRead, params: tableParams }, async ({ params, principal }) => ({
-      views: await listViews(prisma, principal, params.databaseId, params.tableId),
+      views: await listViews(views, principal, params.databaseId, params.tableId),
     })),
   );
   router.get(
     `${base}/:viewId`,
     endpoint({ access: schemaRead, params: viewParams }, ({ params, principal }) =>
-      getView(prisma, principal, params.databaseId, params.tableId, params.viewId),
+      getView(views, principal, params.databaseId, params.tableId, params.viewId),
     ),
   );
   router.patch(
@@ -52,13 +58,13 @@ export function viewRoutes(prisma: PrismaClient): Router {
     endpoint(
       { access: schemaWrite, params: viewParams, body: updateViewRequestSchema, bodyLimit: VIEW_BODY_LIMIT },
       ({ params, body, principal }) =>
-        updateView(prisma, principal, params.databaseId, params.tableId, params.viewId, body),
+        updateView(views, principal, params.databaseId, params.tableId, params.viewId, body),
     ),
   );
   router.delete(
     `${base}/:viewId`,
     endpoint({ access: schemaWrite, params: viewParams }, async ({ params, principal }) => {
-      await deleteView(prisma, principal, params.databaseId, params.tableId, params.viewId);
+      await deleteView(views, principal, params.databaseId, params.tableId, params.viewId);
       return deleted('View deleted');
     }),
   );

@@ -4,9 +4,9 @@ import { type AggregateRecordsRequest, MAX_AGGREGATE_GROUPS } from '@recordbase/
 import { moduleOfField } from '@recordbase/db/field-types';
 import { qualifiedTable, SqlParams } from '@recordbase/db/physical';
 import { compileFilter } from './query-compiler';
-import { withSearch } from './search';
 import type { Queryable } from './store';
 import { fieldSql, requireField, type TableMeta } from './table-meta';
+import { readFilter } from './view-reads';
 
 /**
  * Aggregation in one statement: the matching records grouped by the groupBy fields' values, each
@@ -72,7 +72,7 @@ export async function aggregateRecords(
   const values = request.aggregations.map((aggregation, index) =>
     aggregationSql(table, aggregation, index, params),
   );
-  const filter = withSearch(table, request.filter, request.search);
+  const filter = readFilter(table, request);
   const where = filter ? compileFilter(filter, table, params) : 'TRUE';
   const key = groupFields.map(
     (field) =>

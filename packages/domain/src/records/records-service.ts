@@ -32,7 +32,6 @@ import { DEFAULT_READ_INDEX_MIN_ROWS, ensureReadIndexes } from './read-indexes';
 import { recordChanges } from './record-changes';
 import { inStatement, inTransaction, type RecordsDb, type TableAddress, withTable } from './record-work';
 import { needsUploads, resolveAttachments, resolveReferences } from './references';
-import { withSearch } from './search';
 import { addSelectOptions } from './select-option-additions';
 import {
   fetchRecordsJson,
@@ -46,6 +45,7 @@ import {
 import { type FieldMeta, projectedFields, type TableMeta, unwritable } from './table-meta';
 import { typecastRecords } from './typecast';
 import { type PreparedRecord, prepareRecords } from './values';
+import { listingOf } from './view-reads';
 import { runWrite, type WriteProblem } from './write-statement';
 
 /**
@@ -79,9 +79,8 @@ export async function list(
 ): Promise<ListedRecords> {
   const { db, tables, fileLinks } = records;
   return withTable(tables, db, principal, address, async (table) => {
-    // A search is a filter from here on: the same SQL, indexes, total and cursor binding.
-    const { search, ...rest } = request;
-    const listing = { ...rest, filter: withSearch(table, request.filter, search) };
+    // A search (and a view) is a filter from here on: the same SQL, indexes, total and cursor binding.
+    const listing = listingOf(table, request);
     const expanded = await expandedLinks(db, table, request.expand, ['expand']);
     const listed = await listRecords(db, table, listing, expanded);
     ensureReadIndexes(

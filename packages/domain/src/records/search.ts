@@ -27,10 +27,3 @@ export function searchFilter(table: TableMeta, text: string): Filter {
   // No field to search in: an empty group, which matches nothing.
   return { or: conditions };
 }
-
-/** The listing's filter with its search, which both must match. */
-export function withSearch(table: TableMeta, filter: Filter | undefined, search: string | undefined) {
-  if (search === undefined) return filter;
-  const searched = searchFilter(table, search);
-  return filter === undefined ? searched : { and: [filter, searched] };
-}

@@ -3,7 +3,7 @@ import type { FieldTemplate, FieldType } from '@recordbase/contracts/fields';
 import type pg from 'pg';
 import { nameKey, tableNotFound } from '../access';
 import { databaseNotFound } from '../access-policy';
-import { buildTableMeta, type LinkedReader, type TableMeta } from './table-meta';
+import { buildTableMeta, type LinkedReader, type TableMeta, type ViewMeta } from './table-meta';
 
 interface TableRow {
   database_id: string;
@@ -14,6 +14,7 @@ interface TableRow {
   primary_field_id: string | null;
   fields: { id: string; name: string; type: FieldType; template: FieldTemplate }[] | null;
   linked_readers: LinkedReader[] | null;
+  views: ViewMeta[] | null;
 }
 
 /** The count, lookup and rollup fields reading a table through links (TableMeta's linkedReaders), as JSON. */
@@ -49,7 +50,10 @@ export async function loadTableMeta(
             (SELECT json_agg(json_build_object('id', f.id, 'name', f.name, 'type', f.type, 'template', f.template)
                              ORDER BY f.position)
                FROM fields f WHERE f.table_id = t.id) AS fields,
-            ${linkedReadersSql('d.id', 't.id')} AS linked_readers
+            ${linkedReadersSql('d.id', 't.id')} AS linked_readers,
+            (SELECT json_agg(json_build_object('id', v.id, 'name', v.name, 'filter', v.filter, 'sort', v.sort,
+                                               'fieldIds', v.field_ids, 'search', v.search) ORDER BY v.created_at, v.id)
+               FROM views v WHERE v.table_id = t.id) AS views
        FROM databases d JOIN tables t ON t.database_id = d.id
       WHERE d.id = $1 AND (t.id = $2 OR t.name_key = $3)
       ORDER BY t.id = $2 DESC
@@ -77,5 +81,6 @@ export async function loadTableMeta(
     primaryFieldId: row.primary_field_id ?? fields[0]?.id ?? '',
     fields,
     ...(row.linked_readers ? { linkedReaders: row.linked_readers } : {}),
+    ...(row.views ? { views: row.views } : {}),
   });
 }

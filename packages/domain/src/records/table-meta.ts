@@ -1,6 +1,8 @@
 import { type InputPath, invalid } from '@recordbase/contracts/domain-errors';
 import type { FieldTemplate, FieldType, SystemFieldName } from '@recordbase/contracts/fields';
 import { isComputedFieldType, systemFieldNames } from '@recordbase/contracts/fields';
+import type { Filter } from '@recordbase/contracts/filters';
+import type { Sort } from '@recordbase/contracts/sorts';
 import type { FieldSql } from '@recordbase/db/field-types';
 import { didYouMean } from '@recordbase/db/field-types';
 import { fieldValueSql } from '@recordbase/db/physical';
@@ -33,8 +35,24 @@ export interface TableMeta {
    * Absent: none.
    */
   linkedReaders?: readonly LinkedReader[];
+  /**
+   * The table's saved views (loaded metadata only; absent: none), kept with the fields because a
+   * view change NOTIFYs as a schema change does (views.ts), so both are current together.
+   */
+  views?: readonly ViewMeta[];
   fieldsById: ReadonlyMap<string, FieldMeta>;
   fieldsByNameKey: ReadonlyMap<string, FieldMeta>;
+}
+
+/** A saved view as a read applies it: field references by id (system fields by name). */
+export interface ViewMeta {
+  id: string;
+  name: string;
+  filter: Filter | null;
+  sort: readonly Sort[];
+  /** The projection; empty: every field. */
+  fieldIds: readonly string[];
+  search: string | null;
 }
 
 /** A count, lookup or rollup field reading a table through a link: its table, and the field it reads (none: a count). */
