@@ -247,6 +247,68 @@ describe('views', () => {
     expect((await h.api.delete(guardedUrl('/fields/Owner')).set('Authorization', root)).status).toBe(200);
   });
 
+  test("keep their computed fields' types: a formula or rollup changed to give another type is refused", async () => {
+    const table = await newTable('Computed', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Price', type: 'number' },
+      { name: 'Owners', type: 'linked_record', template: { tableId: contacts.id } },
+      { name: 'Double', type: 'formula', template: { expression: '{Price} * 2' } },
+    ]);
+    const computedUrl = (path: string) => url(`/tables/${table.id}${path}`);
+    const rollup = await h.api
+      .post(computedUrl('/fields'))
+      .set('Authorization', root)
+      .send({
+        name: 'Owner count',
+        type: 'rollup',
+        template: { linkFieldId: 'Owners', fieldId: 'Name', function: 'count_non_empty' },
+      });
+    expect(rollup.status).toBe(201);
+    const saved = await h.api
+      .post(computedUrl('/views'))
+      .set('Authorization', root)
+      .send({
+        name: 'Dear',
+        filter: {
+          and: [
+            { field: 'Double', greater_than: 10 },
+            { field: 'Owner count', less_than: 3 },
+          ],
+        },
+      });
+    expect(saved.status).toBe(201);
+    const textFormula = await h.api
+      .patch(computedUrl('/fields/Double'))
+      .set('Authorization', root)
+      .send({ template: { expression: "{Name} & '!'" } });
+    expect([textFormula.status, textFormula.body.error?.message]).toEqual([
+      400,
+      expect.stringMatching(/^body\.template\.expression: field "Double" is used by the view "Dear"/),
+    ]);
+    const textRollup = await h.api
+      .patch(computedUrl('/fields/Owner count'))
+      .set('Authorization', root)
+      .send({ template: { linkFieldId: 'Owners', fieldId: 'Name', function: 'array_join' } });
+    expect([textRollup.status, textRollup.body.error?.message]).toEqual([
+      400,
+      expect.stringMatching(/^body\.template: field "Owner count" is used by the view "Dear"/),
+    ]);
+    // Nothing changed; a change that keeps the type goes through.
+    const fields = (await h.api.get(url(`/tables/${table.id}`)).set('Authorization', root)).body.fields;
+    expect(fields.map((f: FieldBody) => [f.name, f.resultType])).toEqual([
+      ['Name', undefined],
+      ['Price', undefined],
+      ['Owners', undefined],
+      ['Double', 'number'],
+      ['Owner count', 'number'],
+    ]);
+    const sameType = await h.api
+      .patch(computedUrl('/fields/Double'))
+      .set('Authorization', root)
+      .send({ template: { expression: '{Price} * 3' } });
+    expect([sameType.status, sameType.body.error?.message]).toEqual([200, undefined]);
+  });
+
   test('go to the trash with their table and come back with it, as they were', async () => {
     const table = await newTable('Binned', [
       { name: 'Name', type: 'single_line_text' },

@@ -425,10 +425,13 @@ async function keepRecompiledFormulas(
  * against the table, and so are the formulas that read this one, which must still give what they
  * gave; the stored columns of all of them are built again (PostgreSQL computes every record).
  */
+/** The table a field update works on, as its views are checked against it. */
+type ChangedTable = { id: string; databaseId: string; name: string; primaryFieldId: string | null };
+
 async function updateFormula(
   tx: Tx,
   events: TransactionEvents,
-  table: { id: string; databaseId: string },
+  table: ChangedTable,
   physical: PhysicalTable,
   field: TableField,
   tableFields: readonly TableField[],
@@ -440,6 +443,15 @@ async function updateFormula(
     const { expression } = validTemplate('formula', patch.template, []);
     const kept = keepFormula({ id: field.id, name }, expression, tableFields, physical.schemaName, []);
     const changed = { ...field, template: kept };
+    // A new expression may give another type, under which a view's filter or sort no longer holds.
+    await assertViewsHold(
+      tx,
+      { id: table.databaseId, schemaName: physical.schemaName },
+      table,
+      tableFields.map((sibling) => (sibling.id === field.id ? changed : sibling)),
+      field.id,
+      ['template', 'expression'],
+    );
     const readers = recompiledReaders(
       tableFields.map((sibling) => (sibling.id === field.id ? changed : sibling)),
       field.id,
@@ -617,7 +629,7 @@ async function recompileLinkedReaders(
 async function updateLinkedValues(
   tx: Tx,
   events: TransactionEvents,
-  table: { id: string; databaseId: string },
+  table: ChangedTable,
   physical: PhysicalTable,
   field: TableField,
   tableFields: readonly TableField[],
@@ -634,6 +646,15 @@ async function updateLinkedValues(
       { id: table.id, databaseId: table.databaseId, schemaName: physical.schemaName },
       tableFields,
       [],
+    );
+    // Another function or field may give another type, under which a view no longer holds.
+    await assertViewsHold(
+      tx,
+      { id: table.databaseId, schemaName: physical.schemaName },
+      table,
+      tableFields.map((sibling) => (sibling.id === field.id ? { ...sibling, template: kept } : sibling)),
+      field.id,
+      ['template'],
     );
     // Formulas reading it are compiled for its new value and must still give what they gave.
     const readers = recompiledReaders(
