@@ -2,6 +2,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client';
 import { createLongStatements, LONG_STATEMENT_CPU_MS, type LongStatements } from './long-statements';
+import { survivesLostConnections } from './pool-errors';
 // Every connection of every pg client in the process gets its messages bounded.
 import './message-bound';
 
@@ -67,16 +68,10 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
         onUnavailable: options.onLongStatementsUnavailable,
       })
     : undefined;
-  // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
-  // pg-pool listens for errors only on idle clients: a checked-out client whose connection dies
-  // (PostgreSQL restarted, the backend terminated) would emit an unhandled 'error' and crash the
-  // process. Its queries still fail (answered 503), and the pool discards it on release.
-  // Every connection of the pool is watched, Prisma's included (it uses this pool).
-  pool.on('connect', (client) => {
-    client.on('error', () => {});
-    longStatements?.watch(client);
-  });
+  // Prisma's connections included (it uses this pool).
+  survivesLostConnections(pool);
+  // Every connection of the pool is watched.
+  if (longStatements) pool.on('connect', (client) => longStatements.watch(client));
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   let closed = false;
   const hooks: (() => Promise<void>)[] = [];

@@ -27,6 +27,11 @@ const HEARTBEAT_INTERVAL_MS = 30_000;
 const HEARTBEAT_TIMEOUT_MS = 10_000;
 
 export function createListener(options: {
+  /**
+   * A pool whose connections have an 'error' listener from the moment they connect
+   * (survivesLostConnections: createDb's pool is one): the listener's own comes too late for a
+   * backend terminated as the pool hands its connection out.
+   */
   pool: pg.Pool;
   channels: readonly string[];
   onNotification(channel: string, payload: string): void;

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { createListener, type Listener, type ListenerLogger } from './listener';
+import { survivesLostConnections } from './pool-errors';
 
 /**
  * Values kept per process and trusted only while the process LISTENs on channels that every
@@ -56,7 +57,9 @@ export function createNotifiedCache<V>(options: {
   // Outside the request pool, whose size stays what was configured.
   const { max: _max, ...settings } = options.pool.options;
   const listenPool = new pg.Pool({ ...settings, max: 1 });
-  listenPool.on('error', () => {});
+  // The listener adds its own 'error' listener only once it has the connection: too late for a
+  // backend terminated as the pool hands the connection out, which would crash the process.
+  survivesLostConnections(listenPool);
   const listener: Listener = createListener({
     pool: listenPool,
     channels: options.channels,
