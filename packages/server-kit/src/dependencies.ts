@@ -22,6 +22,9 @@ export async function checkPostgres(databaseUrl: string, adminDatabase = 'postgr
   const url = new URL(databaseUrl);
   url.pathname = `/${adminDatabase}`;
   const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 3000 });
+  // A connection ended between the two calls (PostgreSQL restarting) emits 'error' outside a
+  // query: unhandled, it would crash the start-up rather than fail the query below with a message.
+  client.on('error', () => {});
   try {
     await client.connect();
     await client.query('SELECT 1');
