@@ -120,6 +120,46 @@ describe('webhooks, end to end', () => {
     await unsubscribe(hook.id);
   });
 
+  it('delivers through a view only the records entering, inside or leaving it, each with view', async () => {
+    await client.views.create(baseId, 'Tasks', {
+      name: 'Big',
+      filter: { field: 'Points', greater_than: 10 },
+    });
+    const hook = await subscribe({
+      events: ['record.created', 'record.updated'],
+      tableId: 'Tasks',
+      viewId: 'Big',
+    });
+    const {
+      records: [small, big],
+    } = await client.records.createMany(baseId, 'Tasks', [
+      { Title: 'small', Points: 1 },
+      { Title: 'big', Points: 50 },
+    ]);
+    await client.records.update(baseId, 'Tasks', small!.id, { Points: 2 }); // stays outside: unheard
+    await client.records.update(baseId, 'Tasks', big!.id, { Points: 5 }); // leaves
+    await client.records.update(baseId, 'Tasks', small!.id, { Points: 20 }); // enters
+    const deliveries = await receiver.waitFor(3, 30_000, { webhookId: hook.id });
+    await new Promise((done) => setTimeout(done, 1500));
+    const seen = receiver
+      .of(hook.id)
+      .sort((a, b) => a.json.timestamp.localeCompare(b.json.timestamp))
+      .map((delivery) =>
+        delivery.json.data.records.map((record: { fields: { Title: string }; view: object }) => [
+          delivery.json.type,
+          record.fields.Title,
+          record.view,
+        ]),
+      );
+    expect(deliveries).toHaveLength(3);
+    expect(seen).toEqual([
+      [['record.created', 'big', { before: false, after: true }]],
+      [['record.updated', 'big', { before: true, after: false }]],
+      [['record.updated', 'small', { before: false, after: true }]],
+    ]);
+    await unsubscribe(hook.id);
+  });
+
   it('delivers nothing to an inactive webhook', async () => {
     const hook = await subscribe({ events: ['record.created'] });
     expect((await client.webhooks.update(baseId, hook.id, { active: false })).active).toBe(false);

@@ -207,7 +207,7 @@ export function createApp(deps: RecordsApiDeps): Express {
       ...(config.READ_INDEX_MIN_ROWS !== undefined ? { readIndexMinRows: config.READ_INDEX_MIN_ROWS } : {}),
     }),
   );
-  api.use(webhookRoutes(db.prisma, webhookSecretKey, config.WEBHOOK_ALLOWED_CIDRS ?? []));
+  api.use(webhookRoutes(db.prisma, webhookSecretKey, config.WEBHOOK_ALLOWED_CIDRS ?? [], tables.clear));
   api.use(viewRoutes({ prisma: db.prisma, afterChange: tables.clear }));
   api.use(
     changesRoutes({

@@ -180,7 +180,7 @@ describe('updating a webhook refuses bad input', () => {
   });
 
   it.each([
-    ['an empty body', {}, /at least one of url, events, tableId, fieldIds or active/],
+    ['an empty body', {}, /at least one of url, events, tableId, fieldIds, viewId or active/],
     ['an unknown key', { active: true, secret: 'whsec_x' }, 'body: unknown key "secret"'],
     ['only an unknown key', { secret: 'whsec_x' }, /^body: unknown key "secret"/],
     ['an ftp url', { url: 'ftp://example.com' }, 'body.url: must be an http or https URL'],

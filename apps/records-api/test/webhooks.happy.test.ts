@@ -53,6 +53,7 @@ describe('creating webhooks', () => {
       events: ['record.created', 'table.deleted'],
       tableId: null,
       fieldIds: null,
+      viewId: null,
       active: true,
       createdAt: expect.any(String),
       updatedAt: expect.any(String),

@@ -3,6 +3,7 @@ import {
   claimDelivery,
   closeDeliveryOfInactiveWebhook,
   closeUnsubscribedDelivery,
+  deliveredData,
   postponeClaimedDelivery,
   type ScheduledDelivery,
   subscriptionOf,
@@ -94,7 +95,17 @@ export async function deliverOnce(deps: DeliverDeps, deliveryId: string): Promis
             eventId: row.event_id,
             type: row.type!,
             createdAt: row.created_at!,
-            dataJson: row.data_json!,
+            // A webhook with a view receives only the records inside it before or after.
+            dataJson: deliveredData(
+              row.data_json!,
+              {
+                type: row.type!,
+                tableId: row.event_table_id,
+                changedFieldIds: [],
+                viewMembers: row.view_members,
+              },
+              row.webhook_view_id,
+            ),
             databaseId: row.database_id ?? '',
             source: row.source ?? 'public_api',
           },
@@ -142,7 +153,13 @@ function noLongerHeard(row: ClaimedDelivery): string | null {
       events: row.webhook_events,
       tableId: row.webhook_table_id,
       fieldIds: row.webhook_field_ids,
+      viewId: row.webhook_view_id,
     }),
-    { type: row.type, tableId: row.event_table_id, changedFieldIds: row.changed_field_ids ?? [] },
+    {
+      type: row.type,
+      tableId: row.event_table_id,
+      changedFieldIds: row.changed_field_ids ?? [],
+      viewMembers: row.view_members,
+    },
   );
 }

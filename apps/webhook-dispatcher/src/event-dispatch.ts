@@ -1,4 +1,4 @@
-import { type DeliveryOutcome, type OutboxEvent, readEventsForDispatch } from '@recordbase/db';
+import { type DeliveryOutcome, deliveredData, type OutboxEvent, readEventsForDispatch } from '@recordbase/db';
 import { createBatcher } from '@recordbase/server-kit/batcher';
 import type { Logger } from '@recordbase/server-kit/logger';
 import type pg from 'pg';
@@ -49,7 +49,9 @@ export function createEventDispatch(deps: EventDispatchDeps): EventDispatch {
     if (release === null) return postponedOutcome(delivery, deps.postponeMs);
     let result: Awaited<ReturnType<typeof sendAttempt>>;
     try {
-      result = await sendAttempt(deps.attempts, event, subscription, 1);
+      // A webhook with a view receives only the records inside it before or after.
+      const dataJson = deliveredData(event.dataJson, event, subscription.viewId);
+      result = await sendAttempt(deps.attempts, { ...event, dataJson }, subscription, 1);
     } finally {
       release();
     }

@@ -1,4 +1,10 @@
-import { decryptSecret, hearsEvent, subscriptionOf, type WebhookSubscription } from '@recordbase/db';
+import {
+  decryptSecret,
+  hearsEvent,
+  subscriptionOf,
+  type ViewMembers,
+  type WebhookSubscription,
+} from '@recordbase/db';
 import type { Logger } from '@recordbase/server-kit/logger';
 import type pg from 'pg';
 import { signingKey } from './signing';
@@ -28,6 +34,8 @@ export interface MatchableEvent {
   createdAt: Date;
   /** record.updated: the fields its records changed. */
   changedFieldIds: readonly string[];
+  /** Record events: the records inside each watched view, before and after. */
+  viewMembers: ViewMembers | null;
 }
 
 interface WebhookRow {
@@ -38,6 +46,7 @@ interface WebhookRow {
   url: string | null;
   events: string[] | null;
   field_ids: string[] | null;
+  view_id: string | null;
   secret_ciphertext: string | null;
   created_at: Date | null;
 }
@@ -81,7 +90,7 @@ export class SubscriptionCache {
   private async load(): Promise<void> {
     // One statement, one snapshot: the version read is the one these rows reflect.
     const result = await this.pool.query<WebhookRow>(
-      `SELECT v.version::text AS version, w.id, w.database_id, w.table_id, w.url, w.events, w.field_ids,
+      `SELECT v.version::text AS version, w.id, w.database_id, w.table_id, w.url, w.events, w.field_ids, w.view_id,
               w.secret_ciphertext, w.created_at
          FROM webhook_subscriptions_version v
          LEFT JOIN webhooks w ON w.active`,
@@ -93,7 +102,12 @@ export class SubscriptionCache {
         webhookId: row.id,
         databaseId: row.database_id,
         url: row.url ?? '',
-        ...subscriptionOf({ events: row.events ?? [], tableId: row.table_id, fieldIds: row.field_ids }),
+        ...subscriptionOf({
+          events: row.events ?? [],
+          tableId: row.table_id,
+          fieldIds: row.field_ids,
+          viewId: row.view_id,
+        }),
         createdAtMs: row.created_at?.getTime() ?? 0,
         signingKey: this.keyOf(row.id, row.secret_ciphertext ?? ''),
       };

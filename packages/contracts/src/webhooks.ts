@@ -5,6 +5,7 @@ import {
   referenceSchema,
   refuseUnstorable,
   tableRefSchema,
+  viewReferenceSchema,
 } from './common';
 
 export const webhookEventTypes = [
@@ -86,6 +87,11 @@ export const createWebhookRequestSchema = z.strictObject({
     description:
       'With tableId: record.updated is heard only when a record changed one of these fields (ids or names; other events are not filtered).',
   }),
+  /** Needs `tableId`: a view of that table. */
+  viewId: viewReferenceSchema.optional().meta({
+    description:
+      'With tableId: a saved view of the table (id or name). Record events then carry only the records in the view before or after the write, each with view: {before, after}.',
+  }),
 });
 export type CreateWebhookRequest = z.infer<typeof createWebhookRequestSchema>;
 
@@ -100,6 +106,9 @@ export const webhookSchema = z.object({
     .array(z.string())
     .nullable()
     .meta({ description: 'null: every record.updated; else only those that changed one of these fields.' }),
+  viewId: z.string().nullable().meta({
+    description: 'null: every record; else only the records in this view (viw…) before or after a write.',
+  }),
   active: z.boolean().meta({
     description: 'false after repeated failed deliveries (or when set so); PATCH active: true resumes.',
   }),
@@ -130,6 +139,8 @@ export const updateWebhookRequestSchema = z
     tableId: tableRefSchema.nullable().optional(),
     /** null clears the field filter: every record.updated. */
     fieldIds: webhookFieldIdsSchema.nullable().optional(),
+    /** null clears the view: every record of the table. */
+    viewId: viewReferenceSchema.nullable().optional(),
     /** Setting true again also clears the failure streak that deactivated it. */
     active: z.boolean({ error: 'must be true or false' }).optional(),
   })
@@ -139,8 +150,9 @@ export const updateWebhookRequestSchema = z
       body.events !== undefined ||
       body.tableId !== undefined ||
       body.fieldIds !== undefined ||
+      body.viewId !== undefined ||
       body.active !== undefined,
-    { error: 'must change at least one of url, events, tableId, fieldIds or active' },
+    { error: 'must change at least one of url, events, tableId, fieldIds, viewId or active' },
   );
 export type UpdateWebhookRequest = z.infer<typeof updateWebhookRequestSchema>;
 

@@ -86,11 +86,20 @@ export async function databaseForChange(
   // Dropping the views is the change's first DDL: after the builds are gone.
   await noteDatabaseChange(tx, database);
   // Table metadata kept by any process is older than this change from its commit on.
+  await stepSchemaVersion(tx, database.id);
+  return database;
+}
+
+/**
+ * Takes the database's schema version a step in `tx`: from its commit on, a listing or write
+ * holding the table metadata of before finds it stale in its own snapshot (table-meta.ts) and
+ * reads it again. It also holds the database's row until then, so changes of metadata queue.
+ */
+export async function stepSchemaVersion(tx: Tx, databaseId: string): Promise<void> {
   await tx.$executeRawUnsafe(
     'UPDATE databases SET schema_version = schema_version + 1 WHERE id = $1::uuid',
-    database.id,
+    databaseId,
   );
-  return database;
 }
 
 export async function runDdl(tx: Tx, statements: readonly string[]): Promise<void> {

@@ -17,7 +17,7 @@ import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import { compileFilter, compileSort } from './records/query-compiler';
 import { notifySchemaChange } from './records/table-cache';
 import { buildTableMeta, projectedFields, resolveFieldOrSystem, type TableMeta } from './records/table-meta';
-import type { SchemaDb } from './schema-tx';
+import { type SchemaDb, stepSchemaVersion } from './schema-tx';
 
 /**
  * Saved views of a table (api-contract "Views"). A view's filter, sort and projection are checked
@@ -161,10 +161,7 @@ async function inViewTransaction<T>(views: ViewsDb, work: (tx: Tx) => Promise<T>
  */
 async function locateForChange(tx: Tx, principal: Principal, databaseId: string, tableRef: string) {
   const database = await findAccessibleDatabase(tx, principal, databaseId);
-  await tx.$executeRawUnsafe(
-    'UPDATE databases SET schema_version = schema_version + 1 WHERE id = $1::uuid',
-    database.id,
-  );
+  await stepSchemaVersion(tx, database.id);
   return { database, table: await findTableByRef(tx, database.id, tableRef) };
 }
 
@@ -299,6 +296,15 @@ export async function deleteView(
   await inViewTransaction(views, async (tx) => {
     const { table } = await locateForChange(tx, principal, databaseId, tableRef);
     const view = await findViewByRef(tx, table.id, viewRef);
+    // A webhook filtering through it would be left hearing nothing, or everything.
+    const webhooks = await tx.webhook.findMany({ where: { viewId: view.id }, select: { id: true } });
+    if (webhooks.length > 0) {
+      const ids = webhooks.map((webhook) => webhook.id).join(', ');
+      throw invalid(
+        null,
+        `view ${JSON.stringify(view.name)} is the viewId of webhook${webhooks.length === 1 ? '' : 's'} ${ids}: change or delete those webhooks first`,
+      );
+    }
     await tx.view.delete({ where: { id: view.id } });
   });
 }

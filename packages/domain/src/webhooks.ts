@@ -2,6 +2,7 @@ import type { Principal } from '@recordbase/contracts/api-keys';
 import { UUID_PATTERN } from '@recordbase/contracts/common';
 import { DomainError, invalid, notFound } from '@recordbase/contracts/domain-errors';
 import { toDeliveredEventId } from '@recordbase/contracts/events';
+import { VIEW_ID_PATTERN } from '@recordbase/contracts/views';
 import {
   type CreatedWebhook,
   type CreateWebhookRequest,
@@ -20,11 +21,14 @@ import {
   type PrismaClient,
   subscriptionOf,
   type Tx,
+  type ViewMembers,
   whyNoLongerHeard,
 } from '@recordbase/db';
 import { didYouMean } from '@recordbase/db/field-types';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import { canAccessDatabase, EVENT_READ_SCOPES, requireScope } from './access-policy';
+import { notifySchemaChange } from './records/table-cache';
+import { stepSchemaVersion } from './schema-tx';
 import { newWebhookSecret, sealWebhookSecret } from './webhook-secrets';
 
 const MAX_INT4 = 2_147_483_647;
@@ -37,6 +41,7 @@ interface WebhookRow {
   url: string;
   events: string[];
   fieldIds: string[];
+  viewId: string | null;
   active: boolean;
   createdAt: Date;
   updatedAt: Date;
@@ -50,6 +55,7 @@ function toWebhookDto(row: WebhookRow): Webhook {
     events: row.events as WebhookEventType[],
     tableId: row.tableId,
     fieldIds: row.fieldIds.length > 0 ? row.fieldIds : null,
+    viewId: row.viewId,
     active: row.active,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -134,6 +140,39 @@ async function resolveFieldFilter(
   return [...new Set(ids)];
 }
 
+/** The id of the view `ref` names (id, else name case aside) in the webhook's table. */
+async function resolveViewFilter(
+  client: Tx | PrismaClient,
+  tableId: string | null,
+  ref: string,
+): Promise<string> {
+  if (tableId === null) throw invalid(['viewId'], 'needs a tableId, the table whose view it is');
+  const views = await client.view.findMany({ where: { tableId }, select: { id: true, name: true } });
+  const view =
+    (VIEW_ID_PATTERN.test(ref) ? views.find((candidate) => candidate.id === ref) : undefined) ??
+    views.find((candidate) => nameKey(candidate.name) === nameKey(ref));
+  if (!view) {
+    throw invalid(
+      ['viewId'],
+      `unknown view ${JSON.stringify(ref)}${didYouMean(
+        ref,
+        views.map((candidate) => candidate.name),
+      )} in the webhook's table`,
+    );
+  }
+  return view.id;
+}
+
+/**
+ * A change to which views webhooks watch changes what record writes of the table work out
+ * (view-members.ts), which they read from the table metadata every process keeps: it is announced
+ * as a schema change is (schema-tx.ts), so no write after its commit misses a watched view.
+ */
+async function announceWatchedViews(tx: Tx, databaseId: string): Promise<void> {
+  await stepSchemaVersion(tx, databaseId);
+  await tx.$executeRawUnsafe(notifySchemaChange);
+}
+
 /** A table deleted between resolving the filter and writing the webhook fails its foreign key. */
 async function withTableFilter<T>(tableRef: string | null | undefined, write: () => Promise<T>): Promise<T> {
   try {
@@ -215,6 +254,7 @@ export async function createWebhook(
   databaseId: string,
   input: CreateWebhookRequest,
   urlRefusal: WebhookUrlCheck,
+  afterViewChange?: () => void,
 ): Promise<CreatedWebhook> {
   requireScopesToReceive(principal, input.events);
   await requireDeliverableUrl(input.url, urlRefusal);
@@ -232,6 +272,8 @@ export async function createWebhook(
       const tableId =
         input.tableId === undefined ? null : await resolveTableFilter(tx, database.id, input.tableId);
       const fieldIds = input.fieldIds ? await resolveFieldFilter(tx, tableId, input.fieldIds) : [];
+      const viewId = input.viewId === undefined ? null : await resolveViewFilter(tx, tableId, input.viewId);
+      if (viewId !== null) await announceWatchedViews(tx, database.id);
       return tx.webhook.create({
         data: {
           databaseId: database.id,
@@ -239,11 +281,13 @@ export async function createWebhook(
           url: input.url,
           events: input.events,
           fieldIds,
+          viewId,
           secretCiphertext: sealWebhookSecret(secretKey, secret),
         },
       });
     }),
   );
+  if (row.viewId !== null) afterViewChange?.();
   return { ...toWebhookDto(row), secret };
 }
 
@@ -288,6 +332,25 @@ async function fieldFilterAfter(
   return undefined;
 }
 
+/** The view a change leaves (undefined: unchanged); a view belongs to one table, as fields do. */
+async function viewFilterAfter(
+  prisma: PrismaClient,
+  webhook: WebhookRow,
+  tableId: string | null | undefined,
+  ref: string | null | undefined,
+): Promise<string | null | undefined> {
+  const table = tableId === undefined ? webhook.tableId : tableId;
+  if (ref === null) return null;
+  if (ref !== undefined) return resolveViewFilter(prisma, table, ref);
+  if (table !== webhook.tableId && webhook.viewId !== null) {
+    throw invalid(
+      ['viewId'],
+      "the webhook's viewId is a view of its table; give viewId (or null) with a new tableId",
+    );
+  }
+  return undefined;
+}
+
 /** Setting `active` true again also ends the failure streak that may have switched it off. */
 export async function updateWebhook(
   prisma: PrismaClient,
@@ -296,6 +359,7 @@ export async function updateWebhook(
   webhookRef: string,
   patch: UpdateWebhookRequest,
   urlRefusal: WebhookUrlCheck,
+  afterViewChange?: () => void,
 ): Promise<Webhook> {
   const webhook = await findWebhook(prisma, principal, databaseId, webhookRef);
   requireScopesToReceive(
@@ -309,21 +373,28 @@ export async function updateWebhook(
       ? await resolveTableFilter(prisma, webhook.databaseId, patch.tableId)
       : patch.tableId;
   const fieldIds = await fieldFilterAfter(prisma, webhook, tableId, patch.fieldIds);
+  const viewId = await viewFilterAfter(prisma, webhook, tableId, patch.viewId);
+  const viewChanges = viewId !== undefined && viewId !== webhook.viewId;
   const [updated] = await withTableFilter(patch.tableId, () =>
-    prisma.webhook.updateManyAndReturn({
-      where: { id: webhook.id, databaseId: webhook.databaseId },
-      data: {
-        ...(patch.url !== undefined ? { url: patch.url } : {}),
-        ...(patch.events !== undefined ? { events: patch.events } : {}),
-        ...(tableId !== undefined ? { tableId } : {}),
-        ...(fieldIds !== undefined ? { fieldIds } : {}),
-        ...(patch.active !== undefined ? { active: patch.active } : {}),
-        ...(patch.active === true ? { failingSince: null } : {}),
-        updatedAt: new Date(),
-      },
+    prisma.$transaction(async (tx) => {
+      if (viewChanges) await announceWatchedViews(tx, webhook.databaseId);
+      return tx.webhook.updateManyAndReturn({
+        where: { id: webhook.id, databaseId: webhook.databaseId },
+        data: {
+          ...(patch.url !== undefined ? { url: patch.url } : {}),
+          ...(patch.events !== undefined ? { events: patch.events } : {}),
+          ...(tableId !== undefined ? { tableId } : {}),
+          ...(fieldIds !== undefined ? { fieldIds } : {}),
+          ...(viewId !== undefined ? { viewId } : {}),
+          ...(patch.active !== undefined ? { active: patch.active } : {}),
+          ...(patch.active === true ? { failingSince: null } : {}),
+          updatedAt: new Date(),
+        },
+      });
     }),
   );
   if (!updated) throw notFound(`Webhook ${webhookRef} not found`);
+  if (viewChanges) afterViewChange?.();
   return toWebhookDto(updated);
 }
 
@@ -425,7 +496,7 @@ export async function retryWebhookDelivery(
     // (retention) is left to fail as such.
     const event = await tx.outboxEvent.findUnique({
       where: { id: delivery.eventId },
-      select: { tableId: true, changedFieldIds: true },
+      select: { tableId: true, changedFieldIds: true, viewMembers: true },
     });
     const unheard =
       event &&
@@ -433,6 +504,7 @@ export async function retryWebhookDelivery(
         type: delivery.eventType,
         tableId: event.tableId,
         changedFieldIds: event.changedFieldIds,
+        viewMembers: event.viewMembers as ViewMembers | null,
       });
     if (unheard) throw invalid(null, `Delivery ${deliveryRef} cannot be retried: ${unheard}`);
     const request = deliveryRetryRequest(delivery.id.toString());

@@ -40,6 +40,8 @@ export function webhookRoutes(
   prisma: PrismaClient,
   secretKey: Buffer,
   allowedCidrs: readonly Cidr[],
+  /** A change of the views webhooks watch (this process's table cache, as for schema changes). */
+  afterViewChange?: () => void,
 ): Router {
   const router = Router();
   const base = '/bases/:databaseId/webhooks';
@@ -50,7 +52,7 @@ export function webhookRoutes(
     endpoint(
       { access: manage, params: baseParams, body: createWebhookRequestSchema, status: 201 },
       ({ params, body, principal }) =>
-        createWebhook(prisma, secretKey, principal, params.databaseId, body, urlRefusal),
+        createWebhook(prisma, secretKey, principal, params.databaseId, body, urlRefusal, afterViewChange),
     ),
   );
   router.get(
@@ -76,7 +78,15 @@ export function webhookRoutes(
         body: updateWebhookRequestSchema,
       },
       ({ params, body, principal }) =>
-        updateWebhook(prisma, principal, params.databaseId, params.webhookId, body, urlRefusal),
+        updateWebhook(
+          prisma,
+          principal,
+          params.databaseId,
+          params.webhookId,
+          body,
+          urlRefusal,
+          afterViewChange,
+        ),
     ),
   );
   router.delete(

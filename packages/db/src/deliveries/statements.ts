@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { DELIVERIES_CHANNEL } from '../outbox/append';
+import { DELIVERIES_CHANNEL, type ViewMembers } from '../outbox/append';
 import { joinEventSql, markDispatchedSql } from '../outbox/dispatch';
 import type { AttemptErrorKind, DeliveryStatus, WebhookHealth } from './state';
 import { OPEN_STATUSES_SQL } from './state';
@@ -265,11 +265,13 @@ export interface ClaimedDelivery {
   webhook_events: string[];
   webhook_table_id: string | null;
   webhook_field_ids: string[];
+  webhook_view_id: string | null;
   type: string | null;
   source: string | null;
   database_id: string | null;
   event_table_id: string | null;
   changed_field_ids: string[] | null;
+  view_members: ViewMembers | null;
   created_at: Date | null;
   data_json: string | null;
 }
@@ -299,9 +301,10 @@ export async function claimDelivery(
           AND d.status IN ${OPEN_STATUSES_SQL}
           AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= now() + $3 * interval '1 millisecond')
         RETURNING d.id::text AS id, d.attempts, d.event_id, d.webhook_id, w.url, w.secret_ciphertext,
-                  w.events AS webhook_events, w.table_id AS webhook_table_id, w.field_ids AS webhook_field_ids
+                  w.events AS webhook_events, w.table_id AS webhook_table_id, w.field_ids AS webhook_field_ids,
+                  w.view_id AS webhook_view_id
      )
-     SELECT c.*, e.type, e.source, e.database_id, e.table_id AS event_table_id, e.changed_field_ids,
+     SELECT c.*, e.type, e.source, e.database_id, e.table_id AS event_table_id, e.changed_field_ids, e.view_members,
             e.created_at, e.data::text AS data_json
        FROM claimed c ${joinEventSql('e', 'c.event_id')}`,
     [deliveryId, options.leaseMs, options.toleranceMs],

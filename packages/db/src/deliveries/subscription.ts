@@ -1,3 +1,5 @@
+import type { ViewMembers } from '../outbox/append';
+
 /**
  * Whether a webhook hears an event: the one definition, used by the dispatcher to match a new
  * event, again before every later attempt of a delivery (the webhook may have changed since its
@@ -12,6 +14,8 @@ export interface WebhookSubscription {
   tableId: string | null;
   /** record.updated only when the event changed one of these fields; null: any change. */
   fieldIds: ReadonlySet<string> | null;
+  /** Record events only for the records inside this view before or after the write; null: every record. */
+  viewId: string | null;
 }
 
 export interface SubscribedEvent {
@@ -19,6 +23,8 @@ export interface SubscribedEvent {
   tableId: string | null;
   /** record.updated: the fields its records changed. */
   changedFieldIds: readonly string[];
+  /** Record events: the records inside each watched view before and after (null: no view watched). */
+  viewMembers?: ViewMembers | null;
 }
 
 /** A webhook row's filters (an empty `field_ids` stores "no field filter") as a subscription. */
@@ -26,15 +32,26 @@ export function subscriptionOf(webhook: {
   events: readonly string[];
   tableId: string | null;
   fieldIds: readonly string[] | null;
+  viewId: string | null;
 }): WebhookSubscription {
   return {
     events: new Set(webhook.events),
     tableId: webhook.tableId,
     fieldIds: webhook.fieldIds && webhook.fieldIds.length > 0 ? new Set(webhook.fieldIds) : null,
+    viewId: webhook.viewId,
   };
 }
 
-type Unheard = 'type' | 'table' | 'fields';
+type Unheard = 'type' | 'table' | 'fields' | 'view';
+
+/**
+ * The records of a record event inside `viewId` before or after its write; none when the event
+ * carries no members for that view (the view was not watched when it was written, or it is
+ * another table's).
+ */
+function viewMembersOf(event: SubscribedEvent, viewId: string) {
+  return event.viewMembers?.[viewId];
+}
 
 function unheard(webhook: WebhookSubscription, event: SubscribedEvent): Unheard | null {
   if (!webhook.events.has(event.type)) return 'type';
@@ -46,6 +63,10 @@ function unheard(webhook: WebhookSubscription, event: SubscribedEvent): Unheard 
     !event.changedFieldIds.some((fieldId) => watched.has(fieldId))
   ) {
     return 'fields';
+  }
+  if (webhook.viewId !== null && event.type.startsWith('record.')) {
+    const members = viewMembersOf(event, webhook.viewId);
+    if (!members || (members.before.length === 0 && members.after.length === 0)) return 'view';
   }
   return null;
 }
@@ -67,5 +88,34 @@ export function whyNoLongerHeard(webhook: WebhookSubscription, event: Subscribed
         : `the webhook no longer subscribes to events of table ${event.tableId}`;
     case 'fields':
       return 'the webhook no longer watches the fields this record.updated changed';
+    case 'view':
+      return "none of the event's records was or is in the webhook's view";
   }
+}
+
+/**
+ * An event's data as webhook `viewId` receives it: as stored without a view; for a record event
+ * through a view, only the records inside it before or after the write (in `recordIds`, `records`
+ * and `changes` alike), each record with `view: {before, after}`. The data is parsed here, once per
+ * delivery of a webhook with a view only.
+ */
+export function deliveredData(dataJson: string, event: SubscribedEvent, viewId: string | null): string {
+  if (viewId === null || !event.type.startsWith('record.')) return dataJson;
+  const members = viewMembersOf(event, viewId);
+  const before = new Set(members?.before ?? []);
+  const after = new Set(members?.after ?? []);
+  const data = JSON.parse(dataJson) as {
+    recordIds: string[];
+    records: { id: string }[];
+    changes?: { recordId: string }[];
+  };
+  const kept = (id: string) => before.has(id) || after.has(id);
+  return JSON.stringify({
+    ...data,
+    recordIds: data.recordIds.filter(kept),
+    records: data.records
+      .filter((record) => kept(record.id))
+      .map((record) => ({ ...record, view: { before: before.has(record.id), after: after.has(record.id) } })),
+    ...(data.changes ? { changes: data.changes.filter((change) => kept(change.recordId)) } : {}),
+  });
 }

@@ -119,3 +119,21 @@ export async function appendOutboxEventInTx(
   const rows = await tx.$queryRawUnsafe<{ heard: boolean }[]>(statement.text, ...statement.values);
   return { id: statement.id, heard: rows[0]?.heard === true };
 }
+
+/**
+ * A record event's records inside each view a webhook watches, before and after its write, by
+ * view id (subscription.ts reads them); the write works them out with the views' filters.
+ */
+export type ViewMembers = Record<string, { before: string[]; after: string[] }>;
+
+/** Sets an appended record event's view members, in the transaction that appended it. */
+export async function attachViewMembers(
+  client: { query(text: string, values: unknown[]): Promise<unknown> },
+  eventId: string,
+  members: ViewMembers,
+): Promise<void> {
+  await client.query(`UPDATE ${OUTBOX_TABLE} SET view_members = $2::jsonb WHERE id = $1::uuid`, [
+    eventId,
+    JSON.stringify(members),
+  ]);
+}

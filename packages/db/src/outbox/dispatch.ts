@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { OPEN_STATUSES_SQL } from '../deliveries/state';
-import { OUTBOX_TABLE } from './append';
+import { OUTBOX_TABLE, type ViewMembers } from './append';
 
 /**
  * The outbox's side of dispatching: reading events for the dispatcher, finding those whose
@@ -17,6 +17,8 @@ export interface OutboxEvent {
   databaseId: string;
   tableId: string | null;
   changedFieldIds: string[];
+  /** Record events: the records inside each view webhooks watch, before and after. */
+  viewMembers: ViewMembers | null;
   createdAt: Date;
   /** The event's `data`, as PostgreSQL printed its JSON. */
   dataJson: string;
@@ -32,6 +34,7 @@ interface EventRow {
   database_id: string;
   table_id: string | null;
   changed_field_ids: string[];
+  view_members: ViewMembers | null;
   created_at: Date;
   data_json: string;
   dispatched: boolean;
@@ -47,7 +50,7 @@ export async function readEventsForDispatch(
   ids: readonly string[],
 ): Promise<Map<string, OutboxEvent>> {
   const result = await client.query<EventRow>(
-    `SELECT e.id, e.type, e.source, e.database_id, e.table_id, e.changed_field_ids, e.created_at, e.data::text AS data_json,
+    `SELECT e.id, e.type, e.source, e.database_id, e.table_id, e.changed_field_ids, e.view_members, e.created_at, e.data::text AS data_json,
             e.dispatched_at IS NOT NULL AS dispatched, v.version::text AS version
        FROM ${OUTBOX_TABLE} e CROSS JOIN webhook_subscriptions_version v
       WHERE e.id = ANY ($1::uuid[])`,
@@ -63,6 +66,7 @@ export async function readEventsForDispatch(
         databaseId: row.database_id,
         tableId: row.table_id,
         changedFieldIds: row.changed_field_ids,
+        viewMembers: row.view_members,
         createdAt: row.created_at,
         dataJson: row.data_json,
         dispatched: row.dispatched,

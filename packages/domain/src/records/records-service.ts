@@ -45,6 +45,7 @@ import {
 import { type FieldMeta, projectedFields, type TableMeta, unwritable } from './table-meta';
 import { typecastRecords } from './typecast';
 import { type PreparedRecord, prepareRecords } from './values';
+import { insideNone, insideNow, recordViewMembers, watchedViews } from './view-members';
 import { listingOf } from './view-reads';
 import { runWrite, type WriteProblem } from './write-statement';
 
@@ -233,17 +234,21 @@ async function writeRecords(
     // An upsert's matches may be linking records already; new records are linked by nobody.
     if (matchOn) await lockLinkedRead(client, current, prepared);
     await resolveAttachments(client, table, prepared, where, records.fileLinks.keyOf);
+    const createdEventId = randomUUID();
     const outcome = await runWrite(client, events, {
       table,
       records: prepared,
       newIds: prepared.map(() => newRecordId()),
       ...(matchOn ? { matchOn } : {}),
-      eventIds: { created: randomUUID() },
+      eventIds: { created: createdEventId },
       author: actorOf(principal),
       quiet: events.quiet,
     });
     if (outcome.problem) refuse(outcome.problem, table, where);
     events.appended(outcome.eventIds, outcome.eventsAppended);
+    if (outcome.createdIds.length > 0 && !events.quiet) {
+      await recordViewMembers(client, current, createdEventId, outcome.createdIds, insideNone(current));
+    }
     // Only an upsert's matches can be linked to already: new records are linked by nobody.
     await refreshAfterWrite(
       client,
@@ -255,9 +260,10 @@ async function writeRecords(
     return outcome;
   };
   if (!body.matchOn) {
-    // One statement is a transaction of its own, unless uploaded files must be locked first.
+    // One statement is a transaction of its own, unless uploaded files must be locked first or
+    // the views webhooks watch need their members worked out after it (view-members.ts).
     const { recordsJson, createdIds, updatedIds } =
-      needsUploads(prepared, records.fileLinks.keyOf) || newOptions.size > 0
+      needsUploads(prepared, records.fileLinks.keyOf) || newOptions.size > 0 || watchedViews(table).length > 0
         ? await inTransaction(records, context, (client, events) => write(client, events))
         : await inStatement(records, context, (client, events) => write(client, events));
     if (newOptions.size > 0) records.tables?.clear();
@@ -374,14 +380,16 @@ export async function updateOne(
         const changes = prepared.columns.size > 0 || prepared.links.size > 0;
         // The state the event's `changes` compare with.
         const before = changes ? await recordsInOrder(client, table, [id]) : '';
+        const insideBefore = changes && !events.quiet ? await insideNow(client, current, [id]) : undefined;
         if (changes) await updateRecords(client, table, [{ id, record: prepared }], actorOf(principal));
         if (prepared.links.size > 0) await refreshOwnLinkedValues(client, table, [id]);
         const json = (await fetchRecordsJson(client, table, [id])).get(id)!;
         if (changes) {
-          await events.records(table, 'record.updated', [id], `[${json}]`, {
+          const eventId = await events.records(table, 'record.updated', [id], `[${json}]`, {
             changes: recordChanges(before, `[${json}]`),
             ...(options.source ? { source: options.source } : {}),
           });
+          await recordViewMembers(client, current, eventId, [id], insideBefore);
           await refreshAfterWrite(
             client,
             events.quiet ? null : events,
@@ -445,6 +453,8 @@ export async function updateMany(
         const announced = writes.length > 0;
         // The state the event's `changes` compare with.
         const before = announced ? await recordsInOrder(client, table, changed) : '';
+        const insideBefore =
+          announced && !events.quiet ? await insideNow(client, current, changed) : undefined;
         await updateRecords(client, table, writes, actorOf(principal));
         const relinked = writes.filter((write) => write.record.links.size > 0).map((write) => write.id);
         await refreshOwnLinkedValues(client, table, relinked);
@@ -452,9 +462,10 @@ export async function updateMany(
         if (announced) {
           const changedJson =
             writes.length === ids.length ? json : await recordsInOrder(client, table, changed);
-          await events.records(table, 'record.updated', changed, changedJson, {
+          const eventId = await events.records(table, 'record.updated', changed, changedJson, {
             changes: recordChanges(before, changedJson),
           });
+          await recordViewMembers(client, current, eventId, changed, insideBefore);
         }
         await refreshAfterWrite(
           client,
@@ -495,11 +506,13 @@ async function deleteExisting(
       );
     }
     const lastState = await recordsInOrder(client, table, ids);
+    const insideBefore = events.quiet ? undefined : await insideNow(client, table, ids);
     // Found before the delete, whose cascade takes the link rows that lead to them.
     const readers = await linkedReadersOf(client, table, ids);
     // The trash lists a record through its deletion's event, appended first for that.
     const eventId = await events.records(table, 'record.deleted', ids, lastState);
     await deleteIntoTrash(client, table, ids, eventId);
+    await recordViewMembers(client, table, eventId, ids, insideBefore, insideNone(table));
     await refreshLinkedReaders(client, events.quiet ? null : events, readers);
   });
 }

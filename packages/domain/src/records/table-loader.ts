@@ -52,7 +52,9 @@ export async function loadTableMeta(
                FROM fields f WHERE f.table_id = t.id) AS fields,
             ${linkedReadersSql('d.id', 't.id')} AS linked_readers,
             (SELECT json_agg(json_build_object('id', v.id, 'name', v.name, 'filter', v.filter, 'sort', v.sort,
-                                               'fieldIds', v.field_ids, 'search', v.search) ORDER BY v.created_at, v.id)
+                                               'fieldIds', v.field_ids, 'search', v.search,
+                                               'watched', EXISTS (SELECT 1 FROM webhooks w WHERE w.view_id = v.id))
+                             ORDER BY v.created_at, v.id)
                FROM views v WHERE v.table_id = t.id) AS views
        FROM databases d JOIN tables t ON t.database_id = d.id
       WHERE d.id = $1 AND (t.id = $2 OR t.name_key = $3)

@@ -53,6 +53,8 @@ export interface ViewMeta {
   /** The projection; empty: every field. */
   fieldIds: readonly string[];
   search: string | null;
+  /** A webhook names it: record events of the table carry its members before and after (view-members.ts). */
+  watched?: boolean;
 }
 
 /** A count, lookup or rollup field reading a table through a link: its table, and the field it reads (none: a count). */

@@ -8,6 +8,7 @@ import { linkedReadersOf, refreshLinkedReaders, refreshOwnLinkedValues } from '.
 import { presentRecords } from './presentation';
 import { inTransaction, type RecordsDb, type TableAddress, withTable } from './record-work';
 import { recordsInOrder } from './store';
+import { insideNone, recordViewMembers } from './view-members';
 
 /**
  * A table's record trash: what a delete put there (db/record-trash.ts), listed most recently
@@ -105,7 +106,8 @@ export async function restoreFromTrash(
       // The records linking to them count, look up and roll them up again.
       await refreshLinkedReaders(client, events, await linkedReadersOf(client, table, ids));
       const json = await recordsInOrder(client, table, ids);
-      await events.records(table, 'record.created', ids, json, { source: 'restore' });
+      const eventId = await events.records(table, 'record.created', ids, json, { source: 'restore' });
+      if (!events.quiet) await recordViewMembers(client, table, eventId, ids, insideNone(table));
       return json;
     });
     return presentRecords(json, table, principal, records.fileLinks);

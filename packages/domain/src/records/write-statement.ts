@@ -17,6 +17,17 @@ import type { Queryable } from './store';
 import { matchCondition, storedLinksSql } from './store';
 import type { FieldMeta, TableMeta } from './table-meta';
 import type { PreparedRecord } from './values';
+import { type Inside, recordViewMembers, viewConditionSql, watchedViews } from './view-members';
+
+/** The statement's `previous_inside` (per record, a flag per watched view) as view members. */
+function insideOf(views: readonly { id: string }[], flags: Record<string, boolean[]>): Inside {
+  return new Map(
+    views.map((view, index) => [
+      view.id,
+      new Set(Object.keys(flags).filter((id) => flags[id]?.[index] === true)),
+    ]),
+  );
+}
 
 /**
  * A bulk create or upsert as one statement, whatever the batch: the records travel as one JSON
@@ -242,10 +253,14 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
   // An upsert's matched records as they were, which its record.updated event compares with: the
   // statement's snapshot precedes its own UPDATE.
   const announcesUpdates = upsert;
+  // And which of them were inside the views webhooks watch, by each view's condition on `r`.
+  const watched = upsert && input.quiet !== true ? watchedViews(table) : [];
   if (announcesUpdates) {
     const before = recordJsonSql(table, params);
+    const inside = watched.map((view) => `(${viewConditionSql(table, view, params)}) IS TRUE`);
     ctes.push(
-      `previous AS (SELECT m.n, ${before.text} AS j FROM matches m JOIN ${ref} r ON r.id = m.id ${before.join})`,
+      `previous AS (SELECT m.n, m.id::text AS rid, ${before.text} AS j${inside.length > 0 ? `, ARRAY[${inside.join(', ')}] AS inside` : ''}
+         FROM matches m JOIN ${ref} r ON r.id = m.id ${before.join})`,
     );
   }
   const written = upsert ? '(SELECT * FROM upd UNION ALL SELECT * FROM ins)' : 'ins';
@@ -273,6 +288,7 @@ export function writeStatement(input: WriteInput): { text: string; values: unkno
              (SELECT array_agg(id ORDER BY n) FROM rendered WHERE NOT matched) AS created_ids,
              (SELECT array_agg(id ORDER BY n) FROM rendered WHERE matched) AS updated_ids,
              ${announcesUpdates ? `(SELECT '[' || string_agg(j, ',' ORDER BY n) || ']' FROM rendered WHERE matched) AS updated_json, (SELECT '[' || string_agg(j, ',' ORDER BY n) || ']' FROM previous) AS previous_json,` : ''}
+             ${watched.length > 0 ? '(SELECT json_object_agg(rid, inside) FROM previous) AS previous_inside,' : ''}
              (SELECT array_agg(id ORDER BY type) FILTER (WHERE heard) FROM events) AS event_ids,
              (SELECT count(*)::int FROM events) AS events_appended,
              (SELECT row_to_json(m) FROM missing m) AS missing,
@@ -294,6 +310,7 @@ export async function runWrite(
     updated_ids: string[] | null;
     updated_json?: string | null;
     previous_json?: string | null;
+    previous_inside?: Record<string, boolean[]> | null;
     event_ids: string[] | null;
     events_appended: number;
     missing: { f: number; n: number; linked: string } | null;
@@ -329,9 +346,18 @@ export async function runWrite(
   const updatedIds = row.updated_ids ?? [];
   if (updatedIds.length > 0 && row.updated_json && row.previous_json) {
     // Appended after the statement's record.created: what changed is worked out here, in Node.
-    await events.records(input.table, 'record.updated', updatedIds, row.updated_json, {
+    const eventId = await events.records(input.table, 'record.updated', updatedIds, row.updated_json, {
       changes: recordChanges(row.previous_json, row.updated_json),
     });
+    if (row.previous_inside !== undefined) {
+      await recordViewMembers(
+        client,
+        input.table,
+        eventId,
+        updatedIds,
+        insideOf(watchedViews(input.table), row.previous_inside ?? {}),
+      );
+    }
   }
   return {
     recordsJson: row.answer ?? '[]',

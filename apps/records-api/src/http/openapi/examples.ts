@@ -154,6 +154,7 @@ export const webhook = {
   events: ['record.created', 'record.updated'],
   tableId: TABLE_ID,
   fieldIds: null,
+  viewId: null,
   active: true,
   createdAt: AT,
   updatedAt: AT,

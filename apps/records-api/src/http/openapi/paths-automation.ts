@@ -43,7 +43,9 @@ export const automationOperations: Operation[] = [
     summary: 'Subscribe a URL to events',
     description:
       `Events: ${webhookEventTypes.join(', ')} (payloads: see the webhooks section). \`tableId\` limits the ` +
-      'webhook to one table, `fieldIds` (with `tableId`) hears only updates that changed those fields. The answer ' +
+      'webhook to one table, `fieldIds` (with `tableId`) hears only updates that changed those fields, and `viewId` ' +
+      '(with `tableId`) only the records inside that saved view before or after each write, each record with ' +
+      '`view: {before, after}`. The answer ' +
       'carries the signing secret (`whsec_...`), once: deliveries are signed as Standard Webhooks ' +
       `(webhook-id, webhook-timestamp, webhook-signature). At most ${MAX_WEBHOOKS_PER_DATABASE} webhooks per database.`,
     access: manage,
