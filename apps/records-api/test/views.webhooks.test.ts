@@ -272,6 +272,82 @@ test('views watched and unwatched: members follow the webhooks that name a view'
   expect(back.status).toBe(200);
 });
 
+test('a record whose rollup moves it into or out of a view is heard through the dependency event', async () => {
+  const customers = await newTable('Customers', [
+    { name: 'Name', type: 'single_line_text' },
+    { name: 'Orders', type: 'linked_record', template: { tableId: orders.id } },
+  ]);
+  const total = await h.api
+    .post(url(`/tables/${customers.id}/fields`))
+    .set('Authorization', root)
+    .send({
+      name: 'Total',
+      type: 'rollup',
+      template: { linkFieldId: 'Orders', fieldId: 'Amount', function: 'sum' },
+    });
+  expect(total.status).toBe(201);
+  const view = await h.api
+    .post(url(`/tables/${customers.id}/views`))
+    .set('Authorization', root)
+    .send({ name: 'Big', filter: { field: 'Total', greater_than: 100 } });
+  expect(view.status).toBe(201);
+  const hook = await h.api
+    .post(url('/webhooks'))
+    .set('Authorization', root)
+    .send({
+      url: 'https://hooks.example.com/big',
+      events: ['record.updated'],
+      tableId: customers.id,
+      viewId: 'Big',
+    });
+  expect(hook.status).toBe(201);
+  const [first, second] = await create([
+    { Name: 'first order', Stage: 'Open', Amount: 50 },
+    { Name: 'second order', Stage: 'Open', Amount: 500 },
+  ]);
+  const made = await h.api
+    .post(url(`/tables/${customers.id}/records/bulk`))
+    .set('Authorization', root)
+    .send({
+      records: [
+        { Name: 'ada', Orders: [first!.id] },
+        { Name: 'bob', Orders: [second!.id] },
+      ],
+    });
+  expect(made.status).toBe(201);
+  const since = await lastSeq();
+  await patch(first!.id, { Amount: 150 }); // ada's total 50 -> 150: enters
+  await patch(second!.id, { Amount: 5 }); // bob's total 500 -> 5: leaves
+  await patch(second!.id, { Amount: 6 }); // bob stays outside: unheard
+  const { rows } = await h.db.pool.query<{ source: string; view_members: ViewMembers | null; data: string }>(
+    `SELECT source, view_members, data::text AS data FROM outbox_events
+      WHERE seq > $1 AND table_id = $2 ORDER BY seq`,
+    [since.toString(), customers.id],
+  );
+  const subscription = subscriptionOf({
+    events: ['record.updated'],
+    tableId: customers.id,
+    fieldIds: null,
+    viewId: view.body.id,
+  });
+  const heard = rows.map((row) => {
+    const event = {
+      type: 'record.updated',
+      tableId: customers.id,
+      changedFieldIds: [],
+      viewMembers: row.view_members,
+    };
+    if (!hearsEvent(subscription, event)) return [row.source, undefined];
+    const data = JSON.parse(deliveredData(row.data, event, view.body.id)) as Delivered;
+    return [row.source, data.records.map((record) => [record.fields.Name, record.fields.Total, record.view])];
+  });
+  expect(heard).toEqual([
+    ['dependency', [['ada', 150, { before: false, after: true }]]],
+    ['dependency', [['bob', 5, { before: true, after: false }]]],
+    ['dependency', undefined],
+  ]);
+});
+
 test('refusals: a view needs the webhook’s table; an unknown view; a view a webhook names cannot be deleted', async () => {
   const cases: [object, RegExp][] = [
     [{ viewId: 'Paid' }, /body\.viewId: needs a tableId/],

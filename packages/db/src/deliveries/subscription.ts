@@ -106,16 +106,24 @@ export function deliveredData(dataJson: string, event: SubscribedEvent, viewId: 
   const after = new Set(members?.after ?? []);
   const data = JSON.parse(dataJson) as {
     recordIds: string[];
-    records: { id: string }[];
+    /** An import's events name their records only. */
+    records?: { id: string }[];
     changes?: { recordId: string }[];
   };
   const kept = (id: string) => before.has(id) || after.has(id);
   return JSON.stringify({
     ...data,
     recordIds: data.recordIds.filter(kept),
-    records: data.records
-      .filter((record) => kept(record.id))
-      .map((record) => ({ ...record, view: { before: before.has(record.id), after: after.has(record.id) } })),
+    ...(data.records
+      ? {
+          records: data.records
+            .filter((record) => kept(record.id))
+            .map((record) => ({
+              ...record,
+              view: { before: before.has(record.id), after: after.has(record.id) },
+            })),
+        }
+      : {}),
     ...(data.changes ? { changes: data.changes.filter((change) => kept(change.recordId)) } : {}),
   });
 }

@@ -12,6 +12,7 @@ import type { Queryable } from './store';
 import { loadTableMeta } from './table-loader';
 import type { FieldMeta, TableMeta } from './table-meta';
 import type { PreparedRecord } from './values';
+import { insideOf, recordViewMembers, viewConditionSql, watchedViews } from './view-members';
 
 /**
  * Count, lookup and rollup values kept current, in the transaction of the write that changes
@@ -110,8 +111,14 @@ async function refreshRecords(
   const watched = events ? fieldsMovingWith(table, fields) : new Set<string>();
   const watchedFields = table.fields.filter((field) => watched.has(field.id));
   const before = watchedFields.map((field, i) => `, ${valueJsonSql(table, field)} AS b${i}`).join('');
+  // And which records were inside the views webhooks watch (view-members.ts), before the refresh.
+  const views = events ? watchedViews(table) : [];
+  const inside =
+    views.length > 0
+      ? `, ARRAY[${views.map((view) => `(${viewConditionSql(table, view, params)}) IS TRUE`).join(', ')}] AS inside`
+      : '';
   const ctes = [
-    `fresh AS MATERIALIZED (SELECT r.id, ${fresh.join(', ')}${before}${gatheredIds} FROM ${ref} r ${joins.join(' ')}
+    `fresh AS MATERIALIZED (SELECT r.id, ${fresh.join(', ')}${before}${inside}${gatheredIds} FROM ${ref} r ${joins.join(' ')}
        WHERE r.id = ANY(${params.add(ids)}::uuid[]))`,
   ];
   ctes.push(
@@ -121,15 +128,26 @@ async function refreshRecords(
   );
   if (events) ctes.push(...dependencyEventCtes(table, watchedFields, linkIds, params, events.actor));
   // Named: the same text runs on every update of a record that others link to.
-  const result = await queryNamed<{ ids: string[] | null; event: string | null; heard: boolean | null }>(
+  const result = await queryNamed<{
+    ids: string[] | null;
+    event: string | null;
+    heard: boolean | null;
+    inside?: Record<string, boolean[]> | null;
+  }>(
     client,
     `WITH ${ctes.join(',\n')}
      SELECT (SELECT array_agg(id::text ORDER BY id) FROM changed) AS ids,
-            ${events ? '(SELECT id::text FROM event) AS event, (SELECT heard FROM event) AS heard' : 'NULL::text AS event, NULL::boolean AS heard'}`,
+            ${events ? '(SELECT id::text FROM event) AS event, (SELECT heard FROM event) AS heard' : 'NULL::text AS event, NULL::boolean AS heard'}
+            ${inside ? ', (SELECT json_object_agg(f.id, f.inside) FROM fresh f JOIN changed c ON c.id = f.id) AS inside' : ''}`,
     params.values,
   );
   const row = result.rows[0]!;
-  if (events && row.event) events.appended(row.heard ? [row.event] : [], 1);
+  if (events && row.event) {
+    events.appended(row.heard ? [row.event] : [], 1);
+    if (inside) {
+      await recordViewMembers(client, table, row.event, row.ids ?? [], insideOf(views, row.inside ?? {}));
+    }
+  }
   return row.ids ?? [];
 }
 

@@ -52,6 +52,16 @@ export async function insideNow(
   return inside;
 }
 
+/** A statement's flags (per record id, one per view of `views`, in order) as members. */
+export function insideOf(views: readonly { id: string }[], flags: Record<string, boolean[]>): Inside {
+  return new Map(
+    views.map((view, index) => [
+      view.id,
+      new Set(Object.keys(flags).filter((id) => flags[id]?.[index] === true)),
+    ]),
+  );
+}
+
 /** Nobody inside any watched view: before a create, after a delete. */
 export function insideNone(table: TableMeta): Inside | undefined {
   const views = watchedViews(table);

@@ -17,17 +17,7 @@ import type { Queryable } from './store';
 import { matchCondition, storedLinksSql } from './store';
 import type { FieldMeta, TableMeta } from './table-meta';
 import type { PreparedRecord } from './values';
-import { type Inside, recordViewMembers, viewConditionSql, watchedViews } from './view-members';
-
-/** The statement's `previous_inside` (per record, a flag per watched view) as view members. */
-function insideOf(views: readonly { id: string }[], flags: Record<string, boolean[]>): Inside {
-  return new Map(
-    views.map((view, index) => [
-      view.id,
-      new Set(Object.keys(flags).filter((id) => flags[id]?.[index] === true)),
-    ]),
-  );
-}
+import { insideOf, recordViewMembers, viewConditionSql, watchedViews } from './view-members';
 
 /**
  * A bulk create or upsert as one statement, whatever the batch: the records travel as one JSON
