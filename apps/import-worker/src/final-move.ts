@@ -8,6 +8,9 @@ import {
 import { type FieldShape, fieldTypeModule, importCell, insertedColumns } from '@recordbase/db/field-types';
 import { copyValue, qualifiedTable, quoteIdent, quoteLiteral, systemColumns } from '@recordbase/db/physical';
 import type { TransactionEvents } from '@recordbase/domain/events';
+import type { Queryable } from '@recordbase/domain/records/store';
+import { loadTableMeta } from '@recordbase/domain/records/table-loader';
+import { recordCreatedViewMembers } from '@recordbase/domain/records/view-members';
 import type { CellErrors } from './errors';
 import { NotOurs, type PlannedColumn } from './run-context';
 import { stagingColumns, stagingTable } from './staging';
@@ -126,6 +129,23 @@ export async function appendRecordEvents(
     appended.filter((event) => event.heard).map((event) => event.id),
     appended.length,
   );
+  // The views webhooks watch learn which imported records are inside them (view-members.ts).
+  if (appended.length === 0) return;
+  const table = await loadTableMeta(rowsOf(tx), target.databaseId, target.id);
+  await recordCreatedViewMembers(
+    rowsOf(tx),
+    table,
+    appended.map((event) => event.id),
+  );
+}
+
+/** The transaction's raw queries in the shape of pg's `query`, as the record modules read rows. */
+function rowsOf(tx: Tx): Queryable {
+  const query = async (text: string, values: unknown[] = []) => ({
+    rows: await tx.$queryRawUnsafe<unknown[]>(text, ...values),
+  });
+  // Only `rows` is read of what pg's query answers.
+  return { query } as unknown as Queryable;
 }
 
 interface Outcome {

@@ -847,4 +847,50 @@ describe('events', () => {
     );
     expect(actors.rows.map((row) => row.actor)).toEqual([{ id: 'root', name: 'root' }]);
   });
+
+  it('records imported into a table whose view a webhook watches carry their members of the view', async () => {
+    const table = await h.api
+      .post(url('/tables'))
+      .set('Authorization', auth)
+      .send({
+        name: 'Watched',
+        fields: [
+          { name: 'Name', type: 'single_line_text' },
+          {
+            name: 'Stage',
+            type: 'single_select',
+            template: { options: [{ name: 'Open' }, { name: 'Paid' }] },
+          },
+        ],
+      });
+    expect(table.status).toBe(201);
+    const view = await h.api
+      .post(url('/tables/Watched/views'))
+      .set('Authorization', auth)
+      .send({ name: 'Paid', filter: { field: 'Stage', equals: 'Paid' } });
+    expect(view.status).toBe(201);
+    const hook = await h.api
+      .post(url('/webhooks'))
+      .set('Authorization', auth)
+      .send({
+        url: 'https://hooks.example.com/i',
+        events: ['record.created'],
+        tableId: 'Watched',
+        viewId: 'Paid',
+      });
+    expect(hook.status).toBe(201);
+    const s3Key = await f.upload('watched.csv', 'Name,Stage\na,Open\nb,Paid\nc,Paid\n');
+    const status = await importFile({ s3Key, tableId: 'Watched' });
+    expect(status.status).toBe('succeeded');
+    const records = await listAll(table.body.id);
+    const paid = records.filter((record) => record.fields.Stage === 'Paid').map((record) => record.id);
+    const { rows } = await h.db.pool.query<{ view_members: unknown }>(
+      `SELECT view_members FROM outbox_events WHERE table_id = $1 AND type = 'record.created'`,
+      [table.body.id],
+    );
+    expect(rows).toEqual([{ view_members: { [view.body.id]: { before: [], after: expect.any(Array) } } }]);
+    expect(
+      new Set((rows[0]!.view_members as Record<string, { after: string[] }>)[view.body.id]!.after),
+    ).toEqual(new Set(paid));
+  });
 });

@@ -137,3 +137,25 @@ export async function attachViewMembers(
     JSON.stringify(members),
   ]);
 }
+
+/**
+ * The statement setting the view members of record.created events `eventIds` (SQL of a uuid[]),
+ * which name their records in `data.recordIds` only: per view (`viewId` the SQL of its id), none
+ * before, and after those of `tableRef` (aliased `r`) meeting its `condition` now.
+ */
+export function createdViewMembersSql(
+  tableRef: string,
+  views: readonly { viewId: string; condition: string }[],
+  eventIds: string,
+): string {
+  const members = views.map(
+    ({ viewId, condition }) =>
+      `${viewId}::text, jsonb_build_object('before', '[]'::jsonb, 'after',
+         (SELECT coalesce(jsonb_agg(r.id::text ORDER BY x.o), '[]'::jsonb)
+            FROM json_array_elements_text(e.data -> 'recordIds') WITH ORDINALITY AS x(id, o)
+            JOIN ${tableRef} r ON r.id = x.id::uuid
+           WHERE (${condition}) IS TRUE))`,
+  );
+  return `UPDATE ${OUTBOX_TABLE} e SET view_members = jsonb_build_object(${members.join(', ')})
+           WHERE e.id = ANY(${eventIds}::uuid[])`;
+}

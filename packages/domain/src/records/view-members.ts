@@ -1,4 +1,4 @@
-import { attachViewMembers, type ViewMembers } from '@recordbase/db';
+import { attachViewMembers, createdViewMembersSql, type ViewMembers } from '@recordbase/db';
 import { qualifiedTable, SqlParams } from '@recordbase/db/physical';
 import { compileFilter } from './query-compiler';
 import type { Queryable } from './store';
@@ -93,4 +93,25 @@ export async function recordViewMembers(
     };
   }
   await attachViewMembers(client, eventId, members);
+}
+
+/**
+ * Gives record.created events `eventIds` of `table`, which name their records in
+ * `data.recordIds` only (an import's batches), the members of each watched view: none before,
+ * and after those inside it now. One statement for all the events, in the writer's transaction.
+ */
+export async function recordCreatedViewMembers(
+  client: Queryable,
+  table: TableMeta,
+  eventIds: readonly string[],
+): Promise<void> {
+  const views = watchedViews(table);
+  if (views.length === 0 || eventIds.length === 0) return;
+  const params = new SqlParams();
+  const statement = createdViewMembersSql(
+    qualifiedTable(table.schemaName, table.id),
+    views.map((view) => ({ viewId: params.add(view.id), condition: viewConditionSql(table, view, params) })),
+    params.add(eventIds),
+  );
+  await client.query(statement, params.values);
 }
