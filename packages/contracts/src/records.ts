@@ -193,6 +193,38 @@ export const getRecordQuerySchema = z.strictObject({
 });
 export type GetRecordQuery = z.output<typeof getRecordQuerySchema>;
 
+/**
+ * Which records a read takes, in which order, with which fields: what a list body and an export
+ * body share, so that an export answers exactly the records a listing of the same body pages through.
+ */
+const selectionShape = {
+  sort: z
+    .array(sortSchema, { error: 'must be an array of sort objects' })
+    .max(MAX_SORT_ENTRIES, { error: `must hold at most ${MAX_SORT_ENTRIES} entries` })
+    .optional()
+    .meta({
+      description:
+        'Fields to sort by, in order: {field, direction}; field is a name, id, or id/createdAt/updatedAt. Ties end in record id order.',
+      example: [{ field: 'Amount', direction: 'desc' }],
+    }),
+  filter: filterSchema.optional(),
+  fields: projectionSchema
+    .optional()
+    .meta({ description: 'The fields to return in data and fields (all when absent).' }),
+  /** Text that any text, email, url, phone or select field holds, case aside; ANDed with filter. */
+  search: textSchema(MAX_SEARCH_LENGTH, { type: 'must be a string' })
+    .min(1, { error: 'must not be empty (leave it out to list every record)' })
+    .optional()
+    .meta({
+      description:
+        'Text that any text, email, url, phone or select field holds, case aside; ANDed with filter.',
+    }),
+  view: viewReferenceSchema.optional().meta({
+    description:
+      "A saved view of the table (id or name): its filter and search are ANDed with the body's, its sort and fields apply unless the body gives its own.",
+  }),
+};
+
 export const listRecordsRequestSchema = z
   .strictObject({
     limit: z
@@ -215,34 +247,10 @@ export const listRecordsRequestSchema = z
         description:
           'The nextCursor of the previous page of the same listing (same sort and filter); not with offset.',
       }),
-    sort: z
-      .array(sortSchema, { error: 'must be an array of sort objects' })
-      .max(MAX_SORT_ENTRIES, { error: `must hold at most ${MAX_SORT_ENTRIES} entries` })
-      .optional()
-      .meta({
-        description:
-          'Fields to sort by, in order: {field, direction}; field is a name, id, or id/createdAt/updatedAt. Ties end in record id order.',
-        example: [{ field: 'Amount', direction: 'desc' }],
-      }),
-    filter: filterSchema.optional(),
-    fields: projectionSchema
-      .optional()
-      .meta({ description: 'The fields to return in data and fields (all when absent).' }),
+    ...selectionShape,
     expand: expandSchema
       .optional()
       .meta({ description: "Link fields whose linked records' primary values to render in expanded." }),
-    /** Text that any text, email, url, phone or select field holds, case aside; ANDed with filter. */
-    search: textSchema(MAX_SEARCH_LENGTH, { type: 'must be a string' })
-      .min(1, { error: 'must not be empty (leave it out to list every record)' })
-      .optional()
-      .meta({
-        description:
-          'Text that any text, email, url, phone or select field holds, case aside; ANDed with filter.',
-      }),
-    view: viewReferenceSchema.optional().meta({
-      description:
-        "A saved view of the table (id or name): its filter and search are ANDed with the body's, its sort and fields apply unless the body gives its own.",
-    }),
   })
   .superRefine((request, ctx) => {
     if (request.cursor === undefined || request.offset === 0) return;
@@ -272,6 +280,34 @@ export const listRecordsResponseSchema = z.object({
     .meta({ description: 'Pass as cursor to read the next page; null when there is none.' }),
 });
 export type ListRecordsResponse = z.infer<typeof listRecordsResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Export
+// ---------------------------------------------------------------------------------------------
+
+export const exportFormats = ['csv', 'xlsx', 'ndjson'] as const;
+export type ExportFormat = (typeof exportFormats)[number];
+
+/** The media type each export format is answered as. */
+export const exportMediaTypes: Readonly<Record<ExportFormat, string>> = {
+  csv: 'text/csv; charset=utf-8',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  ndjson: 'application/x-ndjson',
+};
+
+/**
+ * Every record a listing of the same body would page through, in its order, as one file: no
+ * limit, offset or cursor (the export streams them all), and no expand (links are rendered as the
+ * linked records' primary values in CSV and XLSX, as ids in NDJSON).
+ */
+export const exportRecordsRequestSchema = z.strictObject({
+  format: z.enum(exportFormats, { error: `must be one of ${exportFormats.join(', ')}` }).meta({
+    description: 'csv (UTF-8, a header row), xlsx (one sheet, typed cells) or ndjson (one record a line).',
+  }),
+  ...selectionShape,
+});
+export type ExportRecordsRequestInput = z.input<typeof exportRecordsRequestSchema>;
+export type ExportRecordsRequest = z.output<typeof exportRecordsRequestSchema>;
 
 // ---------------------------------------------------------------------------------------------
 // Bulk create or upsert

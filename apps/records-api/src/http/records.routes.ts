@@ -11,12 +11,14 @@ import {
   bulkRecordsRequestSchema,
   bulkUpdateRecordsRequestSchema,
   createRecordRequestSchema,
+  exportRecordsRequestSchema,
   getRecordQuerySchema,
   listRecordsRequestSchema,
   updateRecordRequestSchema,
   writeQuerySchema,
 } from '@recordbase/contracts/records';
 import { cancellablePool, type KeyShares, requestShare } from '@recordbase/db';
+import { openExport } from '@recordbase/domain/records/export/export-records';
 import { recordHistory, restoreRevision, tableHistory } from '@recordbase/domain/records/history';
 import type { FileLinks } from '@recordbase/domain/records/presentation';
 import * as records from '@recordbase/domain/records/records-service';
@@ -31,6 +33,7 @@ import { type Request, Router } from 'express';
 import type pg from 'pg';
 import { z } from 'zod';
 import { endpoint } from './endpoint';
+import { sendExport } from './record-export';
 
 const tableParams = z.object({ databaseId: pathSegmentSchema, tableId: pathSegmentSchema });
 const recordParams = tableParams.extend({ recordId: z.string().min(1).max(255) });
@@ -128,6 +131,17 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
         return new RawJson(
           `{"records":${listed.recordsJson},"total":${listed.total},"hasMore":${listed.hasMore},"nextCursor":${JSON.stringify(listed.nextCursor)}}`,
         );
+      },
+    ),
+  );
+  router.post(
+    `${base}/export`,
+    endpoint(
+      { access: read, params: tableParams, body: exportRecordsRequestSchema, bodyLimit: LIST_BODY_LIMIT },
+      async ({ params, body, principal, signal, req, res }) => {
+        // Refusals (the body, the view, the query) come before the answer starts, as JSON errors.
+        const opened = await openExport(recordsDb(signal, req, principal), principal, address(params), body);
+        await sendExport(res, opened, logger);
       },
     ),
   );

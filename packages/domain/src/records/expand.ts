@@ -49,6 +49,29 @@ export async function expandedLinks(
   );
 }
 
+/** The field that names a table's records. */
+const primaryFieldOf = (table: TableMeta): FieldMeta | undefined =>
+  table.fields.find((candidate) => candidate.id === table.primaryFieldId) ?? table.fields[0];
+
+/**
+ * A link field's linked records' primary values, in link order, joined with ", " (NULL for none),
+ * over the record aliased `r`: what an export shows of a link. `primaryText` renders the primary
+ * field as text over its record aliased `r`, so computed primaries read as any field: the linked
+ * table takes the alias inside, and the links are read in a subquery of their own, where `r` is
+ * still the record being rendered (a FROM item does not see its siblings).
+ */
+export function linkedPrimariesSql(
+  table: TableMeta,
+  { field, linked }: ExpandedLink,
+  primaryText: (primary: FieldMeta) => string,
+): string {
+  const primary = primaryFieldOf(linked);
+  const link = qualifiedTable(table.schemaName, linkTableName(field.id));
+  return `(SELECT string_agg(${primary ? primaryText(primary) : 'NULL::text'}, ', ' ORDER BY x.position)
+     FROM (SELECT l.linked_id, l.position FROM ${link} l WHERE l.record_id = r.id) x
+     JOIN ${qualifiedTable(linked.schemaName, linked.id)} r ON r.id = x.linked_id)`;
+}
+
 /** The `"expanded":{…}` member of a record as SQL text pieces, over the record aliased `r`. */
 export function expandedPieces(
   table: TableMeta,
@@ -58,8 +81,7 @@ export function expandedPieces(
   if (expanded.length === 0) return [];
   const pieces = [`',"expanded":{'`];
   expanded.forEach(({ field, linked }, index) => {
-    const primary =
-      linked.fields.find((candidate) => candidate.id === linked.primaryFieldId) ?? linked.fields[0];
+    const primary = primaryFieldOf(linked);
     // The linked table is aliased lt: r stays the record being rendered.
     const primaryJson = primary
       ? moduleOfField(primary).json({

@@ -61,11 +61,14 @@ export function readFilter(table: TableMeta, parts: FilterParts): Filter | undef
   return { and: members };
 }
 
-/** A list request with the view it names applied: filter and search as one filter, sort and fields filled in. */
-export function listingOf(
-  table: TableMeta,
-  request: ListRecordsRequest,
-): Omit<ListRecordsRequest, 'search' | 'view'> {
+/** What a read selects by: the parts of a list body that an export body takes too. */
+export type Selection = Pick<ListRecordsRequest, 'filter' | 'sort' | 'fields' | 'search' | 'view'>;
+
+/**
+ * A list (or export) request with the view it names applied: filter and search as one filter, sort
+ * and fields filled in.
+ */
+export function listingOf<R extends Selection>(table: TableMeta, request: R): Omit<R, 'search' | 'view'> {
   const { search: _search, view: viewRef, ...listing } = request;
   const filter = readFilter(table, request);
   const view = viewRef === undefined ? undefined : requireView(table, viewRef);

@@ -51,8 +51,14 @@ export interface Operation {
   status?: number;
   response?: z.ZodType;
   responseExample?: unknown;
-  /** An answer other than JSON (a file, metrics, a page). */
-  rawResponse?: { mediaType: string; description: string; schema?: Record<string, unknown> };
+  /** An answer other than JSON (a file, metrics, a page); `mediaTypes` when it comes in several. */
+  rawResponse?: {
+    mediaType: string;
+    description: string;
+    schema?: Record<string, unknown>;
+    /** Other media types the answer may have instead, each with its schema. */
+    alternatives?: Record<string, Record<string, unknown>>;
+  };
   responseDescription?: string;
   errors: ErrorStatus[];
   /** Where the operation is served when that is not the document's server. */
@@ -77,7 +83,12 @@ function toOperation(op: Operation): ZodOpenApiOperationObject {
   const success = op.rawResponse
     ? {
         description: op.rawResponse.description,
-        content: { [op.rawResponse.mediaType]: { schema: op.rawResponse.schema ?? { type: 'string' } } },
+        content: {
+          [op.rawResponse.mediaType]: { schema: op.rawResponse.schema ?? { type: 'string' } },
+          ...Object.fromEntries(
+            Object.entries(op.rawResponse.alternatives ?? {}).map(([type, schema]) => [type, { schema }]),
+          ),
+        },
       }
     : {
         description: op.responseDescription ?? 'Success',

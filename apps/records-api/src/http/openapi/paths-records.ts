@@ -21,6 +21,9 @@ import {
   bulkUpdateRecordsRequestSchema,
   createRecordRequestSchema,
   DEFAULT_LIST_LIMIT,
+  exportFormats,
+  exportMediaTypes,
+  exportRecordsRequestSchema,
   getRecordQuerySchema,
   listRecordsRequestSchema,
   listRecordsResponseSchema,
@@ -109,6 +112,44 @@ export const recordOperations: Operation[] = [
     },
     response: listRecordsResponseSchema,
     responseExample: { records: [ex.record], total: 1, hasMore: false, nextCursor: null },
+    errors: [400, 401, 403, 404, 413, 429],
+  },
+  {
+    method: 'post',
+    path: `${RECORDS}/export`,
+    operationId: 'exportRecords',
+    tag: 'Records',
+    summary: 'Export records',
+    description:
+      `Every record a list of the same \`filter\`, \`sort\`, \`fields\`, \`search\` and \`view\` matches (no limit), in the ` +
+      `list's order, streamed as one file in \`format\` (${exportFormats.join(', ')}) with ` +
+      '`Content-Disposition: attachment` named after the table. CSV: UTF-8, RFC 4180, a header row of field names; ' +
+      "arrays joined with `, `, links as the linked records' primary values, attachments as their urls, authors as " +
+      "their names; a text cell starting with `=`, `+`, `-`, `@`, tab or CR gets a leading `'`. XLSX: one sheet named " +
+      'after the table, a header row, numbers, booleans and dates as typed cells. NDJSON: one record a line, as the list ' +
+      'answers it. A refused body is a 400 before the file starts; a failure once it has started cuts the transfer ' +
+      'short (no final chunk), so a file that arrived whole is complete.',
+    access: read,
+    params: tableParams,
+    body: exportRecordsRequestSchema,
+    bodyExample: {
+      format: 'csv',
+      filter: { field: 'Status', equals: 'Open' },
+      sort: [{ field: 'Amount', direction: 'desc' }],
+      fields: ['Name', 'Amount'],
+    },
+    rawResponse: {
+      mediaType: exportMediaTypes.csv,
+      description: 'The file, streamed (chunked, no Content-Length).',
+      schema: { type: 'string', example: 'Name,Amount\r\nAcme renewal,4800.5\r\n' },
+      alternatives: {
+        [exportMediaTypes.xlsx]: { type: 'string', format: 'binary' },
+        [exportMediaTypes.ndjson]: {
+          type: 'string',
+          description: 'One record a line, as the list answers it.',
+        },
+      },
+    },
     errors: [400, 401, 403, 404, 413, 429],
   },
   {

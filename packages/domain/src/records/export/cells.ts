@@ -1,0 +1,113 @@
+import { moduleOfField } from '@recordbase/db/field-types';
+import { type ExpandedLink, linkedPrimariesSql } from '../expand';
+import { type FieldMeta, fieldSql, type TableMeta } from '../table-meta';
+
+/**
+ * A record's cells as a spreadsheet shows them, rendered by PostgreSQL: one text (or NULL for an
+ * empty value) per field, from the field's JSON as the API renders it (so numbers, dates and times
+ * read exactly as the API answers them), flattened where a cell holds one value: arrays joined
+ * with ", ", attachments as their urls, authors as their names, links as the linked records'
+ * primary values. Node then only types the cells (XLSX) or joins them (CSV is joined here too).
+ */
+
+/** How a cell is written: the kinds a CSV leaves unquoted and an XLSX types. */
+export type CellKind = 'number' | 'boolean' | 'date' | 'datetime' | 'text';
+
+/**
+ * The kind of a field's cells: by the kind of value it reads as (a formula's, lookup's or rollup's
+ * result type), as formulas see it.
+ */
+export function cellKindOf(field: FieldMeta): CellKind {
+  switch (moduleOfField(field).formula) {
+    case 'number':
+      return 'number';
+    case 'checkbox':
+      return 'boolean';
+    case 'date':
+      return 'date';
+    case 'datetime':
+      return 'datetime';
+    default:
+      return 'text';
+  }
+}
+
+/** One element of a JSON array (`e`) as text: objects as their url (attachments) or name (authors). */
+const ELEMENT_TEXT = `CASE json_typeof(e) WHEN 'string' THEN e #>> '{}' WHEN 'null' THEN NULL
+  WHEN 'object' THEN COALESCE(e ->> 'url', e ->> 'name', e::text) ELSE e::text END`;
+
+/** A field's cell as SQL text over the record aliased `r`; NULL when empty. */
+function cellSql(table: TableMeta, field: FieldMeta, links: ReadonlyMap<string, ExpandedLink>): string {
+  const module = moduleOfField(field);
+  const sql = fieldSql(table, field);
+  const link = links.get(field.id);
+  if (link) return linkedPrimariesSql(table, link, (primary) => cellSql(link.linked, primary, new Map()));
+  if (field.type === 'linked_record') throw new Error(`export: no linked table given for ${field.id}`);
+  const json = module.json(sql);
+  switch (cellKindOf(field)) {
+    case 'number':
+    case 'boolean':
+      // A JSON number or boolean is its own text.
+      return `NULLIF(${json}, 'null')`;
+    case 'date':
+    case 'datetime':
+      // An ISO string holds no character JSON escapes: its text is inside the quotes.
+      return `NULLIF(btrim(${json}, '"'), 'null')`;
+    case 'text':
+      break;
+  }
+  if (module.type === 'created_by' || module.type === 'last_modified_by') return `(${sql.column} ->> 'name')`;
+  // Arrays (selects, attachments, lookups, formulas): their elements joined.
+  if (module.formula === 'array') {
+    return `(SELECT string_agg(${ELEMENT_TEXT}, ', ' ORDER BY n)
+       FROM json_array_elements(NULLIF(${json}, 'null')::json) WITH ORDINALITY AS a(e, n))`;
+  }
+  // The text types render their text column as a JSON string: the column is the text itself.
+  return `(${sql.column})::text`;
+}
+
+/** Characters that make a CSV cell quoted, or (at its start) guarded: a spreadsheet would run it as a formula. */
+const NEEDS_QUOTES = `E'[",\\r\\n]|^[-=+@\\t\\r]'`;
+const GUARDED = `E'^[-=+@\\t\\r]'`;
+
+/** A text cell as a CSV field (RFC 4180), with the formula guard: a `'` before a leading = + - @ tab or CR. */
+function csvTextSql(cell: string): string {
+  return `CASE WHEN ${cell} ~ ${NEEDS_QUOTES}
+    THEN '"' || CASE WHEN ${cell} ~ ${GUARDED} THEN '''' ELSE '' END || replace(${cell}, '"', '""') || '"'
+    ELSE ${cell} END`;
+}
+
+export interface ExportCellsSql {
+  kinds: CellKind[];
+  /** Joined after the row source aliased `r`: the cells c0, c1… of the row, each computed once. */
+  join: string;
+  /** The cells as columns c0, c1… (for XLSX). */
+  columns: string;
+  /** The cells as one CSV line, without its line break. */
+  csvLine: string;
+}
+
+/**
+ * The cells of `fields` over the record aliased `r`. `links` has the linked table of each link
+ * field among them (expandedLinks).
+ */
+export function exportCellsSql(
+  table: TableMeta,
+  fields: readonly FieldMeta[],
+  links: readonly ExpandedLink[],
+): ExportCellsSql {
+  const byField = new Map(links.map((link) => [link.field.id, link]));
+  const kinds = fields.map(cellKindOf);
+  const cells = fields.map((field, i) => `${cellSql(table, field, byField)} AS c${i}`);
+  const refs = fields.map((_, i) => `c.c${i}`);
+  return {
+    kinds,
+    // OFFSET 0 keeps the planner from inlining the subquery (which would compute a cell twice).
+    join: cells.length > 0 ? `CROSS JOIN LATERAL (SELECT ${cells.join(', ')} OFFSET 0) c` : '',
+    columns: refs.length > 0 ? refs.join(', ') : 'NULL',
+    csvLine:
+      refs.length > 0
+        ? `array_to_string(ARRAY[${refs.map((ref, i) => (kinds[i] === 'text' ? csvTextSql(ref) : ref)).join(', ')}]::text[], ',', '')`
+        : `''`,
+  };
+}
