@@ -11,7 +11,7 @@ import {
 } from '@recordbase/contracts/records';
 import { z } from 'zod';
 import { joinUrl, withQuery } from './paths';
-import type { AggregateRecordsInput, ListRecordsInput, RecordFields } from './requests';
+import type { AggregateRecordsInput, ExportRecordsInput, ListRecordsInput, RecordFields } from './requests';
 import type { CallOptions, Transport } from './transport';
 
 /** Options of every record write. */
@@ -305,6 +305,27 @@ export class RecordsApi {
       url: this.#url(baseId, tableId, 'aggregate'),
       json: request,
       schema: aggregateRecordsResponseSchema,
+      idempotent: true,
+      ...options,
+    });
+  }
+
+  /**
+   * Every record a list of the same `filter`, `sort`, `fields`, `search` and `view` matches, in
+   * its order, as one file in `format` (csv, xlsx, ndjson): the response, its body unread, for
+   * streaming (`response.body` is a web ReadableStream). A refused body throws before any byte; a
+   * body that ends in a network error was cut short and is incomplete.
+   */
+  export(
+    baseId: string,
+    tableId: string,
+    request: ExportRecordsInput,
+    options: CallOptions = {},
+  ): Promise<Response> {
+    return this.transport.send({
+      method: 'POST',
+      url: this.#url(baseId, tableId, 'export'),
+      json: request,
       idempotent: true,
       ...options,
     });

@@ -6,6 +6,7 @@ import type {
   aggregateRecordsRequestSchema,
   bulkRecordsRequestSchema,
   bulkUpdateRecordsRequestSchema,
+  exportRecordsRequestSchema,
   listRecordsRequestSchema,
 } from '@recordbase/contracts/records';
 import type {
@@ -40,6 +41,7 @@ export type StartImportInput = z.input<typeof startImportRequestSchema>;
 export type SqlQueryInput = z.input<typeof sqlQueryRequestSchema>;
 export type ListRecordsInput = z.input<typeof listRecordsRequestSchema>;
 export type AggregateRecordsInput = z.input<typeof aggregateRecordsRequestSchema>;
+export type ExportRecordsInput = z.input<typeof exportRecordsRequestSchema>;
 export type BulkRecordsInput = z.input<typeof bulkRecordsRequestSchema>;
 export type BulkUpdateRecordsInput = z.input<typeof bulkUpdateRecordsRequestSchema>;
 /** Field values keyed by field name or id. */

@@ -1,7 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { signatureHeaders } from '../../../apps/webhook-dispatcher/src/signing';
 import { isRecordbaseError, type RecordbaseClient } from '../src/index';
 import { fileFromPath, fileFromStream } from '../src/node';
@@ -24,7 +27,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-it('runs the README: a nested filter, a view, an upsert, an upload into an attachment field, a signature check', async () => {
+it('runs the README: a nested filter, a view, an export, an upsert, an upload into an attachment field, a signature check', async () => {
   const base = await client.bases.create({
     name: 'CRM',
     tables: [
@@ -79,6 +82,25 @@ it('runs the README: a nested filter, a view, an upsert, an upload into an attac
     filter: { field: 'Amount', greater_than: 10_000 },
   });
   expect([big.total, big.records.map((r) => r.fields.Title)]).toEqual([1, ['big']]);
+
+  const response = await client.records.export(base.id, 'Deals', {
+    format: 'csv',
+    view: 'Won',
+    fields: ['Title', 'Amount'],
+    sort: [{ field: 'Amount', direction: 'desc' }],
+  });
+  await pipeline(
+    Readable.fromWeb(response.body! as NodeReadableStream),
+    createWriteStream(join(dir, 'won-deals.csv')),
+  );
+  expect(await readFile(join(dir, 'won-deals.csv'), 'utf8')).toBe(
+    'Title,Amount\r\nbig,50000\r\nsmall,5\r\ncorp,1\r\n',
+  );
+  await expect(
+    client.records.export(base.id, 'Deals', { format: 'csv', view: 'Lost' }),
+  ).rejects.toMatchObject({
+    status: 400,
+  });
 
   const email = base.tables[0]!.fields.find((field) => field.name === 'Email')!.id;
   const result = await client.records.upsert(base.id, 'Deals', {
