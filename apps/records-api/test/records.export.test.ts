@@ -4,6 +4,8 @@ import { Readable } from 'node:stream';
 import type { TableRecord } from '@recordbase/contracts/records';
 import { readCsv, readXlsx } from '@recordbase/import-worker/readers';
 import ExcelJS from 'exceljs';
+import express from 'express';
+import { sendExport } from '../src/http/record-export';
 import { baseClient, type FieldBody } from './base-client';
 import { createBase, type Harness, schemaNameOf, startHarness } from './harness';
 
@@ -430,5 +432,64 @@ describe('a large table', () => {
       [200, COUNT + 2],
       [200, COUNT + 2],
     ]);
+  });
+});
+
+describe('a failure once the file has started', () => {
+  it('cuts the transfer short and logs it, instead of ending a file that looks complete', async () => {
+    const logged: unknown[] = [];
+    const logger = { error: (context: unknown) => logged.push(context) } as unknown as Parameters<
+      typeof sendExport
+    >[2];
+    let closed = 0;
+    const app = express();
+    app.post('/export', (_req, res) => {
+      void sendExport(
+        res,
+        {
+          table: { id: 'tblFailing', name: 'Failing' },
+          format: 'csv',
+          async *chunks() {
+            yield 'Name\r\nfirst\r\n';
+            throw new Error('the cursor failed');
+          },
+          close: async () => {
+            closed += 1;
+          },
+        },
+        logger,
+      );
+    });
+    const failing = app.listen(0);
+    try {
+      const outcome = await new Promise<{ status: number; body: string; complete: boolean }>((resolve) => {
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port: (failing.address() as AddressInfo).port,
+            method: 'POST',
+            path: '/export',
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (chunk: Buffer) => {
+              body += chunk.toString('utf8');
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body, complete: res.complete }));
+            res.on('error', () => {});
+            res.on('close', () => resolve({ status: res.statusCode ?? 0, body, complete: res.complete }));
+          },
+        );
+        // The cut may come before the headers leave the socket: the request fails then.
+        req.on('error', () => resolve({ status: 0, body: '', complete: false }));
+        req.end();
+      });
+      expect(outcome.complete).toBe(false);
+      expect([0, 200]).toContain(outcome.status);
+      expect(logged).toEqual([expect.objectContaining({ tableId: 'tblFailing', format: 'csv' })]);
+      expect(closed).toBe(1);
+    } finally {
+      await new Promise((resolve) => failing.close(resolve));
+    }
   });
 });
