@@ -196,6 +196,18 @@ describe('CSV', () => {
     );
   });
 
+  it('quotes a semicolon, which the import would otherwise take for the delimiter', async () => {
+    const table = await newTable('Semicolons', [{ name: 'a;b', type: 'single_line_text' }]);
+    await h.api
+      .post(url(`/tables/${table.id}/records`))
+      .set('Authorization', root)
+      .send({ record: { 'a;b': 'c;d' } })
+      .expect(201);
+    const res = await exportOf(table.id, { format: 'csv' });
+    expect(res.bytes.toString('utf8')).toBe('"a;b"\r\n"c;d"\r\n');
+    expect(await csvRows(res.bytes)).toEqual([['a;b'], ['c;d']]);
+  });
+
   it('names the file by the table, with an ASCII fallback for other names', async () => {
     const table = await newTable('Café "Ümlaut"', [{ name: 'Name', type: 'single_line_text' }]);
     const res = await exportOf(table.id, { format: 'csv' });
@@ -295,6 +307,21 @@ describe('XLSX', () => {
       'https://cdn.example.com/a.pdf, https://cdn.example.com/b.pdf',
     ]);
     expect(rows).toHaveLength(5);
+  });
+
+  it('keeps control characters, carriage returns, _xHHHH_ look-alikes and empty records for readers', async () => {
+    const table = await newTable('Escapes', [{ name: 'Text', type: 'long_text' }]);
+    const values = ['a\u0001b\u001f', 'x\r\ny\rz', '_x0041_ and _x005F_', null, 'last'];
+    const res = await h.api
+      .post(url(`/tables/${table.id}/records/bulk`))
+      .set('Authorization', root)
+      .send({ records: values.map((Text) => ({ Text })) });
+    expect(res.status).toBe(201);
+    const rows: string[][] = [];
+    for await (const row of readXlsx(Readable.from([(await exportOf(table.id, { format: 'xlsx' })).bytes])))
+      rows.push(row.cells);
+    // Before: U+FFFD for the controls, LF for CR, "A" for _x0041_, and the empty record dropped.
+    expect(rows).toEqual([['Text'], ...values.map((value) => [value ?? ''])]);
   });
 
   it("names the sheet within Excel's rules", async () => {

@@ -66,8 +66,11 @@ function cellSql(table: TableMeta, field: FieldMeta, links: ReadonlyMap<string, 
   return `(${sql.column})::text`;
 }
 
-/** Characters that make a CSV cell quoted, or (at its start) guarded: a spreadsheet would run it as a formula. */
-const NEEDS_QUOTES = `E'[",\\r\\n]|^[-=+@\\t\\r]'`;
+/**
+ * Characters that make a CSV cell quoted (a semicolon too, as csv.ts says), or (at its start)
+ * guarded: a spreadsheet would run it as a formula.
+ */
+const NEEDS_QUOTES = `E'[",;\\r\\n]|^[-=+@\\t\\r]'`;
 const GUARDED = `E'^[-=+@\\t\\r]'`;
 
 /** A text cell as a CSV field (RFC 4180), with the formula guard: a `'` before a leading = + - @ tab or CR. */

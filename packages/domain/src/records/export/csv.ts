@@ -1,12 +1,14 @@
 /**
  * The CSV of an export: UTF-8, RFC 4180 (fields quoted when they hold a quote, comma or line
- * break, lines ending in CRLF). The rows' lines are rendered by PostgreSQL (cells.ts); the header,
+ * break, lines ending in CRLF). A semicolon is quoted too: readers that tell the delimiter from
+ * the header (the import's) would take a one-column file named "a;b" for two columns. The rows'
+ * lines are rendered by PostgreSQL (cells.ts); the header,
  * the field names, here by the same rules.
  */
 
 /** Text a spreadsheet would run as a formula when a cell starts with it. */
 const FORMULA_START = /^[-=+@\t\r]/;
-const NEEDS_QUOTES = /[",\r\n]/;
+const NEEDS_QUOTES = /[",;\r\n]/;
 
 /** A text cell as a CSV field, a leading formula character guarded with `'` (as cells.ts does in SQL). */
 export function csvText(text: string): string {

@@ -81,8 +81,26 @@ function serialOf(ms: number): number | null {
   return serial < 61 ? serial - 1 : serial;
 }
 
+/**
+ * What OOXML escapes as _xHHHH_ in cell text: the characters XML cannot hold (C0 controls but tab
+ * and line feed, and U+FFFE, U+FFFF), a carriage return (XML parsers read CR LF and a lone CR as
+ * LF), and the underscore of text that reads as an escape already (written _x005F_), so a reader
+ * that decodes the escapes, as Excel and the import do, gets the text back as it was.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the controls XML cannot hold are the point.
+const OOXML_ESCAPED = /_(?=x[0-9A-Fa-f]{4}_)|[\u0000-\u0008\u000B-\u001F\uFFFE\uFFFF]/g;
+
+/** Text as the character data of a cell (an inline string): OOXML's escapes, then XML's. */
+export function cellText(text: string): string {
+  const escaped = text.replace(
+    OOXML_ESCAPED,
+    (char) => `_x${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}_`,
+  );
+  return xmlText(escaped);
+}
+
 const inlineString = (ref: string, text: string, style = '') =>
-  `<c r="${ref}"${style} t="inlineStr"><is><t xml:space="preserve">${xmlText(text)}</t></is></c>`;
+  `<c r="${ref}"${style} t="inlineStr"><is><t xml:space="preserve">${cellText(text)}</t></is></c>`;
 
 /** One cell of a row from its text (as cells.ts renders it); empty cells are left out. */
 function cellXml(ref: string, kind: CellKind, text: unknown): string {
@@ -120,7 +138,11 @@ async function* sheetXml(
     for (const cells of batch) {
       row += 1;
       let line = `<row r="${row}">`;
+      const start = line.length;
       for (let i = 0; i < columns.length; i += 1) line += cellXml(`${columns[i]}${row}`, kinds[i]!, cells[i]);
+      // A record with every cell empty is still a row: an empty text cell keeps it from readers
+      // (the import's among them) that skip rows without values.
+      if (line.length === start && columns.length > 0) line += inlineString(`A${row}`, '');
       lines.push(`${line}</row>`);
     }
     yield lines.join('');
