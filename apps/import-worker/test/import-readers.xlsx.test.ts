@@ -131,6 +131,38 @@ describe('readXlsx: values', () => {
     ]);
   });
 
+  test('a date-time format keeps the time at midnight; a date format shows the day', async () => {
+    const bytes = await workbookBytes((workbook) => {
+      const sheet = workbook.addWorksheet('S');
+      sheet.addRow([
+        new Date(Date.UTC(2024, 0, 2)),
+        new Date(Date.UTC(2024, 0, 2)),
+        new Date(Date.UTC(2024, 0, 2, 5)),
+      ]);
+      sheet.getCell('A1').numFmt = 'yyyy-mm-dd';
+      sheet.getCell('B1').numFmt = 'yyyy-mm-dd hh:mm:ss.000';
+      sheet.getCell('C1').numFmt = 'yyyy-mm-dd';
+    });
+    // A column of date-times with one at midnight was read as a date and text mixed.
+    expect(await readAll(bytes)).toEqual([
+      { row: 1, cells: ['2024-01-02', '2024-01-02T00:00:00.000Z', '2024-01-02T05:00:00.000Z'] },
+    ]);
+  });
+
+  test('a row of empty values is a row; a row of styled empty cells is not', async () => {
+    const sheet = sheetXml(
+      '<row r="1"><c t="inlineStr"><is><t>A</t></is></c></row>' +
+        '<row r="2"><c r="A2" t="inlineStr"><is><t></t></is></c></row>' +
+        '<row r="3"><c r="A3" s="1"/></row>' +
+        '<row r="4"><c r="A4"><v>1</v></c></row>',
+    );
+    expect(await readAll(zip(workbookEntries(sheet)))).toEqual([
+      { row: 1, cells: ['A'] },
+      { row: 2, cells: [''] },
+      { row: 4, cells: ['1'] },
+    ]);
+  });
+
   test('dates of a 1904-based workbook', async () => {
     const bytes = await workbookBytes((workbook) => {
       workbook.properties.date1904 = true;

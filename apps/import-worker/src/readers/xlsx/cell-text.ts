@@ -36,14 +36,17 @@ export function numberText(raw: string): string {
   return raw.length <= 15 ? String(value) : String(Number(value.toPrecision(15)));
 }
 
-/** A date-formatted cell's serial day number as YYYY-MM-DD, or an ISO UTC timestamp if it has a time. */
-export function serialDateText(raw: string, date1904: boolean): string {
+/**
+ * A date-formatted cell's serial day number as YYYY-MM-DD, or an ISO UTC timestamp if it has a
+ * time or its format shows one (`withTime`: midnight in a date-time column is a date-time).
+ */
+export function serialDateText(raw: string, date1904: boolean, withTime = false): string {
   const serial = Number(raw);
   if (raw.trim() === '' || !Number.isFinite(serial) || serial < 0) return numberText(raw);
   // The 1900 system counts a 1900-02-29 that never was (day 60), so days 1 to 59 are one day
   // later than the arithmetic; time-only values (below 1) keep the usual 1899-12-30 origin.
   const days = date1904 ? serial + DATE_1904_OFFSET : serial >= 1 && serial < 60 ? serial + 1 : serial;
-  return dateText(Math.round((days - UNIX_EPOCH_SERIAL) * MS_PER_DAY)) ?? numberText(raw);
+  return dateText(Math.round((days - UNIX_EPOCH_SERIAL) * MS_PER_DAY), withTime) ?? numberText(raw);
 }
 
 /** A cell of type "d", which holds an ISO 8601 date; one without a zone is taken as UTC. */
@@ -58,19 +61,19 @@ export function booleanText(raw: string): string {
   return text === '1' || text.toLowerCase() === 'true' ? 'true' : 'false';
 }
 
-function dateText(ms: number): string | null {
+function dateText(ms: number, withTime = false): string | null {
   if (!Number.isFinite(ms) || ms < FIRST_DATE_MS || ms > LAST_DATE_MS) return null;
-  return isoText(ms);
+  return isoText(ms, withTime);
 }
 
 const pad = (value: number, width: number) => String(value).padStart(width, '0');
 
 /**
  * `new Date(ms).toISOString()` for whole milliseconds in years 0 to 9999, the day alone when the
- * time is midnight: arithmetic on the proleptic Gregorian calendar (days to civil date, after
+ * time is midnight unless `withTime`: arithmetic on the proleptic Gregorian calendar (days to civil date, after
  * Howard Hinnant's algorithm), a few times faster than a Date per cell of a big sheet.
  */
-export function isoText(ms: number): string {
+export function isoText(ms: number, withTime = false): string {
   const days = Math.floor(ms / MS_PER_DAY);
   const time = ms - days * MS_PER_DAY;
   // Days since 0000-03-01, counted in 400-year eras of 146,097 days.
@@ -90,7 +93,7 @@ export function isoText(ms: number): string {
   const month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9;
   const year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0);
   const date = `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`;
-  if (time === 0) return date;
+  if (time === 0 && !withTime) return date;
   const seconds = Math.floor(time / 1000);
   return `${date}T${pad(Math.floor(seconds / 3600), 2)}:${pad(Math.floor(seconds / 60) % 60, 2)}:${pad(seconds % 60, 2)}.${pad(time % 1000, 3)}Z`;
 }

@@ -4,16 +4,28 @@ const BUILT_IN_DATE_FORMATS = new Set([
   55, 56, 57, 58,
 ]);
 
-/** Whether number format `id` (with its code, for a format the workbook defines) shows a date. */
-export function isDateFormat(id: number, code: string | undefined): boolean {
-  return code === undefined ? BUILT_IN_DATE_FORMATS.has(id) : codeShowsDate(code);
+/** The built-in date formats that show a time of day (or an elapsed time). */
+const BUILT_IN_TIME_FORMATS = new Set([18, 19, 20, 21, 22, 32, 33, 34, 35, 45, 46, 47, 55, 56]);
+
+/**
+ * What number format `id` (with its code, for a format the workbook defines) shows: a date alone,
+ * a date with a time (so a cell at midnight still reads as a date-time), or no date (null).
+ */
+export function dateFormatOf(id: number, code: string | undefined): 'date' | 'datetime' | null {
+  if (code === undefined) {
+    if (!BUILT_IN_DATE_FORMATS.has(id)) return null;
+    return BUILT_IN_TIME_FORMATS.has(id) ? 'datetime' : 'date';
+  }
+  if (!codeShows(code, 'dmyhsDMYHS')) return null;
+  // m alone is a month; a time has hours or seconds.
+  return codeShows(code, 'hsHS') ? 'datetime' : 'date';
 }
 
 /**
- * Whether a format code has a date or time part: d, m, y, h or s outside quoted text, escaped
+ * Whether a format code has one of `letters` (date and time parts) outside quoted text, escaped
  * characters and [colour]/[$-locale] brackets, or an elapsed-time bracket such as [h].
  */
-function codeShowsDate(code: string): boolean {
+function codeShows(code: string, letters: string): boolean {
   for (let i = 0; i < code.length; i += 1) {
     const c = code[i] as string;
     if (c === '"') {
@@ -27,7 +39,7 @@ function codeShowsDate(code: string): boolean {
       if (end === -1) return false;
       if (isElapsedTime(code.slice(i + 1, end))) return true;
       i = end;
-    } else if ('dmyhsDMYHS'.includes(c)) {
+    } else if (letters.includes(c)) {
       return true;
     }
   }

@@ -1,18 +1,19 @@
-import { isDateFormat } from './date-formats';
+import { dateFormatOf } from './date-formats';
 import type { InflateBudget } from './inflate-budget';
 import { readXmlPart } from './xml-part';
 import type { ZipArchive } from './zip-archive';
 
 /**
  * For each cell style (a cell's `s` attribute indexes <cellXfs>), whether its number format shows
- * a date: that is all that tells a date from a number in a sheet, which stores both as numbers.
+ * a date, and a time with it: that is all that tells a date from a number in a sheet, which
+ * stores both as numbers.
  */
 export async function readDateStyles(
   zip: ZipArchive,
   part: string,
   budget: InflateBudget,
   maxTextLength: number,
-): Promise<boolean[]> {
+): Promise<('date' | 'datetime' | null)[]> {
   const formatCodes = new Map<number, string>();
   const styleFormats: number[] = [];
   let inCellFormats = false;
@@ -32,5 +33,5 @@ export async function readDateStyles(
     },
     maxTextLength,
   );
-  return styleFormats.map((id) => isDateFormat(id, formatCodes.get(id)));
+  return styleFormats.map((id) => dateFormatOf(id, formatCodes.get(id)));
 }

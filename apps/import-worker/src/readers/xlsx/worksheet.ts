@@ -17,7 +17,8 @@ import type { XmlHandler } from './xml-part';
 export interface WorksheetContext {
   sharedStrings: SharedStrings;
   /** Per cell style index: whether it shows a date. */
-  dateStyles: readonly boolean[];
+  /** Per cell style: whether its format shows a date, or a date and time. */
+  dateStyles: readonly ('date' | 'datetime' | null)[];
   date1904: boolean;
   limits: ReaderLimits;
   /** Counts every cell as it is made, so a shared string used a million times stops early. */
@@ -28,8 +29,10 @@ export interface WorksheetContext {
  * Gathers a worksheet's rows from its XML elements: <row r> holds <c r t s> cells whose <v> is a
  * number, a shared string index, a boolean, an error or a formula's cached result, or whose <is>
  * holds an inline (rich) string. Cells without a value (styled empty cells, which may run far to
- * the right) are skipped; gaps are filled with '' so cells[i] is column i + 1. A value past
- * maxColumns is never stored: the row's width is counted on and the row fails when it ends.
+ * the right) are skipped; gaps are filled with '' so cells[i] is column i + 1. A row with no value
+ * is skipped, but one whose values are all empty text is a row: an export writes an empty
+ * record so. A value past maxColumns is never stored: the row's width is counted on and the row
+ * fails when it ends.
  */
 export class WorksheetRows implements XmlHandler {
   /** Rows completed since the caller last took them. */
@@ -43,6 +46,8 @@ export class WorksheetRows implements XmlHandler {
   private style = 0;
   private inCell = false;
   private hasValue = false;
+  /** Whether a cell of the row has a value, empty text included. */
+  private rowHasValue = false;
   private inInlineString = false;
   private inPhonetic = false;
   private capturing = false;
@@ -67,6 +72,7 @@ export class WorksheetRows implements XmlHandler {
         // The r attribute is optional: without it a row follows the one before.
         this.rowNumber = positiveInteger(attributes.r) ?? this.rowNumber + 1;
         this.cells = [];
+        this.rowHasValue = false;
         this.overflowColumn = 0;
         this.column = 0;
         break;
@@ -136,6 +142,7 @@ export class WorksheetRows implements XmlHandler {
     if (this.valueLength > this.rawLimit)
       throw valueTooLong(this.rowNumber, column, this.valueLength, limits);
     const text = this.cellText(column);
+    this.rowHasValue = true;
     if (text === '') return;
     if (text.length > limits.maxCellLength) throw valueTooLong(this.rowNumber, column, text.length, limits);
     // The gap before the cell counts (a cell in column 500 makes 500), and so does a cell that
@@ -160,8 +167,8 @@ export class WorksheetRows implements XmlHandler {
       case 'd':
         return isoDateText(value);
       default:
-        return this.context.dateStyles[this.style] === true
-          ? serialDateText(value, this.context.date1904)
+        return this.context.dateStyles[this.style] != null
+          ? serialDateText(value, this.context.date1904, this.context.dateStyles[this.style] === 'datetime')
           : numberText(value);
     }
   }
@@ -185,6 +192,11 @@ export class WorksheetRows implements XmlHandler {
     if (this.overflowColumn > 0)
       throw tooManyColumns(this.rowNumber, this.overflowColumn, this.context.limits);
     if (this.cells.length > 0) this.rows.push({ row: this.rowNumber, cells: this.cells });
+    else if (this.rowHasValue) {
+      // Counted as one cell, so rows of empty values expand no further than any other cells.
+      this.context.emitted.emit(this.rowNumber, 1, 0);
+      this.rows.push({ row: this.rowNumber, cells: [''] });
+    }
     this.cells = [];
   }
 
