@@ -1,4 +1,5 @@
 import { moduleOfField } from '@recordbase/db/field-types';
+import { hasColumn } from '@recordbase/db/physical';
 import { type ExpandedLink, linkedPrimariesSql } from '../expand';
 import { type FieldMeta, fieldSql, type TableMeta } from '../table-meta';
 
@@ -80,11 +81,24 @@ function csvTextSql(cell: string): string {
     ELSE ${cell} END`;
 }
 
+/**
+ * Whether a cell is computed where it is used rather than once in the row's LATERAL subquery: a
+ * cell that is not text is used once; a text cell, used four times by the CSV quoting, is when it
+ * reads the field's own column as it is (not an array's elements, not a link's primaries).
+ * PostgreSQL runs a LATERAL (… OFFSET 0) subquery per row at a cost of its own: on 1,000,000 rows
+ * of nine plain fields, dropping it (with the line joined by `||`) halved the statement's time.
+ */
+function inlineCell(field: FieldMeta, kind: CellKind, links: ReadonlyMap<string, ExpandedLink>): boolean {
+  if (links.has(field.id) || field.type === 'linked_record') return false;
+  if (kind !== 'text') return true;
+  return hasColumn(field) && moduleOfField(field).formula !== 'array';
+}
+
 export interface ExportCellsSql {
   kinds: CellKind[];
-  /** Joined after the row source aliased `r`: the cells c0, c1… of the row, each computed once. */
+  /** Joined after the row source aliased `r`: the cells c0, c1… of the row that are costly, each computed once. */
   join: string;
-  /** The cells as columns c0, c1… (for XLSX). */
+  /** The cells as columns (for XLSX). */
   columns: string;
   /** The cells as one CSV line, without its line break. */
   csvLine: string;
@@ -101,16 +115,25 @@ export function exportCellsSql(
 ): ExportCellsSql {
   const byField = new Map(links.map((link) => [link.field.id, link]));
   const kinds = fields.map(cellKindOf);
-  const cells = fields.map((field, i) => `${cellSql(table, field, byField)} AS c${i}`);
-  const refs = fields.map((_, i) => `c.c${i}`);
+  const joined: string[] = [];
+  const refs = fields.map((field, i) => {
+    const cell = cellSql(table, field, byField);
+    if (inlineCell(field, kinds[i]!, byField)) return cell;
+    joined.push(`${cell} AS c${i}`);
+    return `c.c${i}`;
+  });
   return {
     kinds,
     // OFFSET 0 keeps the planner from inlining the subquery (which would compute a cell twice).
-    join: cells.length > 0 ? `CROSS JOIN LATERAL (SELECT ${cells.join(', ')} OFFSET 0) c` : '',
+    join: joined.length > 0 ? `CROSS JOIN LATERAL (SELECT ${joined.join(', ')} OFFSET 0) c` : '',
     columns: refs.length > 0 ? refs.join(', ') : 'NULL',
+    // An empty cell is an empty field. `||` rather than array_to_string(ARRAY[…]): with the cells
+    // inline, it took the statement from 5.1–6.1 s to 3.0–3.2 s (COPY of the columns: 1.6 s).
     csvLine:
       refs.length > 0
-        ? `array_to_string(ARRAY[${refs.map((ref, i) => (kinds[i] === 'text' ? csvTextSql(ref) : ref)).join(', ')}]::text[], ',', '')`
+        ? refs
+            .map((ref, i) => `COALESCE((${kinds[i] === 'text' ? csvTextSql(ref) : ref})::text, '')`)
+            .join(` || ',' || `)
         : `''`,
   };
 }
