@@ -110,7 +110,8 @@ async function main(): Promise<void> {
     queuePrefix,
     logLevel: env.BENCH_SERVER_LOG ?? 'warn',
     tuning: {},
-    execArgv: {},
+    // As the records suite: flags for records-api's processes (--cpu-prof, heap sizes) when profiling.
+    execArgv: { 'records-api': (env.BENCH_SERVER_EXEC_ARGV ?? '').split(' ').filter(Boolean) },
     services: ['records-api', 'upload-service', 'webhook-dispatcher', 'import-worker'],
     gateway: GATEWAY,
   });
