@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { TableRecord } from '@recordbase/contracts/records';
+import { withLiterals } from '@recordbase/domain/records/export/export-records';
 import { readCsv, readXlsx } from '@recordbase/import-worker/readers';
 import ExcelJS from 'exceljs';
 import express from 'express';
@@ -56,6 +57,9 @@ const ndjsonOf = (bytes: Buffer) =>
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as TableRecord);
+
+/** A text as the CSV writes it: a leading formula character guarded with `'`. */
+const csvGuarded = (text: string) => (/^[-=+@\t\r]/.test(text) ? `'${text}` : text);
 
 async function csvRows(bytes: Buffer): Promise<string[][]> {
   const rows: string[][] = [];
@@ -168,22 +172,19 @@ describe('CSV', () => {
     expect(res.headers['content-disposition']).toBe('attachment; filename="Things.csv"');
     expect(res.headers['x-accel-buffering']).toBe('no');
     expect(res.headers['content-length']).toBeUndefined();
-    const lines = res.bytes.toString('utf8').split('\r\n');
-    expect(lines[0]).toBe(
-      'Title,Notes,Email,Site,Phone,Amount,Price,Share,Stars,Took,Day,At,Stage,Tags,Done,Files,Targets,Twice,Shout,Seq,Creator,Linked,Labels',
+    // Lines end in LF, as PostgreSQL's COPY writes them; a field is quoted when it holds a quote,
+    // a comma or a line break (the first record's Notes), a guarded one only then too.
+    expect(res.bytes.toString('utf8')).toBe(
+      [
+        'Title,Notes,Email,Site,Phone,Amount,Price,Share,Stars,Took,Day,At,Stage,Tags,Done,Files,Targets,Twice,Shout,Seq,Creator,Linked,Labels',
+        '"alpha, ""the first""","line one\nline two",a@example.com,https://example.com/a,\'+1 555 0100,1.25,10.5,0.25,3,90,2026-01-31,2026-01-31T10:15:00.250Z,\'-Void,"y, x",true,"https://cdn.example.com/a.pdf, https://cdn.example.com/b.pdf","\'=south, north",2.5,"ALPHA, ""THE FIRST""",1,root,2,"\'=south, north"',
+        `"'=HYPERLINK(""http://evil"")",,,,,-7.5,,,,,,,,,false,,,-15,"'=HYPERLINK(""HTTP://EVIL"")",2,root,0,`,
+        // 1e23 to 2 decimal places is the double next below it: numbers come in their shortest form.
+        `'@SUM(A1),'\tindented,,,,9.999999999999999e+22,,,,,1899-12-31,,,,false,,,1.9999999999999998e+23,'@SUM(A1),3,root,0,`,
+        'Zoë,,,,,0.1,,,,,,,Open,,false,,north,0.2,ZOË,4,root,1,north',
+        '',
+      ].join('\n'),
     );
-    expect(lines[1]).toBe(
-      '"alpha, ""the first""","line one\nline two",a@example.com,https://example.com/a,"\'+1 555 0100",1.25,10.5,0.25,3,90,2026-01-31,2026-01-31T10:15:00.250Z,"\'-Void","y, x",true,"https://cdn.example.com/a.pdf, https://cdn.example.com/b.pdf","\'=south, north",2.5,"ALPHA, ""THE FIRST""",1,root,2,"\'=south, north"',
-    );
-    expect(lines[2]).toBe(
-      `"'=HYPERLINK(""http://evil"")",,,,,-7.5,,,,,,,,,false,,,-15,"'=HYPERLINK(""HTTP://EVIL"")",2,root,0,`,
-    );
-    // 1e23 to 2 decimal places is the double next below it: numbers come in their shortest form.
-    expect(lines[3]).toBe(
-      `"'@SUM(A1)","'\tindented",,,,9.999999999999999e+22,,,,,1899-12-31,,,,false,,,1.9999999999999998e+23,"'@SUM(A1)",3,root,0,`,
-    );
-    expect(lines[4]).toBe('Zoë,,,,,0.1,,,,,,,Open,,false,,north,0.2,ZOË,4,root,1,north');
-    expect(lines.slice(5)).toEqual(['']);
   });
 
   it('reads back through the import reader as the values the list answers', async () => {
@@ -196,7 +197,7 @@ describe('CSV', () => {
     );
   });
 
-  it('quotes a semicolon, which the import would otherwise take for the delimiter', async () => {
+  it('quotes a semicolon in the header, which the import would otherwise take for the delimiter', async () => {
     const table = await newTable('Semicolons', [{ name: 'a;b', type: 'single_line_text' }]);
     await h.api
       .post(url(`/tables/${table.id}/records`))
@@ -204,7 +205,7 @@ describe('CSV', () => {
       .send({ record: { 'a;b': 'c;d' } })
       .expect(201);
     const res = await exportOf(table.id, { format: 'csv' });
-    expect(res.bytes.toString('utf8')).toBe('"a;b"\r\n"c;d"\r\n');
+    expect(res.bytes.toString('utf8')).toBe('"a;b"\nc;d\n');
     expect(await csvRows(res.bytes)).toEqual([['a;b'], ['c;d']]);
   });
 
@@ -215,7 +216,7 @@ describe('CSV', () => {
     expect(res.headers['content-disposition']).toBe(
       `attachment; filename="Caf_ __mlaut_.csv"; filename*=UTF-8''Caf%C3%A9%20%22%C3%9Cmlaut%22.csv`,
     );
-    expect(res.bytes.toString('utf8')).toBe('Name\r\n');
+    expect(res.bytes.toString('utf8')).toBe('Name\n');
   });
 });
 
@@ -252,7 +253,7 @@ describe('NDJSON', () => {
     expect(listed.length).toBeGreaterThan(0);
     expect(ndjsonOf(res.bytes)).toEqual(listed);
     const csv = await exportOf(things.id, { format: 'csv', ...body });
-    expect(csv.bytes.toString('utf8').split('\r\n')[0]).toBe('Title,Amount');
+    expect(csv.bytes.toString('utf8').split('\n')[0]).toBe('Title,Amount');
   });
 });
 
@@ -365,6 +366,47 @@ describe('refusals', () => {
   });
 });
 
+describe('CSV through COPY, whose statement takes no parameters', () => {
+  it('inlines every parameter as the literal PostgreSQL reads as the same value', async () => {
+    const values = [
+      'it\'s \\ a "quote" $1 $10',
+      ['a', 'b"c', 'd\\e', null, "f'g", ''],
+      -1.5e-7,
+      true,
+      '{"k": ["v\'"]}',
+      null,
+    ];
+    const typed = '$1::text, $2::text[], $3::float8, $4::boolean, $5::jsonb, $6::text';
+    const sent = await h.db.pool.query({ text: `SELECT ${typed}`, values, rowMode: 'array' });
+    const inlined = await h.db.pool.query({
+      text: `SELECT ${withLiterals(typed, values)}`,
+      rowMode: 'array',
+    });
+    expect(inlined.rows).toEqual(sent.rows);
+  });
+
+  it('exports what the list answers for a filter of hostile text', async () => {
+    const body = {
+      filter: {
+        or: [
+          { field: 'Title', in: ['alpha, "the first"', "o'neil \\ $1"] },
+          { field: 'Title', starts_with: '=' },
+          { field: 'Title', contains: '%_' },
+        ],
+      },
+      fields: ['Title'],
+    };
+    const listed = await list(things.id, body);
+    const res = await exportOf(things.id, { format: 'csv', ...body });
+    expect(res.status).toBe(200);
+    const rows = await csvRows(res.bytes);
+    expect(rows.slice(1).map((row) => row[0])).toEqual(
+      listed.map((record) => csvGuarded(String(record.fields.Title))),
+    );
+    expect(rows.length).toBeGreaterThan(1);
+  });
+});
+
 describe('a large table', () => {
   const COUNT = 12_000;
   let bulk: { id: string; fields: FieldBody[] };
@@ -385,7 +427,7 @@ describe('a large table', () => {
   it('arrives whole and in order, past many batches', async () => {
     const res = await exportOf(bulk.id, { format: 'csv', sort: [{ field: 'N', direction: 'desc' }] });
     expect(res.status).toBe(200);
-    const lines = res.bytes.toString('utf8').split('\r\n');
+    const lines = res.bytes.toString('utf8').split('\n');
     expect(lines).toHaveLength(COUNT + 2);
     expect(lines[0]).toBe('Name,N');
     expect(lines.slice(1, -1)).toEqual(
@@ -455,7 +497,7 @@ describe('a large table', () => {
       exportOf(bulk.id, { format: 'csv', fields: ['N'] }),
       exportOf(bulk.id, { format: 'csv', fields: ['N'] }),
     ]);
-    expect(both.map((res) => [res.status, res.bytes.toString('utf8').split('\r\n').length])).toEqual([
+    expect(both.map((res) => [res.status, res.bytes.toString('utf8').split('\n').length])).toEqual([
       [200, COUNT + 2],
       [200, COUNT + 2],
     ]);

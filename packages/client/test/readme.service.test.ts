@@ -94,7 +94,7 @@ it('runs the README: a nested filter, a view, an export, an upsert, an upload in
     createWriteStream(join(dir, 'won-deals.csv')),
   );
   expect(await readFile(join(dir, 'won-deals.csv'), 'utf8')).toBe(
-    'Title,Amount\r\nbig,50000\r\nsmall,5\r\ncorp,1\r\n',
+    'Title,Amount\nbig,50000\nsmall,5\ncorp,1\n',
   );
   await expect(
     client.records.export(base.id, 'Deals', { format: 'csv', view: 'Lost' }),

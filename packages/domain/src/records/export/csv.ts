@@ -1,9 +1,9 @@
 /**
- * The CSV of an export: UTF-8, RFC 4180 (fields quoted when they hold a quote, comma or line
- * break, lines ending in CRLF). A semicolon is quoted too: readers that tell the delimiter from
- * the header (the import's) would take a one-column file named "a;b" for two columns. The rows'
- * lines are rendered by PostgreSQL (cells.ts); the header,
- * the field names, here by the same rules.
+ * The CSV of an export: UTF-8, RFC 4180's quoting (a field quoted when it holds a quote, comma or
+ * line break), lines ending in LF. PostgreSQL's COPY writes the rows from the cells of cells.ts;
+ * the header, the field names, is written here by the same rules, a semicolon quoted too: readers
+ * that tell the delimiter from the header (the import's) would take a one-column file named "a;b"
+ * for two columns.
  */
 
 /** Text a spreadsheet would run as a formula when a cell starts with it. */
@@ -19,5 +19,5 @@ export function csvText(text: string): string {
 
 /** The header line: the field names, in the order of the cells. */
 export function csvHeader(fields: readonly { name: string }[]): string {
-  return `${fields.map((field) => csvText(field.name)).join(',')}\r\n`;
+  return `${fields.map((field) => csvText(field.name)).join(',')}\n`;
 }

@@ -1,7 +1,8 @@
 import type { Principal } from '@recordbase/contracts/api-keys';
 import type { ExportFormat, ExportRecordsRequest } from '@recordbase/contracts/records';
-import { qualifiedTable, SqlParams } from '@recordbase/db/physical';
+import { qualifiedTable, quoteLiteral, SqlParams } from '@recordbase/db/physical';
 import type pg from 'pg';
+import { type CopyToStreamQuery, to as copyTo } from 'pg-copy-streams';
 import { expandedLinks } from '../expand';
 import { presentRecords } from '../presentation';
 import { compileFilter } from '../query-compiler';
@@ -25,6 +26,39 @@ import { xlsxFile } from './xlsx';
  */
 
 const CURSOR = 'rb_export';
+
+/**
+ * The time limit of a CSV export's COPY, which is one statement from the first row to the last,
+ * however slowly the client reads (the route ends a client that stalls for a minute).
+ */
+export const COPY_TIMEOUT_MS = 30 * 60_000;
+
+/**
+ * An SQL literal of a parameter's value in the text form node-postgres sends it in (arrays as
+ * array literals, objects as JSON): a quoted literal is of unknown type until its context decides,
+ * as an untyped parameter is, so the statement means the same.
+ */
+function literalText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (Array.isArray(value)) {
+    const items = value.map((item) => {
+      const text = literalText(item);
+      return text === null ? 'NULL' : `"${text.replace(/[\\"]/g, '\\$&')}"`;
+    });
+    return `{${items.join(',')}}`;
+  }
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** `sql` with each `$n` replaced by the literal of `values[n - 1]`. */
+export function withLiterals(sql: string, values: readonly unknown[]): string {
+  return sql.replace(/\$(\d+)(?!\d)/g, (_, n: string) => {
+    const text = literalText(values[Number(n) - 1]);
+    return text === null ? 'NULL' : quoteLiteral(text);
+  });
+}
 
 /** Rows per FETCH at first, and its bounds: a FETCH then aims at BATCH_BYTES of rows. */
 const FIRST_BATCH_ROWS = 1000;
@@ -120,7 +154,7 @@ async function shapeOf(
   ]);
   const cells = exportCellsSql(table, fields, links);
   return {
-    select: format === 'csv' ? cells.csvLine : cells.columns,
+    select: format === 'csv' ? cells.csvColumns : cells.columns,
     join: cells.join,
     kinds: cells.kinds,
   };
@@ -149,11 +183,14 @@ export function openExport(
 
     const client = await db.connect();
     let open = true;
+    let copy: CopyToStreamQuery | undefined;
     const batches = new RowBatches(client);
     const close = async () => {
       if (!open) return;
       open = false;
       await batches.settle();
+      // A COPY left midway is cancelled with the request (its connection then discarded).
+      copy?.destroy();
       // Read-only: nothing to commit. A connection whose statement was cancelled (the client
       // left) is discarded by its release instead (cancellablePool).
       await client.query('ROLLBACK').catch(() => {});
@@ -174,14 +211,21 @@ export function openExport(
         );
         assertCurrentMeta(table, current.rows[0]?.schema_version);
       }
-      // Each FETCH runs under the connection's statement_timeout, as any other statement does.
-      await client.query(
-        `DECLARE ${CURSOR} NO SCROLL CURSOR FOR
-           SELECT ${shape.select} FROM ${qualifiedTable(table.schemaName, table.id)} r ${shape.join}
-            WHERE ${where} ORDER BY ${orderBy}`,
-        params.values,
-      );
-      first = await batches.next(measure);
+      const query = `SELECT ${shape.select} FROM ${qualifiedTable(table.schemaName, table.id)} r ${shape.join}
+            WHERE ${where} ORDER BY ${orderBy}`;
+      if (format === 'csv') {
+        // PostgreSQL writes the CSV itself, at COPY's speed: quoting in C rather than per cell in
+        // SQL. COPY takes no parameters, so they go in as literals, as the driver would send them.
+        await client.query(`SET LOCAL statement_timeout = ${COPY_TIMEOUT_MS}`);
+        copy = client.query(
+          copyTo(`COPY (${withLiterals(query, params.values)}) TO STDOUT WITH (FORMAT csv)`),
+        );
+        first = [];
+      } else {
+        // Each FETCH runs under the connection's statement_timeout, as any other statement does.
+        await client.query(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${query}`, params.values);
+        first = await batches.next(measure);
+      }
     } catch (error) {
       await close();
       throw error;
@@ -202,7 +246,10 @@ export function openExport(
             yield `${batch.map((row) => present(row[0] as string)).join('\n')}\n`;
         } else if (format === 'csv') {
           yield csvHeader(fields);
-          for await (const batch of rows()) yield `${batch.map((row) => row[0] as string).join('\r\n')}\r\n`;
+          for await (const chunk of copy!) {
+            if (!open) break;
+            yield chunk as Buffer;
+          }
         } else {
           yield* xlsxFile(table.name, fields, shape.kinds, rows());
         }
