@@ -1,16 +1,43 @@
 import { qualifiedTable, quoteIdent } from '@recordbase/db/physical';
 import type pg from 'pg';
 import type { ApiClient } from '../lib/api';
-import { NOTE_WORDS, ORGS, SECTORS, STATUS_OPTIONS, select } from '../records/dataset';
-import { type DatabaseDto, fieldIdsOf, pick, seededInsert, timed, uuidV7 } from '../records/load';
+import { type DatabaseDto, fieldIdsOf, pick, seededInsert, select, timed, uuidV7 } from '../lib/sql-dataset';
 
 /**
  * The exported table: a base with one table of the usual column mix (text, long text with the
  * characters CSV must quote, email, numbers, date, datetime, single select, checkbox), its table
  * and fields created through the API, its rows generated in SQL straight into the physical table
- * (INSERT … SELECT generate_series, with the records suite's helpers and word lists), then
+ * (INSERT … SELECT generate_series, with the helpers of lib/sql-dataset.ts), then
  * VACUUM ANALYZE, so neither reader pays for hint bits or a missing visibility map.
  */
+
+/** The words the rows are drawn from. */
+const STATUS_OPTIONS = ['Lead', 'Qualified', 'Proposal', 'Won', 'Lost'] as const;
+const ORGS = [
+  'Acme',
+  'Globex',
+  'Initech',
+  'Umbrella',
+  'Hooli',
+  'Stark',
+  'Wayne',
+  'Wonka',
+  'Tyrell',
+  'Vandelay',
+];
+const SECTORS = ['Software', 'Hardware', 'Services', 'Logistics'];
+const NOTE_WORDS = [
+  'call',
+  'scheduled',
+  'follow',
+  'up',
+  'with',
+  'procurement',
+  'legal',
+  'review',
+  'budget',
+  'quote',
+];
 
 export const EXPORT_FIELDS = [
   { name: 'Name', type: 'single_line_text' },

@@ -8,13 +8,13 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { request } from 'undici';
 import { ApiClient } from '../lib/api';
+import { CPU_ROLES, type CpuUse, probeCpu } from '../lib/cpu';
 import { deleteQueueKeys, dropDatabase, recreateDatabase } from '../lib/database';
 import { gitSha, host, loadAverage } from '../lib/machine';
 import { waitForOtherBenchmark } from '../lib/proc';
 import { writeSuiteSection } from '../lib/readme';
 import { newQueuePrefix, startBenchStack } from '../lib/stack';
 import { median } from '../lib/stats';
-import { CPU_ROLES, type CpuUse, probeCpu } from '../records/cpu';
 import { createDataset } from './dataset';
 import { processTree, type RssWindow, watchRss } from './rss';
 

@@ -5,7 +5,7 @@ import { commandLine, machineTicks, processIds, processTicks, TICKS_PER_SECOND }
  * benchmark database (and parallel workers), PostgreSQL's shared background processes
  * (checkpointer, WAL writer, background writer, autovacuum), the benchmark and its other services,
  * and everything else, which is other work on a shared machine ("other load", as in
- * records/cpu.ts). /proc is read every `intervalMs`, so a process that ends within the window (a
+ * lib/cpu.ts). /proc is read every `intervalMs`, so a process that ends within the window (a
  * backend whose connection is closed after its COPY) counts up to its last reading.
  */
 

@@ -67,7 +67,9 @@ export const NOTE_WORDS = [
   'demo',
 ] as const;
 
-export const select = (options: readonly string[]) => ({ options: options.map((name) => ({ name })) });
+export { select } from '../lib/sql-dataset';
+
+import { select } from '../lib/sql-dataset';
 
 export const COMPANIES_FIELDS = [
   { name: 'Name', type: 'single_line_text' },

@@ -1,5 +1,5 @@
+import { CPU_ROLES, type CpuProbe, type CpuRole } from '../lib/cpu';
 import { median, percentile } from '../lib/stats';
-import { CPU_ROLES, type CpuProbe, type CpuRole } from './cpu';
 
 /**
  * The closed-loop load generator shared by the HTTP and raw SQL runners: `concurrency` workers

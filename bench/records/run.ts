@@ -1,9 +1,9 @@
 import { quoteIdent } from '@recordbase/db/physical';
 import type pg from 'pg';
 import type { ApiClient } from '../lib/api';
+import { probeCpu } from '../lib/cpu';
 import type { BenchConfig } from './config';
 import { selected } from './config';
-import { probeCpu } from './cpu';
 import { HttpRunner } from './http-runner';
 import { type Measurement, measure, medianOf } from './measure';
 import type { AggregateBody, ApiRecord, ReadCase, WriteCase } from './queries';

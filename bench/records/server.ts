@@ -10,9 +10,9 @@ import { closeServer, listen } from '@recordbase/server-kit/lifecycle';
 import { createLogger } from '@recordbase/server-kit/logger';
 import { defaultProcesses } from '@recordbase/server-kit/processes';
 import { Redis } from 'ioredis';
+import type { StackRoots } from '../lib/cpu';
 import { deleteQueueKeys } from '../lib/database';
 import { newQueuePrefix, startBenchStack } from '../lib/stack';
-import type { StackRoots } from './cpu';
 
 /**
  * The records-api as the benchmark runs it: the real createApp with a real PostgreSQL pool and a

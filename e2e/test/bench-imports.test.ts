@@ -37,7 +37,7 @@ describe('bench imports', () => {
 
   it('reads the suites and lib', () => {
     expect(new Set([...graph.keys()].map(folder))).toEqual(
-      new Set(['changes', 'imports', 'lib', 'records', 'soak', 'uploads', 'webhooks']),
+      new Set(['changes', 'export', 'imports', 'lib', 'records', 'soak', 'uploads', 'webhooks']),
     );
   });
 

@@ -115,7 +115,7 @@ export function renderReport(results: Results): string {
     '',
     '### Reads (Q1-Q4c): API against the same query in raw SQL',
     '',
-    '"Other load": average number of cores that processes outside the benchmark kept busy while the case ran (the machine may be shared, see records/cpu.ts); figures of rows with a high value are less reliable.',
+    '"Other load": average number of cores that processes outside the benchmark kept busy while the case ran (the machine may be shared, see lib/cpu.ts); figures of rows with a high value are less reliable.',
     '',
     readsTable(pages),
     '',

@@ -70,7 +70,7 @@ export function renderSqlReport(results: SqlResults): string {
     '',
     sqlSummaryTable(results.cases),
     '',
-    'Latencies. "x raw SQL": requests/s over raw SQL\'s; "Other load": cores kept busy by processes outside the benchmark (records/cpu.ts).',
+    'Latencies. "x raw SQL": requests/s over raw SQL\'s; "Other load": cores kept busy by processes outside the benchmark (lib/cpu.ts).',
     '',
     sqlLatencyTable(results.cases),
     '',

@@ -157,6 +157,7 @@ describe('webhook objects', () => {
     events: ['table.deleted'],
     tableId: null,
     fieldIds: null,
+    viewId: null,
     active: true,
     createdAt: '2024-05-01T12:00:00.000Z',
     updatedAt: '2024-05-01T12:00:00.000Z',
@@ -185,7 +186,7 @@ describe('update webhook request', () => {
 
   it('rejects an empty body, unknown keys and bad values', () => {
     expect(problems(updateWebhookRequestSchema.safeParse({}))[0]).toContain(
-      'at least one of url, events, tableId, fieldIds or active',
+      'at least one of url, events, tableId, fieldIds, viewId or active',
     );
     expect(problems(updateWebhookRequestSchema.safeParse({ secret: 'x' }))[0]).toContain('secret');
     expect(updateWebhookRequestSchema.safeParse({ active: 'no' }).success).toBe(false);

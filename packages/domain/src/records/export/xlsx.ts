@@ -41,18 +41,28 @@ export function xmlText(text: string): string {
 
 const SHEET_NAME_MAX = 31;
 
+/** `text` without apostrophes at either end; by index, since a pattern anchored at the end backtracks. */
+function trimApostrophes(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && text[start] === "'") start += 1;
+  while (end > start && text[end - 1] === "'") end -= 1;
+  return text.slice(start, end);
+}
+
 /**
  * A sheet name from the table's: at most 31 characters, none of []:*?/\, not starting or ending
  * with an apostrophe, not empty, and not "History" (which Excel keeps for itself).
  */
 export function sheetNameOf(tableName: string): string {
-  let name = tableName.replace(/[[\]:*?/\\]/g, '_').replace(/^'+|'+$/g, '');
+  let name = trimApostrophes(tableName.replace(/[[\]:*?/\\]/g, '_'));
   // Cut by code point, so no surrogate pair is split.
-  name = Array.from(name).reduce(
-    (kept, char) => (kept.length + char.length <= SHEET_NAME_MAX ? kept + char : kept),
-    '',
+  name = trimApostrophes(
+    Array.from(name).reduce(
+      (kept, char) => (kept.length + char.length <= SHEET_NAME_MAX ? kept + char : kept),
+      '',
+    ),
   );
-  name = name.replace(/'+$/, '');
   if (name.trim() === '') return 'Sheet1';
   return name.toLowerCase() === 'history' ? `${name}_` : name;
 }

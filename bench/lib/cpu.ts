@@ -1,4 +1,4 @@
-import { commandLine, ownerOf, type ProcessSample, sampleProcesses, TICKS_PER_SECOND } from '../lib/proc';
+import { commandLine, ownerOf, type ProcessSample, sampleProcesses, TICKS_PER_SECOND } from './proc';
 
 /**
  * Where the CPU went while a case ran (Linux /proc only): the records-api processes (its cluster
