@@ -60,10 +60,13 @@ interface ExportRun extends Transfer {
   rss: RssWindow;
 }
 
-/** Line breaks in a body read chunk by chunk: `\r\n` for CSV (a quoted cell may hold a bare `\n`), `\n` for NDJSON. */
+/**
+ * Records in a body read chunk by chunk: NDJSON's line breaks; CSV's outside quotes (a quoted
+ * cell may hold a line break), found by jumping from quote to line break with indexOf.
+ */
 function lineCounter(format: Format) {
   let lines = 0;
-  let lastWasCr = false;
+  let inQuotes = false;
   return {
     add(chunk: Buffer) {
       if (format === 'xlsx') return;
@@ -71,9 +74,21 @@ function lineCounter(format: Format) {
         for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines += 1;
         return;
       }
-      if (lastWasCr && chunk[0] === 10) lines += 1;
-      for (let at = chunk.indexOf('\r\n'); at !== -1; at = chunk.indexOf('\r\n', at + 2)) lines += 1;
-      lastWasCr = chunk[chunk.length - 1] === 13;
+      let quote = chunk.indexOf(34);
+      let newline = chunk.indexOf(10);
+      for (;;) {
+        if (!inQuotes && newline !== -1 && (quote === -1 || newline < quote)) {
+          lines += 1;
+          newline = chunk.indexOf(10, newline + 1);
+          continue;
+        }
+        if (quote === -1) return;
+        // A doubled quote inside a quoted cell closes and opens again: the state comes out the same.
+        inQuotes = !inQuotes;
+        const after = quote + 1;
+        quote = chunk.indexOf(34, after);
+        if (newline !== -1 && newline < after) newline = chunk.indexOf(10, after);
+      }
     },
     get lines() {
       return format === 'xlsx' ? Number.NaN : lines;
