@@ -4,6 +4,7 @@
  * (imports.ts, typecast.ts) import it, not this file that re-exports them.
  */
 
+export { ISO_UTC_MILLIS } from './column-sql';
 export { type DateTimeOperand, epochMicros, parseDateTimeOperand } from './dates';
 export { dateTimeCondition, matchDateTime } from './datetime';
 export { fieldTypeOfResult, type KeptFormula, keptFormula } from './formula';

@@ -1,4 +1,4 @@
-import { moduleOfField } from '@recordbase/db/field-types';
+import { ISO_UTC_MILLIS, moduleOfField } from '@recordbase/db/field-types';
 import { hasColumn } from '@recordbase/db/physical';
 import { type ExpandedLink, linkedPrimariesSql } from '../expand';
 import { type FieldMeta, fieldSql, type TableMeta } from '../table-meta';
@@ -37,6 +37,31 @@ export function cellKindOf(field: FieldMeta): CellKind {
 const ELEMENT_TEXT = `CASE json_typeof(e) WHEN 'string' THEN e #>> '{}' WHEN 'null' THEN NULL
   WHEN 'object' THEN COALESCE(e ->> 'url', e ->> 'name', e::text) ELSE e::text END`;
 
+/**
+ * A written column's cell from the column's own text where that is what the API renders (a float8's
+ * and a boolean's text are their JSON; a date's and a date-time's the same to_char as their JSON's),
+ * sparing PostgreSQL the JSON and its unquoting per cell; undefined for every other field.
+ */
+function columnCellSql(field: FieldMeta, column: string): string | undefined {
+  if (!hasColumn(field)) return undefined;
+  switch (field.type) {
+    case 'number':
+    case 'currency':
+    case 'percent':
+    case 'rating':
+    case 'duration':
+    case 'autonumber':
+    case 'checkbox':
+      return `(${column})::text`;
+    case 'date':
+      return `to_char(${column}, 'YYYY-MM-DD')`;
+    case 'datetime':
+      return `to_char(${column} AT TIME ZONE 'UTC', ${ISO_UTC_MILLIS})`;
+    default:
+      return undefined;
+  }
+}
+
 /** A field's cell as SQL text over the record aliased `r`; NULL when empty. */
 function cellSql(table: TableMeta, field: FieldMeta, links: ReadonlyMap<string, ExpandedLink>): string {
   const module = moduleOfField(field);
@@ -44,6 +69,8 @@ function cellSql(table: TableMeta, field: FieldMeta, links: ReadonlyMap<string, 
   const link = links.get(field.id);
   if (link) return linkedPrimariesSql(table, link, (primary) => cellSql(link.linked, primary, new Map()));
   if (field.type === 'linked_record') throw new Error(`export: no linked table given for ${field.id}`);
+  const plain = columnCellSql(field, sql.column);
+  if (plain !== undefined) return plain;
   const json = module.json(sql);
   switch (cellKindOf(field)) {
     case 'number':
