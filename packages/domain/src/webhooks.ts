@@ -334,14 +334,14 @@ async function fieldFilterAfter(
 
 /** The view a change leaves (undefined: unchanged); a view belongs to one table, as fields do. */
 async function viewFilterAfter(
-  prisma: PrismaClient,
+  client: Tx,
   webhook: WebhookRow,
   tableId: string | null | undefined,
   ref: string | null | undefined,
 ): Promise<string | null | undefined> {
   const table = tableId === undefined ? webhook.tableId : tableId;
   if (ref === null) return null;
-  if (ref !== undefined) return resolveViewFilter(prisma, table, ref);
+  if (ref !== undefined) return resolveViewFilter(client, table, ref);
   if (table !== webhook.tableId && webhook.viewId !== null) {
     throw invalid(
       ['viewId'],
@@ -373,11 +373,14 @@ export async function updateWebhook(
       ? await resolveTableFilter(prisma, webhook.databaseId, patch.tableId)
       : patch.tableId;
   const fieldIds = await fieldFilterAfter(prisma, webhook, tableId, patch.fieldIds);
-  const viewId = await viewFilterAfter(prisma, webhook, tableId, patch.viewId);
-  const viewChanges = viewId !== undefined && viewId !== webhook.viewId;
+  let viewChanges = false;
   const [updated] = await withTableFilter(patch.tableId, () =>
     prisma.$transaction(async (tx) => {
-      if (viewChanges) await announceWatchedViews(tx, webhook.databaseId);
+      // The database's row is held before the view is looked up: a view's deletion takes it too,
+      // so it cannot slip in between and leave the webhook naming a view that is gone.
+      if (patch.viewId !== undefined) await announceWatchedViews(tx, webhook.databaseId);
+      const viewId = await viewFilterAfter(tx, webhook, tableId, patch.viewId);
+      viewChanges = viewId !== undefined && viewId !== webhook.viewId;
       return tx.webhook.updateManyAndReturn({
         where: { id: webhook.id, databaseId: webhook.databaseId },
         data: {
