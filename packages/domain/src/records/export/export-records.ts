@@ -52,9 +52,9 @@ function literalText(value: unknown): string | null {
   return String(value);
 }
 
-/** `sql` with each `$n` replaced by the literal of `values[n - 1]`. */
+/** `sql` with each `$n` replaced by the literal of `values[n - 1]` (its digits taken greedily: `$1` is never the start of `$10`). */
 export function withLiterals(sql: string, values: readonly unknown[]): string {
-  return sql.replace(/\$(\d+)(?!\d)/g, (_, n: string) => {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => {
     const text = literalText(values[Number(n) - 1]);
     return text === null ? 'NULL' : quoteLiteral(text);
   });
