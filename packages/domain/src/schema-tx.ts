@@ -102,6 +102,16 @@ export async function stepSchemaVersion(tx: Tx, databaseId: string): Promise<voi
   );
 }
 
+/**
+ * Announces, in `tx`, a change of what the table metadata every process keeps holds besides the
+ * schema (a view, or which views webhooks watch): the schema version's step, and the NOTIFY that
+ * has each process drop what it keeps once `tx` commits.
+ */
+export async function announceMetadataChange(tx: Tx, databaseId: string): Promise<void> {
+  await stepSchemaVersion(tx, databaseId);
+  await tx.$executeRawUnsafe(notifySchemaChange);
+}
+
 export async function runDdl(tx: Tx, statements: readonly string[]): Promise<void> {
   for (const statement of statements) await tx.$executeRawUnsafe(statement);
 }

@@ -15,9 +15,8 @@ import { randomBase62 } from '@recordbase/db/ids';
 import { SqlParams } from '@recordbase/db/physical';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import { compileFilter, compileSort } from './records/query-compiler';
-import { notifySchemaChange } from './records/table-cache';
 import { buildTableMeta, projectedFields, resolveFieldOrSystem, type TableMeta } from './records/table-meta';
-import { type SchemaDb, stepSchemaVersion } from './schema-tx';
+import { announceMetadataChange, type SchemaDb } from './schema-tx';
 
 /**
  * Saved views of a table (api-contract "Views"). A view's filter, sort and projection are checked
@@ -132,16 +131,9 @@ function keptParts(table: TableMeta, parts: ViewParts): ViewParts {
 /** Where views are kept; `afterChange` as for schema changes (this process's table cache). */
 export type ViewsDb = Pick<SchemaDb, 'prisma' | 'afterChange'>;
 
-/**
- * A view change NOTIFYs as a schema change does: reads take views from the table metadata every
- * process keeps (table-loader.ts), which must not apply a view as it was before the change.
- */
 async function inViewTransaction<T>(views: ViewsDb, work: (tx: Tx) => Promise<T>): Promise<T> {
   try {
-    const result = await views.prisma.$transaction(async (tx) => {
-      await tx.$executeRawUnsafe(notifySchemaChange);
-      return work(tx);
-    }, VIEW_TX_OPTIONS);
+    const result = await views.prisma.$transaction(work, VIEW_TX_OPTIONS);
     views.afterChange?.();
     return result;
   } catch (error) {
@@ -154,14 +146,14 @@ async function inViewTransaction<T>(views: ViewsDb, work: (tx: Tx) => Promise<T>
 }
 
 /**
- * The database and table a view change works on. The change takes the database's schema version a
- * step, as a schema change does (schema-tx.ts): that holds the database's row against schema
- * changes until commit, and a listing that kept the table's metadata from before finds it stale in
- * its own snapshot (table-meta.ts), so no read after the commit applies the view as it was.
+ * The database and table a view change works on. The change is announced as a schema change is
+ * (schema-tx.ts): reads take views from the table metadata every process keeps (table-loader.ts),
+ * which must not apply a view as it was before the change; and the database's row is held against
+ * schema changes until commit.
  */
 async function locateForChange(tx: Tx, principal: Principal, databaseId: string, tableRef: string) {
   const database = await findAccessibleDatabase(tx, principal, databaseId);
-  await stepSchemaVersion(tx, database.id);
+  await announceMetadataChange(tx, database.id);
   return { database, table: await findTableByRef(tx, database.id, tableRef) };
 }
 

@@ -27,8 +27,7 @@ import {
 import { didYouMean } from '@recordbase/db/field-types';
 import { findAccessibleDatabase, findTableByRef, nameKey } from './access';
 import { canAccessDatabase, EVENT_READ_SCOPES, requireScope } from './access-policy';
-import { notifySchemaChange } from './records/table-cache';
-import { stepSchemaVersion } from './schema-tx';
+import { announceMetadataChange } from './schema-tx';
 import { newWebhookSecret, sealWebhookSecret } from './webhook-secrets';
 
 const MAX_INT4 = 2_147_483_647;
@@ -163,16 +162,6 @@ async function resolveViewFilter(
   return view.id;
 }
 
-/**
- * A change to which views webhooks watch changes what record writes of the table work out
- * (view-members.ts), which they read from the table metadata every process keeps: it is announced
- * as a schema change is (schema-tx.ts), so no write after its commit misses a watched view.
- */
-async function announceWatchedViews(tx: Tx, databaseId: string): Promise<void> {
-  await stepSchemaVersion(tx, databaseId);
-  await tx.$executeRawUnsafe(notifySchemaChange);
-}
-
 /** A table deleted between resolving the filter and writing the webhook fails its foreign key. */
 async function withTableFilter<T>(tableRef: string | null | undefined, write: () => Promise<T>): Promise<T> {
   try {
@@ -273,7 +262,8 @@ export async function createWebhook(
         input.tableId === undefined ? null : await resolveTableFilter(tx, database.id, input.tableId);
       const fieldIds = input.fieldIds ? await resolveFieldFilter(tx, tableId, input.fieldIds) : [];
       const viewId = input.viewId === undefined ? null : await resolveViewFilter(tx, tableId, input.viewId);
-      if (viewId !== null) await announceWatchedViews(tx, database.id);
+      // Writes learn which views webhooks watch from the table metadata each process keeps.
+      if (viewId !== null) await announceMetadataChange(tx, database.id);
       return tx.webhook.create({
         data: {
           databaseId: database.id,
@@ -378,7 +368,7 @@ export async function updateWebhook(
     prisma.$transaction(async (tx) => {
       // The database's row is held before the view is looked up: a view's deletion takes it too,
       // so it cannot slip in between and leave the webhook naming a view that is gone.
-      if (patch.viewId !== undefined) await announceWatchedViews(tx, webhook.databaseId);
+      if (patch.viewId !== undefined) await announceMetadataChange(tx, webhook.databaseId);
       const viewId = await viewFilterAfter(tx, webhook, tableId, patch.viewId);
       viewChanges = viewId !== undefined && viewId !== webhook.viewId;
       return tx.webhook.updateManyAndReturn({

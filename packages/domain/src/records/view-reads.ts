@@ -44,7 +44,10 @@ export interface FilterParts {
  * itself, so a read without a view compiles (and binds its cursors) as it did before views.
  */
 export function readFilter(table: TableMeta, parts: FilterParts): Filter | undefined {
-  const view = parts.view === undefined ? undefined : requireView(table, parts.view);
+  return filterOf(table, parts, parts.view === undefined ? undefined : requireView(table, parts.view));
+}
+
+function filterOf(table: TableMeta, parts: FilterParts, view: ViewMeta | undefined): Filter | undefined {
   const members: Filter[] = [];
   if (parts.filter !== undefined) members.push(parts.filter);
   if (parts.search !== undefined) members.push(searchFilter(table, parts.search));
@@ -70,8 +73,8 @@ export type Selection = Pick<ListRecordsRequest, 'filter' | 'sort' | 'fields' | 
  */
 export function listingOf<R extends Selection>(table: TableMeta, request: R): Omit<R, 'search' | 'view'> {
   const { search: _search, view: viewRef, ...listing } = request;
-  const filter = readFilter(table, request);
   const view = viewRef === undefined ? undefined : requireView(table, viewRef);
+  const filter = filterOf(table, request, view);
   return {
     ...listing,
     filter,

@@ -8,7 +8,7 @@ import { type FieldMeta, fieldSql, type TableMeta } from '../table-meta';
  * empty value) per field, from the field's JSON as the API renders it (so numbers, dates and times
  * read exactly as the API answers them), flattened where a cell holds one value: arrays joined
  * with ", ", attachments as their urls, authors as their names, links as the linked records'
- * primary values. Node then only types the cells (XLSX) or joins them (CSV is joined here too).
+ * primary values. Node then only types the cells (XLSX); PostgreSQL's COPY writes them as CSV.
  */
 
 /** How a cell is written: the kinds a CSV leaves unquoted and an XLSX types. */

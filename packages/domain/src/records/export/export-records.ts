@@ -18,11 +18,12 @@ import { xlsxFile } from './xlsx';
 
 /**
  * An export: every record a listing of the same body pages through, in its order, as one file
- * (api-contract "Export"). The listing's query runs as a server-side cursor in a read-only
- * transaction on one connection of the request, fetched in batches as the client takes the bytes,
- * so neither the records nor the file are ever whole in memory. PostgreSQL renders each row (a
- * CSV line, a record's JSON, or an XLSX row's cells); Node only joins rows and, for XLSX, types
- * the cells and zips the sheet.
+ * (api-contract "Export"). The listing's query runs in a read-only transaction on one connection of
+ * the request, read as the client takes the bytes, so neither the records nor the file are ever
+ * whole in memory: for CSV as PostgreSQL's COPY of the cells, which writes the file itself; for
+ * NDJSON and XLSX as a server-side cursor fetched in batches, PostgreSQL rendering each row (a
+ * record's JSON, or an XLSX row's cells) and Node joining rows or typing the cells and zipping the
+ * sheet.
  */
 
 const CURSOR = 'rb_export';
