@@ -37,8 +37,8 @@ const file = (name: string) => ({
 });
 
 /** Sends an export; the answer's bytes whole. */
-async function exportOf(tableId: string, body: object, auth = root) {
-  const res = await h.api
+async function exportOf(tableId: string, body: object, auth = root, via = h) {
+  const res = await via.api
     .post(url(`/tables/${tableId}/records/export`))
     .set('Authorization', auth)
     .send(body)
@@ -195,6 +195,24 @@ describe('CSV', () => {
     expect(rows.slice(1).map((row) => [Number(row[1] || Number.NaN), row[2] || null])).toEqual(
       listed.map((record) => [record.fields.Amount ?? Number.NaN, record.fields.Day ?? null]),
     );
+  });
+
+  it("writes dates as the API does whatever the server's DateStyle", async () => {
+    // Date cells are the date column's own text, which DateStyle shapes: the export fixes it.
+    const database = (await h.db.pool.query<{ db: string }>('SELECT current_database() AS db')).rows[0]!.db;
+    await h.db.pool.query(`ALTER DATABASE "${database}" SET DateStyle = 'SQL, DMY'`);
+    const other = await startHarness({ sameDatabaseAs: h });
+    try {
+      expect((await other.db.pool.query<{ DateStyle: string }>('SHOW DateStyle')).rows[0]!.DateStyle).toBe(
+        'SQL, DMY',
+      );
+      const body = { format: 'csv', fields: ['Day'], sort: [{ field: 'Seq', direction: 'asc' }] };
+      const res = await exportOf(things.id, body, root, other);
+      expect(res.bytes.toString('utf8')).toBe('Day\n2026-01-31\n\n1899-12-31\n\n');
+    } finally {
+      await other.close();
+      await h.db.pool.query(`ALTER DATABASE "${database}" RESET DateStyle`);
+    }
   });
 
   it('quotes a semicolon in the header, which the import would otherwise take for the delimiter', async () => {

@@ -200,8 +200,10 @@ export function openExport(
     const measure = format === 'xlsx' ? textLength : (row: unknown[]) => (row[0] as string).length;
     let first: unknown[][];
     try {
+      // DateStyle ISO: date cells are the date column's own text (cells.ts), whatever the
+      // server's default.
       await client.query(
-        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}`,
+        `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL idle_in_transaction_session_timeout = ${IDLE_IN_TRANSACTION_MS}; SET LOCAL DateStyle = 'ISO, YMD'`,
       );
       // The transaction's one snapshot serves the schema check and the cursor: the rows are read
       // with the fields the metadata has.
