@@ -24,8 +24,9 @@ import { processTree, type RssWindow, watchRss } from './rss';
  * service up, the dispatcher consuming events, the nginx gateway in front when nginx is
  * installed), read over HTTP from this process as a stream and discarded; against PostgreSQL's own
  * `COPY (SELECT <the same columns> … ORDER BY <the export's order>) TO STDOUT (FORMAT csv, HEADER)`
- * of the same rows, streamed and discarded the same way, in the same run. Each export and a COPY
- * after it, BENCH_REPEATS times; medians reported. records-api's RSS (every process of it) is
+ * of the same rows, streamed and discarded the same way, in the same run. After a warm-up COPY and
+ * a warm-up export of each format (reported, not in the medians), each export and a COPY after it,
+ * BENCH_REPEATS times; medians reported. records-api's RSS (every process of it) is
  * sampled every 100 ms during each export. Each figure is printed; bench/README.md's `export`
  * section is rewritten from results.json.
  */
@@ -201,6 +202,15 @@ async function main(): Promise<void> {
     // Not measured: brings the table into the caches for both readers alike.
     const warm = await copyOnce();
     console.log(`warm-up COPY: ${warm.seconds.toFixed(2)} s, ${(warm.bytes / MB).toFixed(1)} MB`);
+    // Not in the medians either, but reported: a records-api process's first export of a format
+    // runs cold (code not yet optimised, a young heap still growing), up to twice the time of the
+    // next ones, as the COPY's warm-up is for PostgreSQL's caches.
+    const firstExportSeconds: Partial<Record<Format, number>> = {};
+    for (const format of FORMATS) {
+      const first = await exportOnce(format);
+      firstExportSeconds[format] = first.seconds;
+      console.log(`warm-up ${format} export: ${line(first)}`);
+    }
 
     const runs: Results['formats'] = {};
     for (let repeat = 1; repeat <= REPEATS; repeat += 1) {
@@ -227,6 +237,7 @@ async function main(): Promise<void> {
       copySql: copySql.replace(dataset.physical, '<table>'),
       load: dataset.steps,
       formats: runs,
+      firstExportSeconds,
       summary: Object.fromEntries(Object.entries(runs).map(([format, entry]) => [format, summarize(entry)])),
     };
     writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
@@ -278,6 +289,8 @@ interface Results {
   copySql: string;
   load: [string, number][];
   formats: Partial<Record<Format, { exports: ExportRun[]; copies: Transfer[] }>>;
+  /** The warm-up export of each format, the first after the stack started (not in the medians). */
+  firstExportSeconds?: Partial<Record<Format, number>>;
   summary: Partial<Record<string, Summary>>;
 }
 
@@ -321,13 +334,18 @@ function report(results: Results): string {
   return [
     `Run of ${m.startedAt} on ${m.cpus} cores (${m.cpuModel}), ${m.memoryGiB} GiB, Node ${m.node}; load average before ${m.loadAverage}. Sources: ${m.sources}. ${results.records.toLocaleString('en-US')} records, ${results.repeats} repeat(s) of each (medians); ${m.gateway ? 'through the nginx gateway' : 'straight to records-api (nginx not installed)'}, records-api ${m.recordsApiProcesses} process(es). Load: ${results.load.map(([step, seconds]) => `${step} ${seconds.toFixed(1)} s`).join(', ')}.`,
     '',
-    `Baseline: \`${results.copySql}\`, the same columns in the export's order, through pg-copy-streams, read and discarded alike. Ratio = COPY time / export time. Cores: busy cores during the transfer (core-seconds / seconds) of records-api, the other services with the gateway, the PostgreSQL backends, this process reading.`,
+    `Baseline: \`${results.copySql}\`, the same columns in the export's order, through pg-copy-streams, read and discarded alike. Ratio = COPY time / export time. Cores: busy cores during the transfer (core-seconds / seconds) of records-api, the other services with the gateway, the PostgreSQL backends, this process reading. Before the rounds, a warm-up COPY and one warm-up export of each format (the first after start, cold: ${firstExports(results)}), neither in the medians.`,
     '',
     '| format | export through the stack | COPY … TO STDOUT (CSV) | ratio | records-api RSS growth | cores: api / services / postgres / reader | COPY cores: api / services / postgres / reader |',
     '|---|--:|--:|--:|--:|--:|--:|',
     ...rows,
   ].join('\n');
 }
+
+const firstExports = (results: Results) =>
+  Object.entries(results.firstExportSeconds ?? {})
+    .map(([format, seconds]) => `${NAMES[format] ?? format} ${seconds.toFixed(2)} s`)
+    .join(', ') || 'not recorded';
 
 const coresCell = (cores: Record<string, number>) =>
   ['recordsApi', 'services', 'postgres', 'loadGenerator']
