@@ -12,6 +12,8 @@ import {
   type FormulaNode,
   formulaReadSql,
   formulaResultSql,
+  formulaTruthySql,
+  inferFormula,
   parseFormula,
   prepareFormula,
   selfReadingChain,
@@ -109,6 +111,13 @@ export function fieldReader(
   return read;
 }
 
+/** How a formula over the row (`row` '' or 'r.') reads the record's own id and times. */
+const recordReadings = (row: '' | 'r.') => ({
+  recordId: `${row}id::text`,
+  createdAt: `date_trunc('milliseconds', ${row}created_at AT TIME ZONE 'UTC')`,
+  updatedAt: `date_trunc('milliseconds', ${row}updated_at AT TIME ZONE 'UTC')`,
+});
+
 function compileKept(
   expression: string,
   schemaName: string,
@@ -116,12 +125,7 @@ function compileKept(
   row: '' | 'r.',
   read: CompileContext['field'] = fieldReader(schemaName, fields, row),
 ) {
-  return compileFormula(parseFormula(expression), {
-    field: read,
-    recordId: `${row}id::text`,
-    createdAt: `date_trunc('milliseconds', ${row}created_at AT TIME ZONE 'UTC')`,
-    updatedAt: `date_trunc('milliseconds', ${row}updated_at AT TIME ZONE 'UTC')`,
-  });
+  return compileFormula(parseFormula(expression), { field: read, ...recordReadings(row) });
 }
 
 /**
@@ -164,6 +168,38 @@ export function keepFormula(
     return { ...kept, columnSql: formulaResultSql(compileKept(prepared.stored, schemaName, byId, '')) };
   } catch (error) {
     if (error instanceof FormulaError) throw invalid(at, error.message);
+    throw error;
+  }
+}
+
+/**
+ * A formula written by a client (fields by name or id) as a condition over the record table
+ * aliased `r`: a record matches when the formula's value is true as IF() reads it (a non-zero
+ * number, a non-empty text or array, a date). The Airtable-compatible API's filterByFormula. A
+ * 400 at `where` naming the position and the fault otherwise.
+ */
+export function formulaConditionSql(
+  expression: string,
+  table: { schemaName: string; fields: readonly TableField[] },
+  where: InputPath,
+): string {
+  try {
+    // Compiled as written (fields by name or id), not printed with ids and parsed again as a kept
+    // formula is: ids are longer than most names, and the text could pass the length bound.
+    const tree = parseFormula(expression);
+    inferFormula(tree, table.fields.map(formulaFieldOf));
+    const byId = new Map(table.fields.map((field) => [field.id, field]));
+    // Names as inferFormula matches them.
+    const byName = new Map(table.fields.map((field) => [field.name.toLowerCase(), field]));
+    const read = fieldReader(table.schemaName, byId, 'r.');
+    const compiled = compileFormula(tree, {
+      // inferFormula has found every field the tree names.
+      field: (ref) => read((byId.get(ref) ?? byName.get(ref.toLowerCase()))!.id),
+      ...recordReadings('r.'),
+    });
+    return formulaTruthySql(compiled);
+  } catch (error) {
+    if (error instanceof FormulaError) throw invalid(where, error.message);
     throw error;
   }
 }

@@ -16,6 +16,7 @@ import {
   needUuidList,
 } from '@recordbase/db/field-types';
 import type { SqlParams } from '@recordbase/db/physical';
+import { formulaConditionSql } from '../formula-fields';
 import { systemColumnSql } from './sort-order';
 import { fieldSql, resolveFieldOrSystem, type TableMeta, unknownField } from './table-meta';
 
@@ -40,22 +41,39 @@ const SYSTEM_ID_OPERATORS: readonly FilterOperator[] = ['equals', 'does_not_equa
 // Filters
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * A condition in the formula language: the Airtable-compatible API's filterByFormula, ANDed into
+ * a listing's filter by the domain (airtable/records.ts). The list body's filter schema has no
+ * such member, so no other request can carry one; its refusals are at `filterByFormula`, the
+ * parameter it came from.
+ */
+export interface FormulaFilter {
+  formula: string;
+}
+
+/** What a listing filters on: a list body's filter, or one with a formula condition in it. */
+export type ReadFilter = Filter | FormulaFilter | { and: ReadFilter[] } | { or: ReadFilter[] };
+
+const isFormulaFilter = (filter: ReadFilter): filter is FormulaFilter =>
+  typeof (filter as { formula?: unknown }).formula === 'string';
+
 /** `path` is the filter's place in the input, each condition's its place in the tree (`['filter', 'and', 1]`). */
 export function compileFilter(
-  filter: Filter,
+  filter: ReadFilter,
   table: TableMeta,
   params: SqlParams,
   path: InputPath = ['filter'],
 ): string {
-  const and = (filter as { and?: Filter[] }).and;
-  const or = (filter as { or?: Filter[] }).or;
+  const and = (filter as { and?: ReadFilter[] }).and;
+  const or = (filter as { or?: ReadFilter[] }).or;
   if (and !== undefined) return compileGroup(and, 'AND', table, params, [...path, 'and']);
   if (or !== undefined) return compileGroup(or, 'OR', table, params, [...path, 'or']);
+  if (isFormulaFilter(filter)) return formulaConditionSql(filter.formula, table, ['filterByFormula']);
   return compileCondition(filter as FilterCondition, table, params, path);
 }
 
 function compileGroup(
-  members: Filter[],
+  members: ReadFilter[],
   joiner: 'AND' | 'OR',
   table: TableMeta,
   params: SqlParams,

@@ -64,7 +64,8 @@ const eventContext = (principal: Principal, suppressWebhooks: boolean | undefine
   quiet: suppressWebhooks === true,
 });
 
-function validRecordId(id: string): string {
+/** The id as stored (lower case), or the invalid_record_id refusal of one that is no UUID. */
+export function validRecordId(id: string): string {
   if (!UUID_PATTERN.test(id))
     throw new DomainError('invalid_record_id', [
       { path: null, message: `Record id ${JSON.stringify(id)} is not a valid UUID` },
@@ -78,22 +79,32 @@ export async function list(
   address: TableAddress,
   request: ListRecordsRequest,
 ): Promise<ListedRecords> {
-  const { db, tables, fileLinks } = records;
-  return withTable(tables, db, principal, address, async (table) => {
-    // A search (and a view) is a filter from here on: the same SQL, indexes, total and cursor binding.
-    const listing = listingOf(table, request);
-    const expanded = await expandedLinks(db, table, request.expand, ['expand']);
-    const listed = await listRecords(db, table, listing, expanded);
-    ensureReadIndexes(
-      records.background,
-      table,
-      listing,
-      listed.tableRows,
-      records.readIndexMinRows ?? DEFAULT_READ_INDEX_MIN_ROWS,
-      records.onBackgroundError ?? (() => {}),
-    );
-    return { ...listed, recordsJson: presentRecords(listed.recordsJson, table, principal, fileLinks) };
-  });
+  return withTable(records.tables, records.db, principal, address, (table) =>
+    listTable(records, principal, table, request),
+  );
+}
+
+/** A listing of a table whose metadata the caller has (withTable): `list` without the lookup. */
+export async function listTable(
+  records: RecordsDb,
+  principal: Principal,
+  table: TableMeta,
+  request: ListRecordsRequest,
+): Promise<ListedRecords> {
+  const { db, fileLinks } = records;
+  // A search (and a view) is a filter from here on: the same SQL, indexes, total and cursor binding.
+  const listing = listingOf(table, request);
+  const expanded = await expandedLinks(db, table, request.expand, ['expand']);
+  const listed = await listRecords(db, table, listing, expanded);
+  ensureReadIndexes(
+    records.background,
+    table,
+    listing,
+    listed.tableRows,
+    records.readIndexMinRows ?? DEFAULT_READ_INDEX_MIN_ROWS,
+    records.onBackgroundError ?? (() => {}),
+  );
+  return { ...listed, recordsJson: presentRecords(listed.recordsJson, table, principal, fileLinks) };
 }
 
 export async function aggregate(
@@ -340,18 +351,30 @@ export async function getOne(
   expand?: readonly string[],
 ): Promise<string> {
   const id = validRecordId(recordId);
-  return withTable(tables, db, principal, address, async (table) => {
-    const projected = projectedFields(table, fields, ['fields']);
-    const expanded = await expandedLinks(db, table, expand, ['expand']);
-    const client = await db.connect();
-    try {
-      const json = (await fetchRecordsJson(client, table, [id], projected, expanded)).get(id);
-      if (!json) throw notFound(`Record ${recordId} not found`);
-      return presentRecords(json, table, principal, fileLinks);
-    } finally {
-      client.release();
-    }
-  });
+  return withTable(tables, db, principal, address, (table) =>
+    getOneOf({ db, fileLinks }, principal, table, id, fields, expand),
+  );
+}
+
+/** A record of a table whose metadata the caller has (withTable), by a valid id: `getOne` without the lookup. */
+export async function getOneOf(
+  { db, fileLinks }: Pick<RecordsDb, 'db' | 'fileLinks'>,
+  principal: Principal,
+  table: TableMeta,
+  id: string,
+  fields?: readonly string[],
+  expand?: readonly string[],
+): Promise<string> {
+  const projected = projectedFields(table, fields, ['fields']);
+  const expanded = await expandedLinks(db, table, expand, ['expand']);
+  const client = await db.connect();
+  try {
+    const json = (await fetchRecordsJson(client, table, [id], projected, expanded)).get(id);
+    if (!json) throw notFound(`Record ${id} not found`);
+    return presentRecords(json, table, principal, fileLinks);
+  } finally {
+    client.release();
+  }
 }
 
 export async function updateOne(
