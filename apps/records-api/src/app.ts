@@ -20,6 +20,7 @@ import {
   defaultQueuePrefix,
   trustProxySetting,
 } from '@recordbase/server-kit/env';
+import { notFound } from '@recordbase/server-kit/errors';
 import { dependencyChecks, operationalRoutes } from '@recordbase/server-kit/health';
 import { errorMiddleware, requestIds, routeNotFound } from '@recordbase/server-kit/http';
 import {
@@ -41,6 +42,8 @@ import {
   DEFAULT_DB_SECONDS_PER_MINUTE_PER_KEY,
   type RecordsApiConfig,
 } from './config';
+import { airtableRoutes } from './http/airtable.routes';
+import { sendAirtableError } from './http/airtable-errors';
 import {
   changesRoutes,
   DEFAULT_STREAM_BUFFER_BYTES,
@@ -152,19 +155,24 @@ export function createApp(deps: RecordsApiDeps): Express {
       tokenSecret: config.FILE_TOKEN_SECRET,
     }),
   );
-  api.use(authMiddleware(authenticate, authThrottle));
-  api.use(
-    rateLimitMiddleware(
-      createRateLimiter(redis, rateLimit),
-      rateLimit,
-      (res) => principalOf(res).keyId ?? 'root',
-      logger,
-    ),
+  // One key check, rate limit and in-flight bound for /api/v1 and /v0: a key's budget is the same
+  // whichever dialect it speaks.
+  const authenticated = authMiddleware(authenticate, authThrottle);
+  const rateLimited = rateLimitMiddleware(
+    createRateLimiter(redis, rateLimit),
+    rateLimit,
+    (res) => principalOf(res).keyId ?? 'root',
+    logger,
   );
   const inFlight = createInFlightLimiter(redis, { logger });
   db.beforeClose(async () => inFlight.close());
   const requestsPerKey = config.REQUESTS_IN_FLIGHT_PER_KEY ?? DEFAULT_REQUESTS_IN_FLIGHT_PER_KEY;
-  api.use(inFlightMiddleware(inFlight, (res) => [requestsOfKey(principalOf(res).keyId, requestsPerKey)]));
+  const boundedInFlight = inFlightMiddleware(inFlight, (res) => [
+    requestsOfKey(principalOf(res).keyId, requestsPerKey),
+  ]);
+  api.use(authenticated);
+  api.use(rateLimited);
+  api.use(boundedInFlight);
   const keyShares = createKeyShares({
     perKey: config.DB_CONNECTIONS_PER_KEY ?? DEFAULT_DB_CONNECTIONS_PER_KEY,
     waitMs: config.DB_ACQUIRE_TIMEOUT_MS ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
@@ -234,6 +242,26 @@ export function createApp(deps: RecordsApiDeps): Express {
   );
   const apiMount = '/api/v1';
   app.use(apiMount, api);
+
+  // The Airtable-compatible API: the same keys, scopes, rate limits and bounds as /api/v1, its
+  // answers and errors in Airtable's shapes (its own error handler, before the app's).
+  const airtable = express.Router();
+  airtable.use(authenticated);
+  airtable.use(rateLimited);
+  airtable.use(boundedInFlight);
+  airtable.use(
+    airtableRoutes(db.pool, logger, {
+      fileTokenSecret: config.FILE_TOKEN_SECRET,
+      fileLinkTtlSeconds: config.FILE_LINK_TTL_SECONDS,
+      uploadPublicUrl: config.UPLOAD_PUBLIC_URL,
+      events,
+      tables,
+      keyShares,
+    }),
+  );
+  airtable.use((req, _res, next) => next(notFound(`No route for ${req.method} /v0${req.path}`)));
+  airtable.use(errorMiddleware(logger, sendAirtableError));
+  app.use('/v0', airtable);
 
   app.use(
     QUEUES_DASHBOARD_PATH,

@@ -7,6 +7,7 @@ import { operations } from '../src/http/openapi/document';
 import { type Operation, scopesOpening } from '../src/http/openapi/operation';
 import { createBase, databaseSnapshot, type Harness, startHarness } from './harness';
 import {
+  contractOutcome,
   describeOperation,
   exampleBody,
   type FixtureIds,
@@ -233,11 +234,7 @@ describe('past the per-key rate limit and the bound on requests in flight', () =
     const body = exampleBody(op, ids);
     const request = bounded.api[op.method](path).set('Authorization', key);
     const response = await (body === undefined ? request : request.send(body as object));
-    expect({
-      route: describeOperation(op),
-      status: response.status,
-      code: response.body.error?.code,
-    }).toEqual({
+    expect({ route: describeOperation(op), ...contractOutcome(op, response) }).toEqual({
       route: describeOperation(op),
       status: 429,
       code: 'RATE_LIMITED',

@@ -3,7 +3,7 @@ import { operations } from '../src/http/openapi/document';
 import * as ex from '../src/http/openapi/examples';
 import type { Operation } from '../src/http/openapi/operation';
 import { databaseSnapshot, type Harness, startHarness } from './harness';
-import { describeOperation, fillPath } from './route-table';
+import { contractOutcome, describeOperation, fillPath } from './route-table';
 
 /**
  * A query parameter a route does not take is refused (400, naming it), as an unknown body key is:
@@ -52,7 +52,7 @@ it.each(keyed.map((op) => [describeOperation(op), op] as const))(
   async (_name, op) => {
     const before = await databaseSnapshot(h.db);
     const response = await call(op, 'suppresWebhooks=true&fields=Name');
-    expect({ status: response.status, code: response.body.error?.code }).toEqual({
+    expect(contractOutcome(op, response)).toEqual({
       status: 400,
       code: 'BAD_REQUEST',
     });

@@ -121,6 +121,33 @@ export function expectedRefusal(op: Operation, keyCase: KeyCase): Refusal | null
   }
 }
 
+/** Our codes of the Airtable error types the /v0 routes answer (src/http/airtable-errors.ts). */
+const CODE_OF_AIRTABLE_TYPE: Readonly<Record<string, string>> = {
+  AUTHENTICATION_REQUIRED: 'UNAUTHORIZED',
+  INVALID_PERMISSIONS: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  TOO_MANY_REQUESTS: 'RATE_LIMITED',
+  INVALID_REQUEST_UNKNOWN: 'BAD_REQUEST',
+  SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
+};
+
+/**
+ * An answer's status and error code as the contract's (/api/v1) would have them: the Airtable-
+ * compatible routes answer Airtable's (`{error: {type}}`, 422 for a request they cannot take),
+ * read back here so that one matrix holds both.
+ */
+export function contractOutcome(
+  op: Pick<Operation, 'path'>,
+  response: { status: number; body?: { error?: { code?: string; type?: string } } },
+): { status: number; code: string | undefined } {
+  if (!op.path.startsWith('/v0/')) return { status: response.status, code: response.body?.error?.code };
+  const type = response.body?.error?.type;
+  return {
+    status: response.status === 422 ? 400 : response.status,
+    code: type === undefined ? undefined : (CODE_OF_AIRTABLE_TYPE[type] ?? type),
+  };
+}
+
 /**
  * Checks an answer against the refusal the matrix expects for `keyCase` (`key` is the
  * Authorization value sent); false when the route admits that key and the caller checks the
@@ -130,12 +157,12 @@ export function refusedAsExpected(
   op: Operation,
   keyCase: KeyCase,
   key: string | undefined,
-  response: { status: number; body?: { error?: { code?: string; message?: string } } },
+  response: { status: number; body?: { error?: { code?: string; type?: string; message?: string } } },
 ): boolean {
   const refusal = expectedRefusal(op, keyCase);
   if (!refusal) return false;
   const sent = keyCase === 'a malformed key' ? key : keyCase;
-  const outcome = { sent, status: response.status, code: response.body?.error?.code };
+  const outcome = { sent, ...contractOutcome(op, response) };
   expect(outcome).toEqual({ sent, status: refusal.status, code: refusal.code });
   if (refusal.message) expect(response.body?.error?.message).toContain(refusal.message);
   return true;

@@ -140,7 +140,10 @@ export function requestIds(logger: Logger): RequestHandler {
   };
 }
 
-export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+/** How an API words an error it answers: the contract's `{error: {code, message}}` by default. */
+export type ErrorSender = (res: Response, error: AppError) => void;
+
+export function errorMiddleware(logger: Logger, send: ErrorSender = sendError): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const known =
       error instanceof AppError
@@ -156,11 +159,11 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     }
     if (known) {
       if (known.status >= 500) logger.warn(context, known.message);
-      sendError(res, known);
+      send(res, known);
       return;
     }
     logger.error(context, 'unhandled error');
-    sendError(res, new AppError('INTERNAL_SERVER_ERROR', 'An internal error occurred'));
+    send(res, new AppError('INTERNAL_SERVER_ERROR', 'An internal error occurred'));
   };
 }
 

@@ -3,6 +3,7 @@ import { createDocument, type oas31, type ZodOpenApiResponseObject } from 'zod-o
 import { documentationSchemas } from './doc-schemas';
 import { eventWebhooks } from './events';
 import { type ErrorStatus, errorResponses, type Operation, toPaths } from './operation';
+import { airtableOperations } from './paths-airtable';
 import { automationOperations } from './paths-automation';
 import { changesOperations } from './paths-changes';
 import { recordOperations } from './paths-records';
@@ -16,6 +17,7 @@ export const operations: readonly Operation[] = [
   ...automationOperations,
   ...changesOperations,
   ...serviceOperations,
+  ...airtableOperations,
 ];
 
 const errorExamples: Record<ErrorStatus, [ErrorCode, string, string]> = {
@@ -135,6 +137,10 @@ function generate(): oas31.OpenAPIObject {
       { name: 'API keys' },
       { name: 'Reference' },
       { name: 'Operations' },
+      {
+        name: 'Airtable-compatible API',
+        description: "Airtable's Web API for records at /v0: point Airtable.js's endpointUrl at this host.",
+      },
     ],
     paths: toPaths(operations),
     webhooks: eventWebhooks(),

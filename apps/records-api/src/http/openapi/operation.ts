@@ -1,3 +1,4 @@
+import { airtableErrorBodySchema } from '@recordbase/contracts/airtable';
 import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
 import type { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
@@ -61,6 +62,8 @@ export interface Operation {
   };
   responseDescription?: string;
   errors: ErrorStatus[];
+  /** Statuses answered in Airtable's error shape (the Airtable-compatible API), with what each means. */
+  airtableErrors?: Readonly<Record<number, string>>;
   /** Where the operation is served when that is not the document's server. */
   servers?: { url: string; description: string }[];
 }
@@ -103,9 +106,17 @@ function toOperation(op: Operation): ZodOpenApiOperationObject {
             }
           : {}),
       };
-  const errors = Object.fromEntries(
-    op.errors.map((code) => [String(code), { $ref: `#/components/responses/${errorResponses[code]}` }]),
-  );
+  const errors = {
+    ...Object.fromEntries(
+      op.errors.map((code) => [String(code), { $ref: `#/components/responses/${errorResponses[code]}` }]),
+    ),
+    ...Object.fromEntries(
+      Object.entries(op.airtableErrors ?? {}).map(([status, description]) => [
+        status,
+        { description, content: { 'application/json': { schema: airtableErrorBodySchema } } },
+      ]),
+    ),
+  };
   return {
     operationId: op.operationId,
     tags: [op.tag],

@@ -1,0 +1,81 @@
+import type { AirtableErrorBody } from '@recordbase/contracts/airtable';
+import { clip, type DomainError, type InputPath } from '@recordbase/contracts/domain-errors';
+import type { ErrorCode } from '@recordbase/contracts/errors';
+import { AppError, httpErrorOf } from '@recordbase/server-kit/errors';
+
+/**
+ * Errors of the Airtable-compatible API in Airtable's shape, `{error: {type, message}}`, with
+ * Airtable's statuses: a request it cannot take is 422 (Airtable.js makes an AirtableError of the
+ * type and message), a base, table or record that is not there 404, a key missing or wrong 401,
+ * one without the scope 403, too many requests 429 (Airtable.js waits and retries by itself).
+ */
+
+/** Airtable's status and type for each of our error codes. */
+const AIRTABLE_BY_CODE: Readonly<Record<ErrorCode, readonly [number, string]>> = {
+  BAD_REQUEST: [422, 'INVALID_REQUEST_UNKNOWN'],
+  INVALID_RECORD_ID: [404, 'NOT_FOUND'],
+  UNAUTHORIZED: [401, 'AUTHENTICATION_REQUIRED'],
+  FORBIDDEN: [403, 'INVALID_PERMISSIONS'],
+  NOT_FOUND: [404, 'NOT_FOUND'],
+  PAYLOAD_TOO_LARGE: [413, 'REQUEST_TOO_LARGE'],
+  UNSUPPORTED_MEDIA_TYPE: [415, 'UNSUPPORTED_MEDIA_TYPE'],
+  RANGE_NOT_SATISFIABLE: [416, 'RANGE_NOT_SATISFIABLE'],
+  CURSOR_EXPIRED: [422, 'LIST_RECORDS_ITERATOR_NOT_AVAILABLE'],
+  RATE_LIMITED: [429, 'TOO_MANY_REQUESTS'],
+  INTERNAL_SERVER_ERROR: [500, 'SERVER_ERROR'],
+  SERVICE_UNAVAILABLE: [503, 'SERVICE_UNAVAILABLE'],
+};
+
+/** A refusal with the Airtable type that says more than its code's (UNKNOWN_FIELD_NAME rather than INVALID_REQUEST_UNKNOWN). */
+export class AirtableRefusal extends AppError {
+  constructor(
+    code: ErrorCode,
+    readonly airtableType: string,
+    message: string,
+    headers: Record<string, string> = {},
+  ) {
+    super(code, message, headers);
+    this.name = 'AirtableRefusal';
+  }
+}
+
+const MAX_MESSAGE_CHARS = 10_000;
+
+/** errorMiddleware's sender for /v0. */
+export function sendAirtableError(res: import('express').Response, error: AppError): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  const [status, type] = AIRTABLE_BY_CODE[error.code];
+  const body: AirtableErrorBody = {
+    error: {
+      type: error instanceof AirtableRefusal ? error.airtableType : type,
+      message: clip(error.message, MAX_MESSAGE_CHARS),
+    },
+  };
+  res.status(status).json(body);
+}
+
+/** The parameter a refusal's first problem is at (`filterByFormula`, `fields`…). */
+const parameterOf = (error: DomainError): string | number | undefined => {
+  const path: InputPath | null | undefined = error.problems[0]?.path;
+  return path?.[0];
+};
+
+/**
+ * A domain refusal of an Airtable request: the type Airtable gives the same fault where it has
+ * one, the parameter named from `part` (`query.filterByFormula: …`).
+ */
+export function airtableErrorOfDomain(error: DomainError, part: 'query' | 'body'): AppError {
+  const http = httpErrorOf(error, part);
+  if (error.kind !== 'invalid') return http;
+  const parameter = parameterOf(error);
+  const message = http.message;
+  const refusal = (type: string) => new AirtableRefusal(http.code, type, message, http.headers);
+  if (parameter === 'filterByFormula') return refusal('INVALID_FILTER_BY_FORMULA');
+  if (parameter === 'view') return refusal('VIEW_NAME_NOT_FOUND');
+  if (parameter === 'offset' || parameter === 'cursor') return refusal('INVALID_OFFSET_VALUE');
+  if ((parameter === 'fields' || parameter === 'sort') && /unknown field/i.test(message)) {
+    return refusal('UNKNOWN_FIELD_NAME');
+  }
+  if (parameter === 'sort') return refusal('INVALID_SORT_PARAMETER');
+  return http;
+}

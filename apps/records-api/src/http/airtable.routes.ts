@@ -1,0 +1,191 @@
+import { airtableListParamsSchema } from '@recordbase/contracts/airtable';
+import type { Principal } from '@recordbase/contracts/api-keys';
+import { pathSegmentSchema } from '@recordbase/contracts/common';
+import { DomainError } from '@recordbase/contracts/domain-errors';
+import { MAX_SORT_ENTRIES } from '@recordbase/contracts/sorts';
+import { cancellablePool, type KeyShares, requestShare } from '@recordbase/db';
+import { getAirtableRecord, listAirtableRecords } from '@recordbase/domain/airtable/records';
+import type { FileLinks } from '@recordbase/domain/records/presentation';
+import type { RecordsDb } from '@recordbase/domain/records/record-work';
+import { uploadKeyMatcher } from '@recordbase/domain/records/references';
+import type { TableCache } from '@recordbase/domain/records/table-cache';
+import type { EventPublisher } from '@recordbase/queues';
+import { signFileToken } from '@recordbase/server-kit/file-tokens';
+import type { Logger } from '@recordbase/server-kit/logger';
+import { type Request, Router } from 'express';
+import type pg from 'pg';
+import { z } from 'zod';
+import { airtableErrorOfDomain } from './airtable-errors';
+import { endpoint } from './endpoint';
+
+/**
+ * The Airtable-compatible API's record routes (api-contract "The Airtable-compatible API"),
+ * mounted at /v0 behind the same key check, rate limit and bounds as /api/v1 (app.ts). Airtable
+ * names a base in the path where /api/v1 says `bases/{id}`; the domain's refusals become
+ * Airtable's errors here (airtable-errors.ts), in the words of the parameter they name.
+ */
+
+const tableParams = z.object({ databaseId: pathSegmentSchema, tableId: pathSegmentSchema });
+const recordParams = tableParams.extend({ recordId: z.string().min(1).max(255) });
+
+const read = { scope: 'records:read' } as const;
+
+/** The longest query a listing takes: Airtable.js moves to POST …/listRecords past 16,000 characters. */
+const MAX_QUERY_PARAMETERS = 2 * MAX_SORT_ENTRIES + 520;
+
+const SORT_PARAMETER = /^sort\[(\d{1,3})\]\[(field|direction)\]$/;
+
+/**
+ * A listing's query as Airtable.js writes it (`fields[]=A&fields[]=B`, `sort[0][field]=A`,
+ * numbers and booleans as text), taken to the parameters' own shapes; what it cannot place is
+ * left for the parameters' schema to refuse by name.
+ */
+function listParamsOfQuery(query: Record<string, unknown>, ctx: z.RefinementCtx): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  const sort: Record<string, unknown>[] = [];
+  const entries = Object.entries(query);
+  if (entries.length > MAX_QUERY_PARAMETERS) {
+    ctx.addIssue({ code: 'custom', message: `takes at most ${MAX_QUERY_PARAMETERS} parameters` });
+    return params;
+  }
+  for (const [key, value] of entries) {
+    if (key === 'fields[]' || key === 'fields') {
+      params.fields = Array.isArray(value) ? value : [value];
+      continue;
+    }
+    if (Array.isArray(value)) {
+      ctx.addIssue({ code: 'custom', path: [key], message: 'must be given once' });
+      continue;
+    }
+    const sortPart = SORT_PARAMETER.exec(key);
+    if (sortPart) {
+      const index = Number(sortPart[1]);
+      if (index >= MAX_SORT_ENTRIES) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `sort holds at most ${MAX_SORT_ENTRIES} entries`,
+        });
+        continue;
+      }
+      sort[index] = { ...sort[index], [sortPart[2]!]: value };
+      continue;
+    }
+    if (
+      (key === 'pageSize' || key === 'maxRecords') &&
+      typeof value === 'string' &&
+      /^\d{1,16}$/.test(value)
+    ) {
+      params[key] = Number(value);
+    } else if (key === 'returnFieldsByFieldId' && (value === 'true' || value === '1')) {
+      params[key] = true;
+    } else if (key === 'returnFieldsByFieldId' && (value === 'false' || value === '0')) {
+      params[key] = false;
+    } else {
+      params[key] = value;
+    }
+  }
+  if (sort.length > 0) {
+    // A hole (sort[1] without sort[0]) is an entry without a field: refused as such.
+    params.sort = Array.from(sort, (entry) => entry ?? {});
+  }
+  return params;
+}
+
+const listQuerySchema = z
+  .record(z.string(), z.unknown())
+  .transform(listParamsOfQuery)
+  .pipe(airtableListParamsSchema);
+
+/** POST …/listRecords: Airtable.js puts timeZone and userLocale in the query, the rest in the body. */
+const listRecordsQuerySchema = airtableListParamsSchema.pick({ timeZone: true, userLocale: true });
+
+const getQuerySchema = z
+  .record(z.string(), z.unknown())
+  .transform(listParamsOfQuery)
+  .pipe(
+    airtableListParamsSchema.pick({
+      returnFieldsByFieldId: true,
+      cellFormat: true,
+      timeZone: true,
+      userLocale: true,
+    }),
+  );
+
+export interface AirtableRoutesOptions {
+  fileTokenSecret: string;
+  fileLinkTtlSeconds: number;
+  uploadPublicUrl?: string | undefined;
+  events: EventPublisher;
+  tables?: TableCache;
+  keyShares?: KeyShares;
+}
+
+export function airtableRoutes(pool: pg.Pool, logger: Logger, options: AirtableRoutesOptions): Router {
+  const router = Router();
+  const sign: FileLinks['sign'] = (fileKey, principal) =>
+    signFileToken(options.fileTokenSecret, { fileKey, keyId: principal.keyId }, options.fileLinkTtlSeconds);
+  // As /api/v1's records routes: statements cancelled with the request, the key's share of connections.
+  const recordsDb = (signal: AbortSignal, req: Request, principal: Principal): RecordsDb => ({
+    db: cancellablePool(
+      pool,
+      signal,
+      options.keyShares && requestShare(options.keyShares, principal.keyId ?? 'root', signal),
+    ),
+    background: pool,
+    onBackgroundError: (error) => logger.warn({ err: error }, 'building an index in the background failed'),
+    fileLinks: { keyOf: uploadKeyMatcher(options.uploadPublicUrl, req.hostname), sign },
+    events: options.events,
+    ...(options.tables ? { tables: options.tables } : {}),
+  });
+  const address = (params: { databaseId: string; tableId: string }) => ({
+    databaseId: params.databaseId,
+    tableRef: params.tableId,
+  });
+  /** The domain's refusals as Airtable's errors, their places named from the request's `part`. */
+  const airtable = async <T>(part: 'query' | 'body', work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      throw error instanceof DomainError ? airtableErrorOfDomain(error, part) : error;
+    }
+  };
+
+  router.get(
+    '/:databaseId/:tableId',
+    endpoint(
+      { access: read, params: tableParams, query: listQuerySchema },
+      ({ params, query, principal, signal, req }) =>
+        airtable('query', () =>
+          listAirtableRecords(recordsDb(signal, req, principal), principal, address(params), query),
+        ),
+    ),
+  );
+  router.post(
+    '/:databaseId/:tableId/listRecords',
+    endpoint(
+      { access: read, params: tableParams, query: listRecordsQuerySchema, body: airtableListParamsSchema },
+      ({ params, body, principal, signal, req }) =>
+        airtable('body', () =>
+          listAirtableRecords(recordsDb(signal, req, principal), principal, address(params), body),
+        ),
+    ),
+  );
+  router.get(
+    '/:databaseId/:tableId/:recordId',
+    endpoint(
+      { access: read, params: recordParams, query: getQuerySchema },
+      ({ params, query, principal, signal, req }) =>
+        airtable('query', () =>
+          getAirtableRecord(
+            recordsDb(signal, req, principal),
+            principal,
+            address(params),
+            params.recordId,
+            query,
+          ),
+        ),
+    ),
+  );
+  return router;
+}

@@ -1,0 +1,319 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TableRecord } from '@recordbase/contracts/records';
+import Airtable from 'airtable';
+import { baseClient } from './base-client';
+import { createBase, type Harness, startHarness } from './harness';
+
+/**
+ * The Airtable-compatible API (/v0) driven by Airtable's official client, airtable.js, pointed at
+ * a real listening app: what an existing Airtable program does after changing its endpoint.
+ */
+
+let h: Harness;
+let root: string;
+let baseId: string;
+let deals: { id: string };
+let server: http.Server;
+let endpointUrl: string;
+/** The records as /api/v1 lists them, in creation order. */
+let listed: TableRecord[];
+
+const { url, newTable, list } = baseClient(
+  () => h,
+  () => baseId,
+  () => root,
+);
+
+const STAGES = ['Lead', 'Won', 'Lost'] as const;
+
+/** The official client on a base, with the root key; no retries of 429, so a limit shows as one. */
+function airtableBase(apiKey = h.rootKey, options: { noRetryIfRateLimited?: boolean } = {}) {
+  return new Airtable({
+    apiKey,
+    endpointUrl,
+    noRetryIfRateLimited: options.noRetryIfRateLimited ?? true,
+  }).base(baseId);
+}
+
+/** What Airtable answers for a record /api/v1 listed: its non-empty fields by name. */
+function asAirtable(record: TableRecord) {
+  const fields = Object.fromEntries(
+    Object.entries(record.fields).filter(
+      ([, value]) =>
+        value !== null && value !== false && value !== '' && !(Array.isArray(value) && value.length === 0),
+    ),
+  );
+  return { id: record.id, createdTime: record.createdAt, fields };
+}
+
+const shape = (record: { id: string; _rawJson: unknown }) => record._rawJson;
+
+beforeAll(async () => {
+  h = await startHarness();
+  root = h.bearer(h.rootKey);
+  const base = await createBase(h, {
+    name: 'Airtable',
+    tables: [{ name: 'Scratch', fields: [{ name: 'Name', type: 'single_line_text' }] }],
+  });
+  baseId = base.body.id;
+  deals = await newTable('Deals', [
+    { name: 'Name', type: 'single_line_text' },
+    { name: 'Amount', type: 'number', template: { decimalPlaces: 2 } },
+    { name: 'Won', type: 'checkbox' },
+    { name: 'Stage', type: 'single_select', template: { options: STAGES.map((name) => ({ name })) } },
+    { name: 'Tags', type: 'multiple_select', template: { options: [{ name: 'hot' }, { name: 'cold' }] } },
+    { name: 'Close', type: 'date' },
+    { name: 'Notes', type: 'long_text' },
+  ]);
+  const records = Array.from({ length: 23 }, (_, i) => ({
+    Name: `Deal ${String(i).padStart(2, '0')}`,
+    Amount: i % 5 === 0 ? null : i * 10.5,
+    Won: i % 3 === 0,
+    Stage: STAGES[i % 3],
+    Tags: i % 4 === 0 ? ['hot'] : i % 4 === 1 ? ['hot', 'cold'] : [],
+    Close: i % 2 === 0 ? `2026-0${1 + (i % 9)}-15` : null,
+    Notes: i % 7 === 0 ? '' : `note ${i}`,
+  }));
+  const res = await h.api
+    .post(url(`/tables/${deals.id}/records/bulk`))
+    .set('Authorization', root)
+    .send({ records });
+  expect([res.status, res.body.error?.message]).toEqual([201, undefined]);
+  listed = await list(deals.id);
+  expect(listed).toHaveLength(23);
+  server = http.createServer(h.app).listen(0);
+  endpointUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}, 60_000);
+
+afterAll(async () => {
+  await new Promise((resolve) => server?.close(resolve));
+  await h?.close();
+});
+
+describe('select', () => {
+  it('all() pages through every record, 100 at most a page, in the same order and shape', async () => {
+    const pages: number[] = [];
+    const records = await airtableBase()
+      .table('Deals')
+      .select({ pageSize: 5 })
+      .eachPage((page, next) => {
+        pages.push(page.length);
+        next();
+      })
+      .then(() => airtableBase().table('Deals').select({ pageSize: 5 }).all());
+    expect(pages).toEqual([5, 5, 5, 5, 3]);
+    expect(records.map(shape)).toEqual(listed.map(asAirtable));
+  });
+
+  it('firstPage() answers the first page only, 100 records by default', async () => {
+    const first = await airtableBase().table(deals.id).select({ maxRecords: 4 }).firstPage();
+    expect(first.map((record) => record.id)).toEqual(listed.slice(0, 4).map((record) => record.id));
+  });
+
+  it('stops at maxRecords across pages', async () => {
+    const records = await airtableBase().table('Deals').select({ maxRecords: 7, pageSize: 3 }).all();
+    expect(records.map((record) => record.id)).toEqual(listed.slice(0, 7).map((record) => record.id));
+  });
+
+  it('filters by formula, sorts and projects as asked', async () => {
+    const records = await airtableBase()
+      .table('Deals')
+      .select({
+        filterByFormula: "AND({Stage} = 'Won', {Amount} > 50)",
+        sort: [{ field: 'Amount', direction: 'desc' }],
+        fields: ['Name', 'Amount'],
+      })
+      .all();
+    const expected = listed
+      .filter(
+        (record) => record.fields.Stage === 'Won' && ((record.fields.Amount as number | null) ?? 0) > 50,
+      )
+      .sort((a, b) => (b.fields.Amount as number) - (a.fields.Amount as number))
+      .map((record) => ({ Name: record.fields.Name, Amount: record.fields.Amount }));
+    expect(expected.length).toBeGreaterThan(2);
+    expect(records.map((record) => record.fields)).toEqual(expected);
+  });
+
+  it('reads a formula as true when it is a non-empty text, a non-zero number or a ticked box', async () => {
+    const ids = async (filterByFormula: string) =>
+      (await airtableBase().table('Deals').select({ filterByFormula }).all()).map((record) => record.id);
+    expect(await ids('{Won}')).toEqual(
+      listed.filter((record) => record.fields.Won).map((record) => record.id),
+    );
+    expect(await ids('{Amount}')).toEqual(
+      listed
+        .filter((record) => ((record.fields.Amount as number | null) ?? 0) !== 0)
+        .map((record) => record.id),
+    );
+    expect(await ids('{Notes}')).toEqual(
+      listed.filter((record) => record.fields.Notes).map((record) => record.id),
+    );
+  });
+
+  it('pages through a long filter sent as POST …/listRecords', async () => {
+    const names = listed.filter((_, i) => i % 2 === 1).map((record) => record.fields.Name as string);
+    // Past Airtable.js's 16,000 characters of URL, it posts the parameters instead.
+    const filterByFormula = `OR(${names.map((name) => `{Name} = '${name}'`).join(', ')}, ${'LEN({Notes}) > 1000, '.repeat(300)}FALSE())`;
+    expect(filterByFormula.length).toBeGreaterThan(6000);
+    const records = await airtableBase()
+      .table('Deals')
+      .select({ filterByFormula, pageSize: 4, method: 'post' })
+      .all();
+    expect(records.map((record) => record.fields.Name)).toEqual(names);
+  });
+
+  it('keys fields by id when asked', async () => {
+    const [record] = await airtableBase()
+      .table('Deals')
+      .select({ maxRecords: 1, returnFieldsByFieldId: true })
+      .firstPage();
+    expect(record!._rawJson).toEqual({ ...asAirtable(listed[0]!), fields: expect.any(Object) });
+    const byId = Object.fromEntries(
+      Object.entries(listed[0]!.data).filter(
+        ([, value]) =>
+          value !== null && value !== false && value !== '' && !(Array.isArray(value) && value.length === 0),
+      ),
+    );
+    expect(record!.fields).toEqual(byId);
+  });
+
+  it('applies a saved view', async () => {
+    const res = await h.api
+      .post(url(`/tables/${deals.id}/views`))
+      .set('Authorization', root)
+      .send({
+        name: 'Lost ones',
+        filter: { field: 'Stage', equals: 'Lost' },
+        sort: [{ field: 'Name', direction: 'desc' }],
+      });
+    expect(res.status).toBe(201);
+    const records = await airtableBase().table('Deals').select({ view: 'Lost ones' }).all();
+    expect(records.map((record) => record.fields.Name)).toEqual(
+      listed
+        .filter((record) => record.fields.Stage === 'Lost')
+        .map((record) => record.fields.Name)
+        .sort()
+        .reverse(),
+    );
+  });
+});
+
+describe('find', () => {
+  it('answers one record in Airtable shape', async () => {
+    const record = await airtableBase().table('Deals').find(listed[1]!.id);
+    expect(record._rawJson).toEqual(asAirtable(listed[1]!));
+  });
+
+  it('is a 404 NOT_FOUND for a record that is not there, or an id that cannot be one', async () => {
+    for (const id of ['0190a5e4-0000-7000-8000-000000000000', 'recNotARecordAtAll']) {
+      await expect(airtableBase().table('Deals').find(id)).rejects.toMatchObject({
+        error: 'NOT_FOUND',
+        statusCode: 404,
+      });
+    }
+  });
+});
+
+describe('errors Airtable.js turns into an AirtableError', () => {
+  it('422 INVALID_FILTER_BY_FORMULA for a formula that does not parse or names no field', async () => {
+    for (const filterByFormula of ['AND({Stage} = ', '{Nope} = 1']) {
+      await expect(
+        airtableBase().table('Deals').select({ filterByFormula }).firstPage(),
+      ).rejects.toMatchObject({
+        error: 'INVALID_FILTER_BY_FORMULA',
+        statusCode: 422,
+        message: expect.stringContaining('filterByFormula'),
+      });
+    }
+  });
+
+  it('422 UNKNOWN_FIELD_NAME for an unknown field in fields or sort', async () => {
+    await expect(
+      airtableBase()
+        .table('Deals')
+        .select({ fields: ['Nmae'] })
+        .firstPage(),
+    ).rejects.toMatchObject({
+      error: 'UNKNOWN_FIELD_NAME',
+      statusCode: 422,
+      message: expect.stringContaining('"Nmae"'),
+    });
+    await expect(
+      airtableBase()
+        .table('Deals')
+        .select({ sort: [{ field: 'Nope' }] })
+        .firstPage(),
+    ).rejects.toMatchObject({ error: 'UNKNOWN_FIELD_NAME', statusCode: 422 });
+  });
+
+  it('422 VIEW_NAME_NOT_FOUND and INVALID_OFFSET_VALUE', async () => {
+    await expect(airtableBase().table('Deals').select({ view: 'Nope' }).firstPage()).rejects.toMatchObject({
+      error: 'VIEW_NAME_NOT_FOUND',
+      statusCode: 422,
+    });
+    const res = await fetch(`${endpointUrl}/v0/${baseId}/Deals?offset=3%2Fnot-a-cursor`, {
+      headers: { authorization: root },
+    });
+    expect([res.status, ((await res.json()) as { error: { type: string } }).error.type]).toEqual([
+      422,
+      'INVALID_OFFSET_VALUE',
+    ]);
+  });
+
+  it('422 INVALID_REQUEST_UNKNOWN for a parameter out of range or unknown, naming it', async () => {
+    const res = await fetch(`${endpointUrl}/v0/${baseId}/Deals?pageSize=101&colour=red`, {
+      headers: { authorization: root },
+    });
+    const body = (await res.json()) as { error: { type: string; message: string } };
+    expect([res.status, body.error.type]).toEqual([422, 'INVALID_REQUEST_UNKNOWN']);
+    expect(body.error.message).toMatch(/pageSize/);
+    expect(body.error.message).toMatch(/colour/);
+  });
+
+  it('401 AUTHENTICATION_REQUIRED for a wrong key, 404 NOT_FOUND for a table or base that is not there', async () => {
+    await expect(airtableBase('not-a-key').table('Deals').select().firstPage()).rejects.toMatchObject({
+      error: 'AUTHENTICATION_REQUIRED',
+      statusCode: 401,
+    });
+    await expect(airtableBase().table('Nope').select().firstPage()).rejects.toMatchObject({
+      error: 'NOT_FOUND',
+      statusCode: 404,
+    });
+    const other = new Airtable({ apiKey: h.rootKey, endpointUrl }).base(
+      '0190a5e4-0000-7000-8000-000000000000',
+    );
+    await expect(other.table('Deals').select().firstPage()).rejects.toMatchObject({
+      error: 'NOT_FOUND',
+      statusCode: 404,
+    });
+  });
+
+  it('403 for a key without records:read, 404 for a base outside its reach', async () => {
+    const created = await h.api
+      .post('/api/v1/api-keys')
+      .set('Authorization', root)
+      .send({ name: 'schema only', scopes: ['schema:read'] });
+    expect(created.status).toBe(201);
+    await expect(airtableBase(created.body.key).table('Deals').select().firstPage()).rejects.toMatchObject({
+      error: 'NOT_AUTHORIZED',
+      statusCode: 403,
+    });
+    const other = await createBase(h, { name: 'Other' });
+    const elsewhere = await h.api
+      .post('/api/v1/api-keys')
+      .set('Authorization', root)
+      .send({ name: 'elsewhere', scopes: ['records:read'], databaseIds: [other.body.id] });
+    expect(elsewhere.status).toBe(201);
+    await expect(airtableBase(elsewhere.body.key).table('Deals').select().firstPage()).rejects.toMatchObject({
+      error: 'NOT_FOUND',
+      statusCode: 404,
+    });
+  });
+
+  it('answers an unknown route under /v0 in Airtable shape', async () => {
+    const res = await fetch(`${endpointUrl}/v0/${baseId}/Deals/a/b/c`, { headers: { authorization: root } });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { type: string } }).error.type).toBe('NOT_FOUND');
+  });
+});
