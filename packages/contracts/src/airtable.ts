@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { fieldReferenceSchema, textSchema, viewReferenceSchema } from './common';
 import { MAX_FORMULA_LENGTH } from './fields';
-import { MAX_CURSOR_LENGTH, MAX_PROJECTED_FIELDS } from './records';
+import {
+  MAX_CURSOR_LENGTH,
+  MAX_MATCH_ON_FIELDS,
+  MAX_PROJECTED_FIELDS,
+  recordValuesInputSchema,
+  typecastSchema,
+} from './records';
 import { MAX_SORT_ENTRIES, sortDirectionSchema } from './sorts';
 
 /**
@@ -91,3 +97,110 @@ export const airtableErrorBodySchema = z.object({
   error: z.object({ type: z.string(), message: z.string() }),
 });
 export type AirtableErrorBody = z.infer<typeof airtableErrorBodySchema>;
+
+/** A record's values as Airtable.js writes them: keyed by field name or id. */
+const airtableFieldsSchema = recordValuesInputSchema;
+
+/** What every write takes besides its records. */
+const writeOptionsShape = {
+  typecast: typecastSchema,
+  returnFieldsByFieldId: z.boolean({ error: 'must be true or false' }).optional(),
+};
+
+const recordsOf = <T extends z.ZodType>(record: T) =>
+  z
+    .array(record, { error: 'must be an array of records' })
+    .min(1, { error: 'must hold at least one record' })
+    .max(AIRTABLE_MAX_RECORDS_PER_WRITE, {
+      error: `must hold at most ${AIRTABLE_MAX_RECORDS_PER_WRITE} records, as Airtable takes`,
+    });
+
+/** POST /v0/{baseId}/{table}: `{records: [{fields}]}`, or one record as `{fields}`. */
+export const airtableCreateBodySchema = z
+  .strictObject({
+    records: recordsOf(z.strictObject({ fields: airtableFieldsSchema })).optional(),
+    fields: airtableFieldsSchema.optional(),
+    ...writeOptionsShape,
+  })
+  .superRefine((body, ctx) => {
+    if ((body.records === undefined) !== (body.fields === undefined)) return;
+    ctx.addIssue({
+      code: 'custom',
+      message: 'needs either records (an array of {fields}) or fields (one record)',
+    });
+  });
+export type AirtableCreateBody = z.output<typeof airtableCreateBodySchema>;
+
+/**
+ * PATCH (update) and PUT (replace, which clears the fields a record leaves out) of
+ * /v0/{baseId}/{table}: records by id, or with `performUpsert` matched on `fieldsToMergeOn` and
+ * created when none matches.
+ */
+export const airtableUpdateBodySchema = z
+  .strictObject({
+    records: recordsOf(
+      z.strictObject({
+        id: z
+          .string({ error: 'must be a record id' })
+          .min(1, { error: 'must be a record id' })
+          .max(64, {
+            error: 'must be a record id',
+          })
+          .optional(),
+        fields: airtableFieldsSchema,
+      }),
+    ),
+    performUpsert: z
+      .strictObject({
+        fieldsToMergeOn: z
+          .array(fieldReferenceSchema, { error: 'must be an array of field names or ids' })
+          .min(1, { error: 'must name at least one field' })
+          .max(MAX_MATCH_ON_FIELDS, { error: `must name at most ${MAX_MATCH_ON_FIELDS} fields` }),
+      })
+      .optional(),
+    ...writeOptionsShape,
+  })
+  .superRefine((body, ctx) => {
+    body.records.forEach((record, index) => {
+      if (body.performUpsert === undefined && record.id === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['records', index, 'id'],
+          message: 'is needed (or performUpsert)',
+        });
+      }
+      if (body.performUpsert !== undefined && record.id !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['records', index, 'id'],
+          message: 'cannot be given with performUpsert: an upserted record is found by fieldsToMergeOn',
+        });
+      }
+    });
+  });
+export type AirtableUpdateBody = z.output<typeof airtableUpdateBodySchema>;
+
+/** PATCH and PUT of /v0/{baseId}/{table}/{recordId}. */
+export const airtableUpdateOneBodySchema = z.strictObject({
+  fields: airtableFieldsSchema,
+  ...writeOptionsShape,
+});
+export type AirtableUpdateOneBody = z.output<typeof airtableUpdateOneBodySchema>;
+
+/** DELETE /v0/{baseId}/{table}?records[]=…: up to 10 record ids. */
+export const airtableDeleteIdsSchema = recordsOf(
+  z
+    .string({ error: 'must be a record id' })
+    .min(1, { error: 'must be a record id' })
+    .max(64, { error: 'must be a record id' }),
+);
+
+export const airtableDeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) });
+export const airtableDeleteResponseSchema = z.object({ records: z.array(airtableDeletedSchema) });
+export const airtableWriteResponseSchema = z.object({
+  records: z.array(airtableRecordSchema),
+  /** Upserts only: the ids created and updated. */
+  createdRecords: z.array(z.string()).optional(),
+  updatedRecords: z.array(z.string()).optional(),
+});
+export type AirtableWriteResponse = z.infer<typeof airtableWriteResponseSchema>;

@@ -54,11 +54,13 @@ export function sendAirtableError(res: import('express').Response, error: AppErr
   res.status(status).json(body);
 }
 
-/** The parameter a refusal's first problem is at (`filterByFormula`, `fields`…). */
-const parameterOf = (error: DomainError): string | number | undefined => {
-  const path: InputPath | null | undefined = error.problems[0]?.path;
-  return path?.[0];
-};
+/** Where a refusal's first problem is: its path, [] for the request as a whole. */
+const pathOf = (error: DomainError): InputPath => error.problems[0]?.path ?? [];
+
+/** A field's value in a write body: `fields.<key>…` or `records[i].fields.<key>…`. */
+const isFieldValue = (path: InputPath): boolean =>
+  (path[0] === 'fields' && typeof path[1] === 'string') ||
+  (path[0] === 'records' && path[2] === 'fields' && typeof path[3] === 'string');
 
 /**
  * A domain refusal of an Airtable request: the type Airtable gives the same fault where it has
@@ -67,15 +69,20 @@ const parameterOf = (error: DomainError): string | number | undefined => {
 export function airtableErrorOfDomain(error: DomainError, part: 'query' | 'body'): AppError {
   const http = httpErrorOf(error, part);
   if (error.kind !== 'invalid') return http;
-  const parameter = parameterOf(error);
+  const path = pathOf(error);
+  const parameter = path[0];
   const message = http.message;
   const refusal = (type: string) => new AirtableRefusal(http.code, type, message, http.headers);
   if (parameter === 'filterByFormula') return refusal('INVALID_FILTER_BY_FORMULA');
   if (parameter === 'view') return refusal('VIEW_NAME_NOT_FOUND');
   if (parameter === 'offset' || parameter === 'cursor') return refusal('INVALID_OFFSET_VALUE');
-  if ((parameter === 'fields' || parameter === 'sort') && /unknown field/i.test(message)) {
-    return refusal('UNKNOWN_FIELD_NAME');
-  }
+  const namesFields =
+    parameter === 'fields' ||
+    parameter === 'sort' ||
+    parameter === 'records' ||
+    parameter === 'performUpsert';
+  if (namesFields && /unknown field/i.test(message)) return refusal('UNKNOWN_FIELD_NAME');
   if (parameter === 'sort') return refusal('INVALID_SORT_PARAMETER');
+  if (isFieldValue(path)) return refusal('INVALID_VALUE_FOR_COLUMN');
   return http;
 }

@@ -1,10 +1,23 @@
-import { airtableListParamsSchema } from '@recordbase/contracts/airtable';
+import {
+  airtableCreateBodySchema,
+  airtableDeleteIdsSchema,
+  airtableListParamsSchema,
+  airtableUpdateBodySchema,
+  airtableUpdateOneBodySchema,
+} from '@recordbase/contracts/airtable';
 import type { Principal } from '@recordbase/contracts/api-keys';
 import { pathSegmentSchema } from '@recordbase/contracts/common';
 import { DomainError } from '@recordbase/contracts/domain-errors';
 import { MAX_SORT_ENTRIES } from '@recordbase/contracts/sorts';
 import { cancellablePool, type KeyShares, requestShare } from '@recordbase/db';
-import { getAirtableRecord, listAirtableRecords } from '@recordbase/domain/airtable/records';
+import {
+  createAirtableRecords,
+  deleteAirtableRecords,
+  getAirtableRecord,
+  listAirtableRecords,
+  updateAirtableRecords,
+  upsertAirtableRecords,
+} from '@recordbase/domain/airtable/records';
 import type { FileLinks } from '@recordbase/domain/records/presentation';
 import type { RecordsDb } from '@recordbase/domain/records/record-work';
 import { uploadKeyMatcher } from '@recordbase/domain/records/references';
@@ -29,6 +42,24 @@ const tableParams = z.object({ databaseId: pathSegmentSchema, tableId: pathSegme
 const recordParams = tableParams.extend({ recordId: z.string().min(1).max(255) });
 
 const read = { scope: 'records:read' } as const;
+const write = { scope: 'records:write' } as const;
+
+/** DELETE …?records[]=a&records[]=b, as Airtable.js writes the ids of a destroy. */
+const deleteQuerySchema = z
+  .strictObject(
+    {
+      'records[]': z.union([z.string(), z.array(z.string())]).optional(),
+      records: z.union([z.string(), z.array(z.string())]).optional(),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? `unknown parameter ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}; give the ids as records[]`
+          : undefined,
+    },
+  )
+  .transform((query) => [query['records[]'] ?? [], query.records ?? []].flat())
+  .pipe(airtableDeleteIdsSchema);
 
 /** The longest query a listing takes: Airtable.js moves to POST …/listRecords past 16,000 characters. */
 const MAX_QUERY_PARAMETERS = 2 * MAX_SORT_ENTRIES + 520;
@@ -113,6 +144,8 @@ const getQuerySchema = z
   );
 
 export interface AirtableRoutesOptions {
+  /** The largest body of a record write (JSON_BODY_LIMIT, as /api/v1's). */
+  writeBodyLimit: string;
   fileTokenSecret: string;
   fileLinkTtlSeconds: number;
   uploadPublicUrl?: string | undefined;
@@ -185,6 +218,122 @@ export function airtableRoutes(pool: pg.Pool, logger: Logger, options: AirtableR
             query,
           ),
         ),
+    ),
+  );
+  router.post(
+    '/:databaseId/:tableId',
+    endpoint(
+      {
+        access: write,
+        params: tableParams,
+        body: airtableCreateBodySchema,
+        bodyLimit: options.writeBodyLimit,
+      },
+      ({ params, body, principal, signal, req }) =>
+        airtable('body', async () => {
+          const { records, fields, ...writeOptions } = body;
+          const created = await createAirtableRecords(
+            recordsDb(signal, req, principal),
+            principal,
+            address(params),
+            {
+              ...writeOptions,
+              records: records ? records.map((record) => record.fields) : [fields!],
+              one: records === undefined,
+            },
+          );
+          // One record given as {fields} is answered as one record.
+          return records ? { records: created } : created[0];
+        }),
+    ),
+  );
+  for (const method of ['patch', 'put'] as const) {
+    const replace = method === 'put';
+    router[method](
+      '/:databaseId/:tableId',
+      endpoint(
+        {
+          access: write,
+          params: tableParams,
+          body: airtableUpdateBodySchema,
+          bodyLimit: options.writeBodyLimit,
+        },
+        ({ params, body, principal, signal, req }) =>
+          airtable('body', async () => {
+            const { records, performUpsert, ...writeOptions } = body;
+            const db = recordsDb(signal, req, principal);
+            if (performUpsert) {
+              return upsertAirtableRecords(db, principal, address(params), {
+                ...writeOptions,
+                replace,
+                records: records.map((record) => record.fields),
+                fieldsToMergeOn: performUpsert.fieldsToMergeOn,
+              });
+            }
+            const updated = await updateAirtableRecords(db, principal, address(params), {
+              ...writeOptions,
+              replace,
+              records: records.map((record) => ({ id: record.id!, fields: record.fields })),
+            });
+            return { records: updated };
+          }),
+      ),
+    );
+    router[method](
+      '/:databaseId/:tableId/:recordId',
+      endpoint(
+        {
+          access: write,
+          params: recordParams,
+          body: airtableUpdateOneBodySchema,
+          bodyLimit: options.writeBodyLimit,
+        },
+        ({ params, body, principal, signal, req }) =>
+          airtable('body', async () => {
+            const { fields, ...writeOptions } = body;
+            const [updated] = await updateAirtableRecords(
+              recordsDb(signal, req, principal),
+              principal,
+              address(params),
+              {
+                ...writeOptions,
+                replace,
+                one: true,
+                records: [{ id: params.recordId, fields }],
+              },
+            );
+            return updated;
+          }),
+      ),
+    );
+  }
+  router.delete(
+    '/:databaseId/:tableId',
+    endpoint(
+      { access: write, params: tableParams, query: deleteQuerySchema },
+      ({ params, query, principal, signal, req }) =>
+        airtable('query', async () => ({
+          records: await deleteAirtableRecords(
+            recordsDb(signal, req, principal),
+            principal,
+            address(params),
+            query,
+          ),
+        })),
+    ),
+  );
+  router.delete(
+    '/:databaseId/:tableId/:recordId',
+    endpoint({ access: write, params: recordParams }, ({ params, principal, signal, req }) =>
+      airtable('query', async () => {
+        const [deleted] = await deleteAirtableRecords(
+          recordsDb(signal, req, principal),
+          principal,
+          address(params),
+          [params.recordId],
+        );
+        return deleted;
+      }),
     ),
   );
   return router;

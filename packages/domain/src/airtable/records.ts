@@ -6,13 +6,25 @@ import {
   type AirtableRecord,
 } from '@recordbase/contracts/airtable';
 import type { Principal } from '@recordbase/contracts/api-keys';
-import { invalid } from '@recordbase/contracts/domain-errors';
-import type { Filter, ListRecordsRequest, TableRecord } from '@recordbase/contracts/records';
+import { DomainError, type InputPath, invalid, type Problem } from '@recordbase/contracts/domain-errors';
+import type {
+  Filter,
+  ListRecordsRequest,
+  RecordValuesInput,
+  TableRecord,
+} from '@recordbase/contracts/records';
 import type { FormulaFilter } from '../records/query-compiler';
 import type { RecordsDb, TableAddress } from '../records/record-work';
 import { withTable } from '../records/record-work';
-import { getOneOf, listTable, validRecordId } from '../records/records-service';
-import type { TableMeta } from '../records/table-meta';
+import {
+  bulkWrite,
+  deleteMany,
+  getOneOf,
+  listTable,
+  updateMany,
+  validRecordId,
+} from '../records/records-service';
+import { findField, type TableMeta, unknownField, unwritable } from '../records/table-meta';
 
 /**
  * Records through the Airtable-compatible API (api-contract "The Airtable-compatible API"): its
@@ -144,4 +156,194 @@ function isAttachment(value: unknown): value is AttachmentValue {
 /** Airtable gives each attachment an id (att…); ours are their urls, so the id is derived from it: the same file, the same id. */
 function attachmentId(url: string): string {
   return `att${createHash('sha256').update(url).digest('base64url').replace(/[-_]/g, '').slice(0, 14)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes
+// ---------------------------------------------------------------------------------------------
+
+/** A write's records as Airtable.js sends them, with the options every write takes. */
+interface WriteRequest {
+  typecast?: boolean | undefined;
+  returnFieldsByFieldId?: boolean | undefined;
+  /** PUT: the fields a record leaves out are cleared, not kept. */
+  replace?: boolean;
+  /** The body held one record as `{fields}` rather than `records`: refusals name `fields.…`. */
+  one?: boolean;
+}
+
+/** Where a single record's body (`{fields}`) has what a bulk body has at `records[0]`. */
+const placedFor = (request: WriteRequest, move: (path: InputPath) => InputPath) => (path: InputPath) => {
+  const moved = move(path);
+  if (request.one !== true || moved[0] !== 'records' || moved[1] !== 0) return moved;
+  // The record is its `fields` there: a problem of the whole record is one of `fields`.
+  const within = moved.slice(2);
+  return within[0] === 'fields' ? within : ['fields', ...within];
+};
+
+/** A refusal of our write body, its places moved to where the Airtable body has them. */
+function movedRefusal(error: unknown, move: (path: InputPath) => InputPath): unknown {
+  if (!(error instanceof DomainError)) return error;
+  const problems: Problem[] = error.problems.map((problem) => ({
+    ...problem,
+    path: problem.path === null ? null : move(problem.path),
+  }));
+  return new DomainError(error.kind, problems, { retryAfterSeconds: error.retryAfterSeconds });
+}
+
+/** Our bulk body's `records[i].<field>` is the Airtable body's `records[i].fields.<field>`. */
+const intoFields = (path: InputPath): InputPath =>
+  path[0] === 'records' && typeof path[1] === 'number' && path.length > 2
+    ? ['records', path[1], 'fields', ...path.slice(2)]
+    : path;
+
+async function moving<T>(move: (path: InputPath) => InputPath, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw movedRefusal(error, move);
+  }
+}
+
+/**
+ * A record's values as our writes take them: an attachment written in Airtable's shape
+ * (`{url, filename, size, type}`, or one read from /v0 with its `id`) as ours, `{url, fileName,
+ * size, mimeType}`; with `replace`, every writable field the record leaves out as empty.
+ */
+function valuesOf(table: TableMeta, fields: RecordValuesInput, replace: boolean): RecordValuesInput {
+  const values: Record<string, unknown> = {};
+  const given = new Set<string>();
+  for (const [key, value] of Object.entries(fields)) {
+    const field = findField(table, key);
+    if (field) given.add(field.id);
+    values[key] = field?.type === 'attachments' && Array.isArray(value) ? value.map(ourAttachment) : value;
+  }
+  if (replace) {
+    for (const field of table.fields) {
+      if (!given.has(field.id) && unwritable(field) === null) values[field.id] = null;
+    }
+  }
+  return values;
+}
+
+const AIRTABLE_ATTACHMENT_KEYS = new Set([
+  'id',
+  'url',
+  'filename',
+  'size',
+  'type',
+  'width',
+  'height',
+  'thumbnails',
+]);
+
+function ourAttachment(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const entries = Object.entries(value as Record<string, unknown>);
+  // Ours already, or something else: left for the field's own check to take or refuse.
+  if (!entries.every(([key]) => AIRTABLE_ATTACHMENT_KEYS.has(key))) return value;
+  const { url, filename, size, type } = value as Record<string, unknown>;
+  return {
+    url,
+    ...(filename !== undefined ? { fileName: filename } : {}),
+    ...(size !== undefined ? { size } : {}),
+    ...(type !== undefined ? { mimeType: type } : {}),
+  };
+}
+
+const rendered = (json: string, table: TableMeta, request: WriteRequest): AirtableRecord[] =>
+  (JSON.parse(json) as TableRecord[]).map((record) =>
+    airtableRecordOf(record, table, request.returnFieldsByFieldId === true),
+  );
+
+/** POST: creates the records (up to 10), all or none, answered in input order. */
+export async function createAirtableRecords(
+  records: RecordsDb,
+  principal: Principal,
+  address: TableAddress,
+  request: WriteRequest & { records: RecordValuesInput[] },
+): Promise<AirtableRecord[]> {
+  return withTable(records.tables, records.db, principal, address, async (table) => {
+    const written = await moving(placedFor(request, intoFields), () =>
+      bulkWrite(records, principal, address, {
+        records: request.records.map((fields) => valuesOf(table, fields, false)),
+        typecast: request.typecast,
+      }),
+    );
+    return rendered(written.recordsJson, table, request);
+  });
+}
+
+/** PATCH or PUT by id: updates (or replaces) the records, all or none, answered in input order. */
+export async function updateAirtableRecords(
+  records: RecordsDb,
+  principal: Principal,
+  address: TableAddress,
+  request: WriteRequest & { records: { id: string; fields: RecordValuesInput }[] },
+): Promise<AirtableRecord[]> {
+  return withTable(records.tables, records.db, principal, address, async (table) => {
+    const written = await moving(
+      placedFor(request, (path) => path),
+      () =>
+        updateMany(records, principal, address, {
+          records: request.records.map(({ id, fields }) => ({
+            id,
+            fields: valuesOf(table, fields, request.replace === true),
+          })),
+          typecast: request.typecast,
+        }),
+    );
+    return rendered(written.recordsJson, table, request);
+  });
+}
+
+/**
+ * PATCH or PUT with performUpsert: each record matched on `fieldsToMergeOn` (names or ids) is
+ * updated, the others created, in one statement.
+ */
+export async function upsertAirtableRecords(
+  records: RecordsDb,
+  principal: Principal,
+  address: TableAddress,
+  request: WriteRequest & { records: RecordValuesInput[]; fieldsToMergeOn: string[] },
+): Promise<{ records: AirtableRecord[]; createdRecords: string[]; updatedRecords: string[] }> {
+  return withTable(records.tables, records.db, principal, address, async (table) => {
+    const matchOn = request.fieldsToMergeOn.map((ref, index) => {
+      const field = findField(table, ref);
+      if (!field) throw invalid(['performUpsert', 'fieldsToMergeOn', index], unknownField(table, ref));
+      return field.id;
+    });
+    if (new Set(matchOn).size !== matchOn.length) {
+      throw invalid(['performUpsert', 'fieldsToMergeOn'], 'names a field twice');
+    }
+    const written = await moving(
+      (path) =>
+        path[0] === 'matchOn' ? ['performUpsert', 'fieldsToMergeOn', ...path.slice(1)] : intoFields(path),
+      () =>
+        bulkWrite(records, principal, address, {
+          records: request.records.map((fields) => valuesOf(table, fields, request.replace === true)),
+          matchOn,
+          typecast: request.typecast,
+        }),
+    );
+    return {
+      records: rendered(written.recordsJson, table, request),
+      createdRecords: written.createdIds,
+      updatedRecords: written.updatedIds,
+    };
+  });
+}
+
+/** DELETE: the records (up to 10), all or none; a record that is not there is a 404. */
+export async function deleteAirtableRecords(
+  records: RecordsDb,
+  principal: Principal,
+  address: TableAddress,
+  ids: string[],
+): Promise<{ id: string; deleted: true }[]> {
+  await moving(
+    (path) => (path[0] === 'ids' ? ['records', ...path.slice(1)] : path),
+    () => deleteMany(records, principal, address, { ids }),
+  );
+  return ids.map((id) => ({ id, deleted: true as const }));
 }

@@ -3,7 +3,7 @@ import type { ApiKeyScope } from '@recordbase/contracts/api-keys';
 import type { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
 
-export type Method = 'get' | 'post' | 'patch' | 'delete';
+export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
 /** Who may call an operation: any key with a scope (or with any one of several), the root key, or anyone. */
 export type Access = { scope: ApiKeyScope } | { anyScope: readonly ApiKeyScope[] } | 'root' | 'public';

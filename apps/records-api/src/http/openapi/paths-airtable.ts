@@ -1,8 +1,15 @@
 import {
   AIRTABLE_MAX_PAGE_SIZE,
+  AIRTABLE_MAX_RECORDS_PER_WRITE,
+  airtableCreateBodySchema,
+  airtableDeletedSchema,
+  airtableDeleteResponseSchema,
   airtableListParamsSchema,
   airtableListResponseSchema,
   airtableRecordSchema,
+  airtableUpdateBodySchema,
+  airtableUpdateOneBodySchema,
+  airtableWriteResponseSchema,
 } from '@recordbase/contracts/airtable';
 import { z } from 'zod';
 import * as ex from './examples';
@@ -13,13 +20,15 @@ import { recordParams, tableParams } from './params';
 
 const AIRTABLE = '/v0/{databaseId}/{tableId}';
 const read = { scope: 'records:read' } as const;
+const write = { scope: 'records:write' } as const;
 
 /** The statuses these routes answer in Airtable's error shape, and when. */
 const airtableErrors = {
   401: 'AUTHENTICATION_REQUIRED: no key, or a key that is not valid',
   403: 'INVALID_PERMISSIONS: the key lacks records:read',
   404: 'NOT_FOUND: no such base, table or record, or none the key can reach',
-  422: 'INVALID_REQUEST_UNKNOWN, INVALID_FILTER_BY_FORMULA, UNKNOWN_FIELD_NAME, VIEW_NAME_NOT_FOUND, INVALID_SORT_PARAMETER, INVALID_OFFSET_VALUE: the request cannot be taken, named in the message',
+  413: 'REQUEST_TOO_LARGE: the body is larger than the route takes',
+  422: 'INVALID_REQUEST_UNKNOWN, INVALID_FILTER_BY_FORMULA, UNKNOWN_FIELD_NAME, INVALID_VALUE_FOR_COLUMN, VIEW_NAME_NOT_FOUND, INVALID_SORT_PARAMETER, INVALID_OFFSET_VALUE: the request cannot be taken, named in the message',
   429: 'TOO_MANY_REQUESTS: the key is over its rate limit (Retry-After)',
 } as const;
 
@@ -115,6 +124,94 @@ export const airtableOperations: Operation[] = [
     query: z.object({ returnFieldsByFieldId: listQueryDoc.shape.returnFieldsByFieldId }),
     response: airtableRecordSchema,
     responseExample: airtableRecordExample,
+    errors: [],
+    airtableErrors,
+  },
+  {
+    method: 'post',
+    path: AIRTABLE,
+    operationId: 'airtableCreateRecords',
+    tag: 'Airtable-compatible API',
+    summary: 'Create records (Airtable)',
+    description: `Creates up to ${AIRTABLE_MAX_RECORDS_PER_WRITE} records, \`{records: [{fields}]}\` (answered as \`{records}\`) or one as \`{fields}\` (answered as the record); all or none. \`typecast\` converts text values. ${errorsIntro}`,
+    access: write,
+    params: tableParams,
+    body: airtableCreateBodySchema,
+    bodyExample: { records: [{ fields: { Name: 'Acme renewal', Amount: 1250.5 } }], typecast: false },
+    response: airtableWriteResponseSchema,
+    responseExample: { records: [airtableRecordExample] },
+    errors: [],
+    airtableErrors,
+  },
+  ...(['patch', 'put'] as const).flatMap((method): Operation[] => {
+    const verb = method === 'patch' ? 'Update' : 'Replace';
+    const how =
+      method === 'patch'
+        ? 'the fields given change, the others stay'
+        : 'the fields given are set, every other writable field is cleared';
+    return [
+      {
+        method,
+        path: AIRTABLE,
+        operationId: `airtable${verb}Records`,
+        tag: 'Airtable-compatible API',
+        summary: `${verb} records (Airtable)`,
+        description: `Up to ${AIRTABLE_MAX_RECORDS_PER_WRITE} records by id (${how}), all or none; with \`performUpsert: {fieldsToMergeOn}\` records without ids are matched on those fields, updated when one matches and created otherwise (answered with \`createdRecords\` and \`updatedRecords\`). ${errorsIntro}`,
+        access: write,
+        params: tableParams,
+        body: airtableUpdateBodySchema,
+        bodyExample: { records: [{ id: ex.RECORD_ID, fields: { Amount: 1300 } }] },
+        response: airtableWriteResponseSchema,
+        responseExample: { records: [airtableRecordExample] },
+        errors: [],
+        airtableErrors,
+      },
+      {
+        method,
+        path: `${AIRTABLE}/{recordId}`,
+        operationId: `airtable${verb}Record`,
+        tag: 'Airtable-compatible API',
+        summary: `${verb} a record (Airtable)`,
+        description: `One record: ${how}. ${errorsIntro}`,
+        access: write,
+        params: recordParams,
+        body: airtableUpdateOneBodySchema,
+        bodyExample: { fields: { Amount: 1300 } },
+        response: airtableRecordSchema,
+        responseExample: airtableRecordExample,
+        errors: [],
+        airtableErrors,
+      },
+    ];
+  }),
+  {
+    method: 'delete',
+    path: AIRTABLE,
+    operationId: 'airtableDeleteRecords',
+    tag: 'Airtable-compatible API',
+    summary: 'Delete records (Airtable)',
+    description: `Deletes up to ${AIRTABLE_MAX_RECORDS_PER_WRITE} records given as \`records[]=<id>\`, all or none (to the trash, as /api/v1's deletes). ${errorsIntro}`,
+    access: write,
+    params: tableParams,
+    query: z.object({
+      'records[]': z.array(z.string()).meta({ description: 'A record id, one parameter each.' }),
+    }),
+    response: airtableDeleteResponseSchema,
+    responseExample: { records: [{ id: ex.RECORD_ID, deleted: true }] },
+    errors: [],
+    airtableErrors,
+  },
+  {
+    method: 'delete',
+    path: `${AIRTABLE}/{recordId}`,
+    operationId: 'airtableDeleteRecord',
+    tag: 'Airtable-compatible API',
+    summary: 'Delete a record (Airtable)',
+    description: `Deletes one record (to the trash). ${errorsIntro}`,
+    access: write,
+    params: recordParams,
+    response: airtableDeletedSchema,
+    responseExample: { id: ex.RECORD_ID, deleted: true },
     errors: [],
     airtableErrors,
   },
