@@ -251,6 +251,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   airtable.use(boundedInFlight);
   airtable.use(
     airtableRoutes(db.pool, logger, {
+      prisma: db.prisma,
       writeBodyLimit: config.JSON_BODY_LIMIT,
       fileTokenSecret: config.FILE_TOKEN_SECRET,
       fileLinkTtlSeconds: config.FILE_LINK_TTL_SECONDS,

@@ -500,3 +500,70 @@ describe('writes', () => {
     expect(await stored()).toEqual(before);
   });
 });
+
+describe('meta', () => {
+  const get = async (path: string, authorization = root) => {
+    const res = await fetch(`${endpointUrl}/v0${path}`, { headers: { authorization } });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  it('lists the bases a key reaches, with what it may do there', async () => {
+    const all = await get('/meta/bases');
+    expect(all.status).toBe(200);
+    expect(all.body.bases).toContainEqual({ id: baseId, name: 'Airtable', permissionLevel: 'create' });
+    const reader = await h.api
+      .post('/api/v1/api-keys')
+      .set('Authorization', root)
+      .send({ name: 'reader', scopes: ['schema:read', 'records:read'], databaseIds: [baseId] });
+    expect(reader.status).toBe(201);
+    expect(await get('/meta/bases', `Bearer ${reader.body.key}`)).toEqual({
+      status: 200,
+      body: { bases: [{ id: baseId, name: 'Airtable', permissionLevel: 'read' }] },
+    });
+  });
+
+  it("lists a base's tables with Airtable's field types and the tables' views", async () => {
+    const { status, body } = await get(`/meta/bases/${baseId}/tables`);
+    expect(status).toBe(200);
+    const tables = body.tables as {
+      name: string;
+      primaryFieldId: string;
+      fields: { id: string; name: string; type: string; options?: unknown }[];
+      views: unknown[];
+    }[];
+    expect(tables.map((table) => table.name)).toEqual(['Scratch', 'Deals', 'Contacts']);
+    const dealsMeta = tables[1]!;
+    expect(dealsMeta.fields.map((field) => [field.name, field.type])).toEqual([
+      ['Name', 'singleLineText'],
+      ['Amount', 'number'],
+      ['Won', 'checkbox'],
+      ['Stage', 'singleSelect'],
+      ['Tags', 'multipleSelects'],
+      ['Close', 'date'],
+      ['Notes', 'multilineText'],
+    ]);
+    expect(dealsMeta.primaryFieldId).toBe(dealsMeta.fields[0]!.id);
+    expect(dealsMeta.fields[3]!.options).toEqual({ choices: STAGES.map((name) => ({ name })) });
+    expect(dealsMeta.views).toEqual([{ id: expect.stringMatching(/^viw/), name: 'Lost ones', type: 'grid' }]);
+    expect(tables[2]!.fields.find((field) => field.name === 'Files')?.type).toBe('multipleAttachments');
+  });
+
+  it('is a 404 for a base outside the key, a 403 without schema:read', async () => {
+    const other = await createBase(h, { name: 'Elsewhere' });
+    const limited = await h.api
+      .post('/api/v1/api-keys')
+      .set('Authorization', root)
+      .send({ name: 'limited', scopes: ['schema:read'], databaseIds: [other.body.id] });
+    const outside = await get(`/meta/bases/${baseId}/tables`, `Bearer ${limited.body.key}`);
+    expect([outside.status, (outside.body.error as { type: string }).type]).toEqual([404, 'NOT_FOUND']);
+    const recordsOnly = await h.api
+      .post('/api/v1/api-keys')
+      .set('Authorization', root)
+      .send({ name: 'records only', scopes: ['records:read'] });
+    const refused = await get('/meta/bases', `Bearer ${recordsOnly.body.key}`);
+    expect([refused.status, (refused.body.error as { type: string }).type]).toEqual([
+      403,
+      'INVALID_PERMISSIONS',
+    ]);
+  });
+});

@@ -179,8 +179,9 @@ async function expectAdmitted(
     expect(response.status).toBe(200);
     return;
   }
-  if (op.operationId === 'listDatabases' && keyCase === 'a key of another database') {
-    // A database outside the key's reach is not listed, as if it did not exist.
+  const listsBases = op.operationId === 'listDatabases' || op.operationId === 'airtableListBases';
+  if (listsBases && keyCase === 'a key of another database') {
+    // A database outside the key's reach is not listed, as if it did not exist (in both APIs).
     expect(response.status).toBe(200);
     expect(response.body.bases?.map((base) => base.id)).toEqual([otherDatabaseId]);
     return;

@@ -204,3 +204,30 @@ export const airtableWriteResponseSchema = z.object({
   updatedRecords: z.array(z.string()).optional(),
 });
 export type AirtableWriteResponse = z.infer<typeof airtableWriteResponseSchema>;
+
+/** GET /v0/meta/bases: the bases the key reaches, with what it may do in them. */
+export const airtableBasesResponseSchema = z.object({
+  bases: z.array(
+    z.object({ id: z.string(), name: z.string(), permissionLevel: z.enum(['read', 'edit', 'create']) }),
+  ),
+});
+
+/** GET /v0/meta/bases/{baseId}/tables: a base's tables with their fields (Airtable's type names) and views. */
+export const airtableTablesResponseSchema = z.object({
+  tables: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      primaryFieldId: z.string(),
+      fields: z.array(
+        z.object({
+          id: z.string(),
+          name: z.string(),
+          type: z.string(),
+          options: z.record(z.string(), z.unknown()).optional(),
+        }),
+      ),
+      views: z.array(z.object({ id: z.string(), name: z.string(), type: z.literal('grid') })),
+    }),
+  ),
+});

@@ -9,7 +9,8 @@ import type { Principal } from '@recordbase/contracts/api-keys';
 import { pathSegmentSchema } from '@recordbase/contracts/common';
 import { DomainError } from '@recordbase/contracts/domain-errors';
 import { MAX_SORT_ENTRIES } from '@recordbase/contracts/sorts';
-import { cancellablePool, type KeyShares, requestShare } from '@recordbase/db';
+import { cancellablePool, type KeyShares, type PrismaClient, requestShare } from '@recordbase/db';
+import { airtableBases, airtableTables } from '@recordbase/domain/airtable/meta';
 import {
   createAirtableRecords,
   deleteAirtableRecords,
@@ -38,11 +39,13 @@ import { endpoint } from './endpoint';
  * Airtable's errors here (airtable-errors.ts), in the words of the parameter they name.
  */
 
-const tableParams = z.object({ databaseId: pathSegmentSchema, tableId: pathSegmentSchema });
+const baseParams = z.object({ databaseId: pathSegmentSchema });
+const tableParams = baseParams.extend({ tableId: pathSegmentSchema });
 const recordParams = tableParams.extend({ recordId: z.string().min(1).max(255) });
 
 const read = { scope: 'records:read' } as const;
 const write = { scope: 'records:write' } as const;
+const schemaRead = { scope: 'schema:read' } as const;
 
 /** DELETE …?records[]=a&records[]=b, as Airtable.js writes the ids of a destroy. */
 const deleteQuerySchema = z
@@ -144,6 +147,8 @@ const getQuerySchema = z
   );
 
 export interface AirtableRoutesOptions {
+  /** The metadata the meta routes read. */
+  prisma: PrismaClient;
   /** The largest body of a record write (JSON_BODY_LIMIT, as /api/v1's). */
   writeBodyLimit: string;
   fileTokenSecret: string;
@@ -184,6 +189,17 @@ export function airtableRoutes(pool: pg.Pool, logger: Logger, options: AirtableR
     }
   };
 
+  // Before the record routes, whose `/:databaseId/:tableId` would take `meta/bases` for a table.
+  router.get(
+    '/meta/bases',
+    endpoint({ access: schemaRead }, ({ principal }) => airtableBases(options.prisma, principal)),
+  );
+  router.get(
+    '/meta/bases/:databaseId/tables',
+    endpoint({ access: schemaRead, params: baseParams }, ({ params, principal }) =>
+      airtable('query', () => airtableTables(options.prisma, principal, params.databaseId)),
+    ),
+  );
   router.get(
     '/:databaseId/:tableId',
     endpoint(

@@ -1,12 +1,14 @@
 import {
   AIRTABLE_MAX_PAGE_SIZE,
   AIRTABLE_MAX_RECORDS_PER_WRITE,
+  airtableBasesResponseSchema,
   airtableCreateBodySchema,
   airtableDeletedSchema,
   airtableDeleteResponseSchema,
   airtableListParamsSchema,
   airtableListResponseSchema,
   airtableRecordSchema,
+  airtableTablesResponseSchema,
   airtableUpdateBodySchema,
   airtableUpdateOneBodySchema,
   airtableWriteResponseSchema,
@@ -14,13 +16,14 @@ import {
 import { z } from 'zod';
 import * as ex from './examples';
 import type { Operation } from './operation';
-import { recordParams, tableParams } from './params';
+import { baseParams, recordParams, tableParams } from './params';
 
 /** The Airtable-compatible API (apps/records-api/src/http/airtable.routes.ts), at /v0 beside /api/v1. */
 
 const AIRTABLE = '/v0/{databaseId}/{tableId}';
 const read = { scope: 'records:read' } as const;
 const write = { scope: 'records:write' } as const;
+const schemaRead = { scope: 'schema:read' } as const;
 
 /** The statuses these routes answer in Airtable's error shape, and when. */
 const airtableErrors = {
@@ -212,6 +215,51 @@ export const airtableOperations: Operation[] = [
     params: recordParams,
     response: airtableDeletedSchema,
     responseExample: { id: ex.RECORD_ID, deleted: true },
+    errors: [],
+    airtableErrors,
+  },
+  {
+    method: 'get',
+    path: '/v0/meta/bases',
+    operationId: 'airtableListBases',
+    tag: 'Airtable-compatible API',
+    summary: 'List bases (Airtable)',
+    description: `Every base the key reaches, oldest first, with \`permissionLevel\`: create (schema:write or root), edit (records:write) or read. ${errorsIntro}`,
+    access: schemaRead,
+    response: airtableBasesResponseSchema,
+    responseExample: { bases: [{ id: ex.DATABASE_ID, name: 'Sales', permissionLevel: 'create' }] },
+    errors: [],
+    airtableErrors,
+  },
+  {
+    method: 'get',
+    path: '/v0/meta/bases/{databaseId}/tables',
+    operationId: 'airtableListTables',
+    tag: 'Airtable-compatible API',
+    summary: "List a base's tables (Airtable)",
+    description: `The base's tables, oldest first, each with its fields (Airtable's type names: singleLineText, multipleRecordLinks…, and the options both share) and its views. ${errorsIntro}`,
+    access: schemaRead,
+    params: baseParams,
+    response: airtableTablesResponseSchema,
+    responseExample: {
+      tables: [
+        {
+          id: ex.TABLE_ID,
+          name: 'Deals',
+          primaryFieldId: ex.FIELD_IDS.name,
+          fields: [
+            { id: ex.FIELD_IDS.name, name: 'Name', type: 'singleLineText' },
+            {
+              id: ex.FIELD_IDS.status,
+              name: 'Status',
+              type: 'singleSelect',
+              options: { choices: [{ name: 'Open' }] },
+            },
+          ],
+          views: [{ id: 'viwOp3nD34ls7Qx2', name: 'Open pipeline', type: 'grid' }],
+        },
+      ],
+    },
     errors: [],
     airtableErrors,
   },
