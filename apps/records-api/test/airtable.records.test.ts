@@ -319,6 +319,49 @@ describe('errors Airtable.js turns into an AirtableError', () => {
     });
   });
 
+  it('413 REQUEST_TOO_LARGE for a body past the write limit', async () => {
+    // The harness's JSON_BODY_LIMIT is 10 MB.
+    await expect(
+      airtableBase()
+        .table('Deals')
+        .create({ Name: 'x'.repeat(11 * 1024 * 1024) }),
+    ).rejects.toMatchObject({
+      error: 'REQUEST_TOO_LARGE',
+      statusCode: 413,
+    });
+  });
+
+  it("429 TOO_MANY_REQUESTS past the key's rate limit, which /v0 and /api/v1 share", async () => {
+    const limited = await startHarness({ sameDatabaseAs: h, ratePerSecond: 1, rateBurst: 2 });
+    const limitedServer = http.createServer(limited.app).listen(0);
+    try {
+      const key = await h.api
+        .post('/api/v1/api-keys')
+        .set('Authorization', root)
+        .send({ name: 'limited', scopes: ['records:read'] });
+      expect(key.status).toBe(201);
+      // One token spent through /api/v1, one through /v0: the third request finds the bucket empty.
+      await limited.api
+        .post(url(`/tables/${deals.id}/records/list`))
+        .set('Authorization', `Bearer ${key.body.key}`)
+        .send({})
+        .expect(200);
+      const base = new Airtable({
+        apiKey: key.body.key,
+        endpointUrl: `http://127.0.0.1:${(limitedServer.address() as AddressInfo).port}`,
+        noRetryIfRateLimited: true,
+      }).base(baseId);
+      await base.table('Deals').select({ maxRecords: 1 }).firstPage();
+      await expect(base.table('Deals').select({ maxRecords: 1 }).firstPage()).rejects.toMatchObject({
+        error: 'TOO_MANY_REQUESTS',
+        statusCode: 429,
+      });
+    } finally {
+      await new Promise((resolve) => limitedServer.close(resolve));
+      await limited.close();
+    }
+  });
+
   it('answers an unknown route under /v0 in Airtable shape', async () => {
     const res = await fetch(`${endpointUrl}/v0/${baseId}/Deals/a/b/c`, { headers: { authorization: root } });
     expect(res.status).toBe(404);
