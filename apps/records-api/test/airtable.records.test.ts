@@ -171,6 +171,35 @@ describe('select', () => {
     expect(records.map((record) => record.fields.Name)).toEqual(names);
   });
 
+  it("leaves a formula's listing unnamed, so formulas do not use up a connection's named statements", async () => {
+    // One connection for requests (the other is the table cache's LISTEN): the test's own
+    // queries see that connection's named statements.
+    const single = await startHarness({ sameDatabaseAs: h, maxConnections: 2 });
+    const singleServer = http.createServer(single.app).listen(0);
+    try {
+      const base = new Airtable({
+        apiKey: h.rootKey,
+        endpointUrl: `http://127.0.0.1:${(singleServer.address() as AddressInfo).port}`,
+      }).base(baseId);
+      for (const n of [1, 2, 3]) {
+        await base
+          .table('Deals')
+          .select({ filterByFormula: `{Name} != 'zq-formula-${n}'`, maxRecords: 1 })
+          .firstPage();
+      }
+      await base.table('Deals').select({ maxRecords: 1 }).firstPage();
+      const named = await single.db.pool.query<{ formulas: string; listings: string }>(
+        `SELECT count(*) FILTER (WHERE statement LIKE '%zq-formula-%')::text AS formulas,
+                count(*) FILTER (WHERE statement LIKE '%string_agg%')::text AS listings
+           FROM pg_prepared_statements`,
+      );
+      expect(named.rows[0]).toEqual({ formulas: '0', listings: '1' });
+    } finally {
+      await new Promise((resolve) => singleServer.close(resolve));
+      await single.close();
+    }
+  });
+
   it('keys fields by id when asked', async () => {
     const [record] = await airtableBase()
       .table('Deals')

@@ -57,6 +57,17 @@ export type ReadFilter = Filter | FormulaFilter | { and: ReadFilter[] } | { or: 
 const isFormulaFilter = (filter: ReadFilter): filter is FormulaFilter =>
   typeof (filter as { formula?: unknown }).formula === 'string';
 
+/**
+ * Whether a filter holds a formula condition, whose literals are written into the statement's
+ * text (a formula compiles without parameters): each formula makes a text of its own.
+ */
+export function holdsFormula(filter: ReadFilter | undefined): boolean {
+  if (filter === undefined) return false;
+  if (isFormulaFilter(filter)) return true;
+  const members = (filter as { and?: ReadFilter[] }).and ?? (filter as { or?: ReadFilter[] }).or ?? [];
+  return members.some(holdsFormula);
+}
+
 /** `path` is the filter's place in the input, each condition's its place in the tree (`['filter', 'and', 1]`). */
 export function compileFilter(
   filter: ReadFilter,

@@ -15,7 +15,7 @@ import { countKey, keepTotal, keptTotal } from './count-cache';
 
 import { decodeCursor, encodeCursor, listingDigest } from './cursor';
 import type { ExpandedLink } from './expand';
-import { compileFilter } from './query-compiler';
+import { compileFilter, holdsFormula } from './query-compiler';
 import { recordJsonSql } from './record-json';
 import { keysetAfterSql, keyValuesSql, orderBySql, sortKeys } from './sort-order';
 import {
@@ -34,6 +34,10 @@ import type { PreparedRecord } from './values';
 
 /** A pool or a client of one: what runs a statement. */
 export type Queryable = Pick<pg.PoolClient, 'query'>;
+
+/** A statement run unnamed: parsed and planned each time. */
+const queryPlain = <Row extends pg.QueryResultRow>(client: Queryable, text: string, values: unknown[]) =>
+  client.query<Row>(text, values);
 
 const tableRef = (table: TableMeta) => qualifiedTable(table.schemaName, table.id);
 
@@ -214,7 +218,10 @@ export async function listRecords(
   try {
     // Named: a listing's text is the same for every page of the same table and shape, so its
     // parse (and, once PostgreSQL settles on a generic plan, its planning) is not paid per page.
-    result = await queryNamed(
+    // Not with a formula condition, whose text changes with its literals: it would take one of the
+    // connection's few names for each formula, and leave none for the shapes that repeat.
+    const run = holdsFormula(request.filter) ? queryPlain : queryNamed;
+    result = await run(
       client,
       `WITH counts AS MATERIALIZED (${counts})
        SELECT CASE WHEN octet_length(agg.page) <= ${maxBytes} THEN agg.page END AS page,
