@@ -54,7 +54,7 @@ import {
 import { importRoutes } from './http/imports.routes';
 import { referenceRoutes } from './http/openapi/routes';
 import { QUEUES_DASHBOARD_PATH, queuesDashboard } from './http/queues-dashboard';
-import { recordListingHint, recordRoutes } from './http/records.routes';
+import { type RecordRoutesOptions, recordListingHint, recordRoutes } from './http/records.routes';
 import { schemaRoutes } from './http/schema.routes';
 import { sqlRoutes } from './http/sql.routes';
 import { viewRoutes } from './http/views.routes';
@@ -203,18 +203,18 @@ export function createApp(deps: RecordsApiDeps): Express {
   db.beforeClose(() => tables.close());
   api.use(sqlRoutes(db.prisma, sqlQueryContext(db, webhookSecretKey, config, inFlight, keyShares)));
   api.use(schemaRoutes(db.prisma, events, tables.clear, forgetKeys));
-  api.use(
-    recordRoutes(db.pool, logger, {
-      writeBodyLimit: config.JSON_BODY_LIMIT,
-      fileTokenSecret: config.FILE_TOKEN_SECRET,
-      fileLinkTtlSeconds: config.FILE_LINK_TTL_SECONDS,
-      uploadPublicUrl: config.UPLOAD_PUBLIC_URL,
-      events,
-      tables,
-      keyShares,
-      ...(config.READ_INDEX_MIN_ROWS !== undefined ? { readIndexMinRows: config.READ_INDEX_MIN_ROWS } : {}),
-    }),
-  );
+  // The records routes of both APIs (/api/v1 here, /v0 below) reach the database alike.
+  const recordOptions: RecordRoutesOptions = {
+    writeBodyLimit: config.JSON_BODY_LIMIT,
+    fileTokenSecret: config.FILE_TOKEN_SECRET,
+    fileLinkTtlSeconds: config.FILE_LINK_TTL_SECONDS,
+    uploadPublicUrl: config.UPLOAD_PUBLIC_URL,
+    events,
+    tables,
+    keyShares,
+    ...(config.READ_INDEX_MIN_ROWS !== undefined ? { readIndexMinRows: config.READ_INDEX_MIN_ROWS } : {}),
+  };
+  api.use(recordRoutes(db.pool, logger, recordOptions));
   api.use(webhookRoutes(db.prisma, webhookSecretKey, config.WEBHOOK_ALLOWED_CIDRS ?? [], tables.clear));
   api.use(viewRoutes({ prisma: db.prisma, afterChange: tables.clear }));
   api.use(
@@ -249,18 +249,7 @@ export function createApp(deps: RecordsApiDeps): Express {
   airtable.use(authenticated);
   airtable.use(rateLimited);
   airtable.use(boundedInFlight);
-  airtable.use(
-    airtableRoutes(db.pool, logger, {
-      prisma: db.prisma,
-      writeBodyLimit: config.JSON_BODY_LIMIT,
-      fileTokenSecret: config.FILE_TOKEN_SECRET,
-      fileLinkTtlSeconds: config.FILE_LINK_TTL_SECONDS,
-      uploadPublicUrl: config.UPLOAD_PUBLIC_URL,
-      events,
-      tables,
-      keyShares,
-    }),
-  );
+  airtable.use(airtableRoutes(db.pool, logger, { ...recordOptions, prisma: db.prisma }));
   airtable.use((req, _res, next) => next(notFound(`No route for ${req.method} /v0${req.path}`)));
   airtable.use(errorMiddleware(logger, sendAirtableError));
   app.use('/v0', airtable);

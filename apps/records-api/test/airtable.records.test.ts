@@ -200,6 +200,25 @@ describe('select', () => {
     }
   });
 
+  it('lists by formula a table large enough for read indexes, which ask for the sort only', async () => {
+    const indexing = await startHarness({ sameDatabaseAs: h, readIndexMinRows: 1 });
+    const indexingServer = http.createServer(indexing.app).listen(0);
+    try {
+      const base = new Airtable({
+        apiKey: h.rootKey,
+        endpointUrl: `http://127.0.0.1:${(indexingServer.address() as AddressInfo).port}`,
+      }).base(baseId);
+      const records = await base
+        .table('Deals')
+        .select({ filterByFormula: "{Stage} = 'Won'", sort: [{ field: 'Amount', direction: 'desc' }] })
+        .all();
+      expect(records.length).toBe(listed.filter((record) => record.fields.Stage === 'Won').length);
+    } finally {
+      await new Promise((resolve) => indexingServer.close(resolve));
+      await indexing.close();
+    }
+  });
+
   it('keys fields by id when asked', async () => {
     const [record] = await airtableBase()
       .table('Deals')

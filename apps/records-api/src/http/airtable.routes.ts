@@ -5,11 +5,10 @@ import {
   airtableUpdateBodySchema,
   airtableUpdateOneBodySchema,
 } from '@recordbase/contracts/airtable';
-import type { Principal } from '@recordbase/contracts/api-keys';
 import { pathSegmentSchema } from '@recordbase/contracts/common';
 import { DomainError } from '@recordbase/contracts/domain-errors';
 import { MAX_SORT_ENTRIES } from '@recordbase/contracts/sorts';
-import { cancellablePool, type KeyShares, type PrismaClient, requestShare } from '@recordbase/db';
+import type { PrismaClient } from '@recordbase/db';
 import { airtableBases, airtableTables } from '@recordbase/domain/airtable/meta';
 import {
   createAirtableRecords,
@@ -19,18 +18,13 @@ import {
   updateAirtableRecords,
   upsertAirtableRecords,
 } from '@recordbase/domain/airtable/records';
-import type { FileLinks } from '@recordbase/domain/records/presentation';
-import type { RecordsDb } from '@recordbase/domain/records/record-work';
-import { uploadKeyMatcher } from '@recordbase/domain/records/references';
-import type { TableCache } from '@recordbase/domain/records/table-cache';
-import type { EventPublisher } from '@recordbase/queues';
-import { signFileToken } from '@recordbase/server-kit/file-tokens';
 import type { Logger } from '@recordbase/server-kit/logger';
-import { type Request, Router } from 'express';
+import { Router } from 'express';
 import type pg from 'pg';
 import { z } from 'zod';
 import { airtableErrorOfDomain } from './airtable-errors';
 import { endpoint } from './endpoint';
+import { type RecordRoutesOptions, requestRecordsDb } from './records.routes';
 
 /**
  * The Airtable-compatible API's record routes (api-contract "The Airtable-compatible API"),
@@ -146,36 +140,14 @@ const getQuerySchema = z
     }),
   );
 
-export interface AirtableRoutesOptions {
+export interface AirtableRoutesOptions extends RecordRoutesOptions {
   /** The metadata the meta routes read. */
   prisma: PrismaClient;
-  /** The largest body of a record write (JSON_BODY_LIMIT, as /api/v1's). */
-  writeBodyLimit: string;
-  fileTokenSecret: string;
-  fileLinkTtlSeconds: number;
-  uploadPublicUrl?: string | undefined;
-  events: EventPublisher;
-  tables?: TableCache;
-  keyShares?: KeyShares;
 }
 
 export function airtableRoutes(pool: pg.Pool, logger: Logger, options: AirtableRoutesOptions): Router {
   const router = Router();
-  const sign: FileLinks['sign'] = (fileKey, principal) =>
-    signFileToken(options.fileTokenSecret, { fileKey, keyId: principal.keyId }, options.fileLinkTtlSeconds);
-  // As /api/v1's records routes: statements cancelled with the request, the key's share of connections.
-  const recordsDb = (signal: AbortSignal, req: Request, principal: Principal): RecordsDb => ({
-    db: cancellablePool(
-      pool,
-      signal,
-      options.keyShares && requestShare(options.keyShares, principal.keyId ?? 'root', signal),
-    ),
-    background: pool,
-    onBackgroundError: (error) => logger.warn({ err: error }, 'building an index in the background failed'),
-    fileLinks: { keyOf: uploadKeyMatcher(options.uploadPublicUrl, req.hostname), sign },
-    events: options.events,
-    ...(options.tables ? { tables: options.tables } : {}),
-  });
+  const recordsDb = requestRecordsDb(pool, logger, options);
   const address = (params: { databaseId: string; tableId: string }) => ({
     databaseId: params.databaseId,
     tableRef: params.tableId,

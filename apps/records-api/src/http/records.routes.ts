@@ -95,15 +95,19 @@ export interface RecordRoutesOptions {
   keyShares?: KeyShares;
 }
 
-export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoutesOptions): Router {
-  const { writeBodyLimit } = options;
-  const router = Router();
+/**
+ * How a request's record work reaches the database, for /api/v1's records routes and /v0's alike:
+ * its statements cancelled if its client goes away, within its key's share of connections, its
+ * host naming our upload service's files when UPLOAD_PUBLIC_URL does not.
+ */
+export function requestRecordsDb(
+  pool: pg.Pool,
+  logger: Logger,
+  options: RecordRoutesOptions,
+): (signal: AbortSignal, req: Request, principal: Principal) => records.RecordsDb {
   const sign: FileLinks['sign'] = (fileKey, principal) =>
     signFileToken(options.fileTokenSecret, { fileKey, keyId: principal.keyId }, options.fileLinkTtlSeconds);
-  const base = '/bases/:databaseId/tables/:tableId/records';
-  // Each request's statements are cancelled if its client goes away. Its host names our upload
-  // service's files when UPLOAD_PUBLIC_URL does not.
-  const recordsDb = (signal: AbortSignal, req: Request, principal: Principal): records.RecordsDb => ({
+  return (signal, req, principal) => ({
     db: cancellablePool(
       pool,
       signal,
@@ -116,6 +120,13 @@ export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoute
     ...(options.tables ? { tables: options.tables } : {}),
     ...(options.readIndexMinRows !== undefined ? { readIndexMinRows: options.readIndexMinRows } : {}),
   });
+}
+
+export function recordRoutes(pool: pg.Pool, logger: Logger, options: RecordRoutesOptions): Router {
+  const { writeBodyLimit } = options;
+  const router = Router();
+  const base = '/bases/:databaseId/tables/:tableId/records';
+  const recordsDb = requestRecordsDb(pool, logger, options);
 
   router.post(
     `${base}/list`,

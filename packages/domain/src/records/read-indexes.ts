@@ -1,14 +1,14 @@
 import type { ListRecordsRequest } from '@recordbase/contracts/records';
 import {
-  type Filter,
+  type FilterCondition,
   type FilterOperator,
-  isFilterGroup,
   readFilterCondition,
 } from '@recordbase/contracts/records';
 import { moduleOfField } from '@recordbase/db/field-types';
 import { quoteIdent, readIndexName, readIndexPrefix } from '@recordbase/db/physical';
 import type pg from 'pg';
 import { ensureIndex, type IndexPlan } from './background-indexes';
+import { holdsFormula, type ReadFilter } from './query-compiler';
 import { type FieldMeta, type FieldOrSystem, resolveFieldOrSystem, type TableMeta } from './table-meta';
 
 /**
@@ -69,12 +69,14 @@ function plan(table: TableMeta, definition: string, fieldTypes: string): IndexPl
   };
 }
 
-function* conditionsOf(filter: Filter): Generator<{ field: string; operator: FilterOperator }> {
-  if (isFilterGroup(filter)) {
+function* conditionsOf(filter: ReadFilter): Generator<{ field: string; operator: FilterOperator }> {
+  if ('and' in filter || 'or' in filter) {
     for (const member of 'and' in filter ? filter.and : filter.or) yield* conditionsOf(member);
     return;
   }
-  const { field, operator } = readFilterCondition(filter);
+  // A formula condition (filterByFormula) names no field an index of ours would serve.
+  if (holdsFormula(filter)) return;
+  const { field, operator } = readFilterCondition(filter as FilterCondition);
   yield { field, operator };
 }
 
