@@ -17,7 +17,7 @@ import {
 } from './formulas';
 import { DEFAULT_ORDER, type RawSource, type ReadCase, rawList } from './queries';
 import type { Machine, ReadResult } from './results';
-import { mergeRepeats, readIndexesBuilt, runReads, type SuiteContext } from './run';
+import { mergeRepeats, readIndexesBuilt, runOf, runReads, type SuiteContext } from './run';
 
 /**
  * Formula fields (issue 28) on 100,000 records, each case through the API against its twin
@@ -238,10 +238,7 @@ export async function runFormulasSuite(context: SuiteContext): Promise<FormulasR
   const fieldAdd = selected(config, 'add') ? await measureFieldAdds(admin, api, tables) : undefined;
   await dropFormulaTables(admin, api);
   return {
-    config,
-    machine: context.machine,
-    serverMode: server.path ?? server.mode,
-    startedAt: context.startedAt.toISOString(),
+    ...runOf(context),
     data: { rows: tables.rows, load: tables.load, formulas: tables.formulas },
     indexWaitSeconds,
     indexes,

@@ -8,7 +8,7 @@ import type { BenchConfig } from './config';
 import { HttpRunner } from './http-runner';
 import { type Measurement, measure, medianOf } from './measure';
 import type { Machine } from './results';
-import { fmt, probeFor, type SuiteContext } from './run';
+import { fmt, measureOptions, type SuiteContext } from './run';
 
 /**
  * Issue 30's costs of history and the trash, through records-api as `npm start` starts it: bulk
@@ -100,12 +100,7 @@ async function measureWrites(
 ): Promise<Record<string, Measurement>> {
   const { config, server, apiKey, admin } = context;
   const concurrency = config.writeConcurrency;
-  const options = {
-    concurrency,
-    durationMs: config.durationMs,
-    warmupMs: config.warmupMs,
-    probe: probeFor(config, server),
-  };
+  const options = measureOptions(config, server, concurrency);
   const next = random(30);
   const runId = randomBytes(4).toString('hex');
   const item = (key: string) => ({
@@ -242,12 +237,7 @@ async function measurePages(context: SuiteContext): Promise<HistoryPage[]> {
     )
   ).rows[0]!.seq;
   const http = new HttpRunner(server.baseUrl, apiKey, 1);
-  const options = {
-    concurrency: 1,
-    durationMs: config.durationMs,
-    warmupMs: config.warmupMs,
-    probe: probeFor(config, server),
-  };
+  const options = measureOptions(config, server, 1);
   const historyOf = (table: Table) => `/bases/${table.databaseId}/tables/${table.tableId}/history`;
   const cases = [
     {
@@ -277,7 +267,7 @@ async function measurePages(context: SuiteContext): Promise<HistoryPage[]> {
     for (const page of cases) {
       console.log(`${page.id} c=1: ${page.title}`);
       const result = await measure(
-        http.send('GET', `${historyOf(page.table)}?limit=20${page.query}`, 200, () => '', 20),
+        http.get(`${historyOf(page.table)}?limit=20${page.query}`, 200, 20),
         options,
       );
       console.log(`  API      ${fmt(result)}`);

@@ -25,7 +25,15 @@ import { deleteEvents } from './load';
 import { measure } from './measure';
 import { DEFAULT_ORDER, type RawSource, type ReadCase, rawList } from './queries';
 import type { Machine, ReadResult, WriteResult } from './results';
-import { fmt, mergeRepeats, probeFor, readIndexesBuilt, runReads, type SuiteContext } from './run';
+import {
+  fmt,
+  measureOptions,
+  mergeRepeats,
+  readIndexesBuilt,
+  runOf,
+  runReads,
+  type SuiteContext,
+} from './run';
 import { SqlRunner } from './sql-runner';
 
 /**
@@ -286,12 +294,7 @@ async function runLinkWrites(context: SuiteContext, tables: LinkTables): Promise
   for (const concurrency of [...new Set([1, config.writeConcurrency])]) {
     const http = new HttpRunner(server.baseUrl, apiKey, concurrency);
     const sql = new SqlRunner(config.databaseUrl, concurrency);
-    const options = {
-      concurrency,
-      durationMs: config.durationMs,
-      warmupMs: config.warmupMs,
-      probe: probeFor(config, server),
-    };
+    const options = measureOptions(config, server, concurrency);
     try {
       for (const write of cases) {
         // At concurrency 1 every worker's Other is the first: L3s would repeat L3.
@@ -473,10 +476,7 @@ export async function runLinksSuite(context: SuiteContext): Promise<LinksResults
   const fieldAdd = selected(config, 'add') ? await measureFieldAdds(admin, api, tables) : undefined;
   await dropLinkTables(admin, api);
   return {
-    config,
-    machine: context.machine,
-    serverMode: server.path ?? server.mode,
-    startedAt: context.startedAt.toISOString(),
+    ...runOf(context),
     data: {
       rows: tables.rows,
       others: tables.others.rows,

@@ -43,7 +43,7 @@ import {
   sourceFingerprint,
   type WriteResult,
 } from './results';
-import { mergeRepeats, runReads, runWrites, type SuiteContext } from './run';
+import { mergeRepeats, runOf, runReads, runWrites, type SuiteContext } from './run';
 import { type RunningServer, startServer, startServerByLauncher, startServerProcess } from './server';
 import { runSql } from './sql';
 
@@ -120,11 +120,8 @@ async function runDeals(context: SuiteContext): Promise<Results> {
     console.log(`removed the ${removed} records this round wrote`);
   }
   return {
-    config,
-    machine: context.machine,
+    ...runOf(context),
     data: { rows: dataset.rows, companies: dataset.companies.ids.length, load: dataset.load },
-    serverMode: server.path ?? server.mode,
-    startedAt: context.startedAt.toISOString(),
     ...mergeRepeats(readRounds, writeRounds),
   };
 }

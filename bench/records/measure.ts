@@ -142,3 +142,17 @@ export function medianOf(runs: readonly Measurement[]): Measurement {
       : {}),
   };
 }
+
+/**
+ * Medians over rounds of cases each measured along several paths (`keys`: sql's three, airtable's
+ * two APIs), case by case and path by path; the rounds hold the same cases in the same order.
+ */
+export function mediansOfRounds<K extends string, T extends Record<K, Measurement>>(
+  rounds: readonly T[][],
+  keys: readonly K[],
+): T[] {
+  return rounds[0]!.map((first, index) => ({
+    ...first,
+    ...Object.fromEntries(keys.map((key) => [key, medianOf(rounds.map((round) => round[index]![key]))])),
+  }));
+}

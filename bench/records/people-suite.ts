@@ -29,7 +29,7 @@ import {
   type WriteCase,
 } from './queries';
 import type { Machine, ReadResult, WriteResult } from './results';
-import { mergeRepeats, runReads, runWrites, type SuiteContext, type Target } from './run';
+import { mergeRepeats, runOf, runReads, runWrites, type SuiteContext, type Target } from './run';
 import type { SqlQuery } from './sql-runner';
 
 /**
@@ -54,8 +54,9 @@ export interface PeopleResults {
   writes: WriteResult[];
 }
 
-const Q2_AMOUNT = AMOUNT_MAX / 2;
-const Q2_STATUSES = ['Qualified', 'Proposal'];
+/** Q2's filter: amount above half its range, status one of two (~19% of People); the airtable suite's L2 too. */
+export const Q2_AMOUNT = AMOUNT_MAX / 2;
+export const Q2_STATUSES = ['Qualified', 'Proposal'];
 
 export function peopleReadCases(people: People): ReadCase[] {
   const source = {
@@ -110,7 +111,7 @@ export function peopleReadCases(people: People): ReadCase[] {
   ];
 }
 
-type Row = Record<string, unknown>;
+export type Row = Record<string, unknown>;
 
 /** `INSERT INTO table (columns) VALUES (…), (…) [suffix]` of `rows`, every value a typed parameter. */
 function insertRows(
@@ -163,18 +164,16 @@ async function matchIndexReady(pool: pg.Pool, people: People): Promise<boolean> 
   return false;
 }
 
-export function peopleWriteCases(
-  people: People,
-  pool: pg.Pool,
-  runId: string,
-  concurrency: number,
-): WriteCase[] {
-  const next = random(11);
+/**
+ * Seeded values of People as the writes send them, keys the field names (also the raw columns):
+ * a new person with every field set, and the parts of one.
+ */
+export function personValues(seed: number) {
+  const next = random(seed);
   const pickOf = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)]!;
   const day = () =>
     new Date(Date.UTC(2024, 0, 1) + Math.floor(next() * 730) * 86_400_000).toISOString().slice(0, 10);
   const tags = () => (next() < 0.4 ? [] : [...new Set([pickOf(TAG_OPTIONS), pickOf(TAG_OPTIONS)])]);
-  /** A new person with every field set; keys are the field names (also the raw columns). */
   const person = (key: string): Row => ({
     name: `${pickOf(FIRST_NAMES)} ${pickOf(LAST_NAMES)}`,
     email: `${key}@new.example.com`,
@@ -184,6 +183,16 @@ export function peopleWriteCases(
     due: day(),
     active: next() < 0.6,
   });
+  return { next, day, tags, person };
+}
+
+export function peopleWriteCases(
+  people: People,
+  pool: pg.Pool,
+  runId: string,
+  concurrency: number,
+): WriteCase[] {
+  const { next, day, tags, person } = personValues(11);
   const newPeople = (prefix: string, sequence: number) =>
     Array.from({ length: RECORDS_PER_REQUEST }, (_, i) => person(`${prefix}.${runId}.${sequence}.${i}`));
   /**
@@ -265,7 +274,6 @@ export async function runPeopleSuite(context: SuiteContext): Promise<PeopleResul
   for (let round = 1; round <= config.repeats; round++) {
     console.log(`--- people round ${round} of ${config.repeats}: loading ${config.peopleRows} People ...`);
     people = await loadPeople(admin, api, config.peopleRows);
-    console.log(`  loaded in ${people.load.seconds.toFixed(1)} s`);
     const target: Target = {
       config,
       server,
@@ -295,10 +303,7 @@ export async function runPeopleSuite(context: SuiteContext): Promise<PeopleResul
   indexes.rawBare = await indexesOf(admin, `${RAW_SCHEMA}.people_bare`);
   await dropPeople(admin, api);
   return {
-    config,
-    machine: context.machine,
-    serverMode: server.path ?? server.mode,
-    startedAt: context.startedAt.toISOString(),
+    ...runOf(context),
     data: { rows: config.peopleRows, load: people!.load },
     indexes,
     ...mergeRepeats(readRounds, writeRounds),

@@ -257,5 +257,6 @@ export async function loadPeople(pool: pg.Pool, api: ApiClient, rows: number): P
   await timed(steps, 'copy into the raw tables and index them (SQL)', () => loadRaw(pool, people));
   await timed(steps, 'VACUUM ANALYZE', () => resetPeople(pool, people));
   people.load.seconds = (performance.now() - started) / 1000;
+  console.log(`  loaded in ${people.load.seconds.toFixed(1)} s`);
   return people;
 }

@@ -5,7 +5,7 @@ import { probeCpu } from '../lib/cpu';
 import type { BenchConfig } from './config';
 import { selected } from './config';
 import { HttpRunner } from './http-runner';
-import { type Measurement, measure, medianOf } from './measure';
+import { type Measurement, type MeasureOptions, measure, medianOf } from './measure';
 import type { AggregateBody, ApiRecord, ReadCase, WriteCase } from './queries';
 import type { Machine, ReadResult, WriteResult } from './results';
 import type { RunningServer } from './server';
@@ -21,10 +21,22 @@ export const fmt = (m: Measurement) =>
   `${m.requestsPerSecond.toFixed(1)} req/s, p50 ${m.p50Ms.toFixed(1)} ms, p95 ${m.p95Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms (n=${m.requests}${m.errors ? `, ${m.errors} errors: ${m.firstError}` : ''}; other processes ${m.foreignCores.toFixed(2)} cores${m.cpuMsPerRequest ? `; CPU ms per request: records-api ${m.cpuMsPerRequest.recordsApi.toFixed(2)}, other services ${m.cpuMsPerRequest.services.toFixed(2)}, PostgreSQL ${m.cpuMsPerRequest.postgres.toFixed(2)}, load generator ${m.cpuMsPerRequest.loadGenerator.toFixed(2)}` : ''})`;
 
 /** Where the CPU went during each measurement, other processes' included: the machine may be shared. */
-export function probeFor(config: BenchConfig, server: RunningServer) {
+function probeFor(config: BenchConfig, server: RunningServer) {
   const databaseName = new URL(config.databaseUrl).pathname.slice(1);
   return () => probeCpu(() => server.roots(), databaseName);
 }
+
+/** How every case is measured: BENCH_DURATION_S after BENCH_WARMUP_S, at `concurrency`, CPU probed. */
+export const measureOptions = (
+  config: BenchConfig,
+  server: RunningServer,
+  concurrency: number,
+): MeasureOptions => ({
+  concurrency,
+  durationMs: config.durationMs,
+  warmupMs: config.warmupMs,
+  probe: probeFor(config, server),
+});
 
 /** What a suite's cases run against. */
 export interface Target {
@@ -49,6 +61,14 @@ export interface SuiteContext {
   machine: Machine;
   startedAt: Date;
 }
+
+/** What every suite's results say of its run: the settings, the machine, what served it, when. */
+export const runOf = (context: SuiteContext) => ({
+  config: context.config,
+  machine: context.machine,
+  serverMode: context.server.path ?? context.server.mode,
+  startedAt: context.startedAt.toISOString(),
+});
 
 /**
  * The API may build indexes in the background when a field is first filtered or sorted (or
@@ -201,12 +221,7 @@ export async function runReads(target: Target, cases: ReadCase[]): Promise<ReadR
         const checked = await checkSameAnswers(http, sql, path, query);
         console.log(`${query.id} c=${concurrency}: ${query.title} [${checked}]`);
         if (target.table) await indexBuildsSettled(target.table.pool, target.table.name);
-        const options = {
-          concurrency,
-          durationMs: config.durationMs,
-          warmupMs: config.warmupMs,
-          probe: probeFor(config, server),
-        };
+        const options = measureOptions(config, server, concurrency);
         const body = JSON.stringify(query.body);
         const api = await measure(
           http.post(`${path}/${query.endpoint ?? 'list'}`, 200, () => body),
@@ -246,12 +261,7 @@ export async function runWrites(target: Target, cases: WriteCase[], phase?: stri
   const concurrency = config.writeConcurrency;
   const http = new HttpRunner(server.baseUrl, apiKey, concurrency);
   const sql = new SqlRunner(config.databaseUrl, concurrency);
-  const options = {
-    concurrency,
-    durationMs: config.durationMs,
-    warmupMs: config.warmupMs,
-    probe: probeFor(config, server),
-  };
+  const options = measureOptions(config, server, concurrency);
   try {
     for (const write of cases.filter((c) => selected(config, c.id))) {
       console.log(`${write.id} c=${concurrency}${phase ? ` (${phase})` : ''}: ${write.title}`);

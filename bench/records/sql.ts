@@ -5,10 +5,10 @@ import { ApiClient } from '../lib/api';
 import { random } from '../lib/random';
 import { type BenchConfig, selected } from './config';
 import { HttpRunner } from './http-runner';
-import { type Measurement, measure, medianOf, type Op } from './measure';
+import { type Measurement, measure, mediansOfRounds, type Op } from './measure';
 import { dropPeople, indexesOf, loadedEmail, loadPeople, PEOPLE_COLUMNS, type People } from './people';
 import type { Machine } from './results';
-import { fmt, indexBuildsSettled, probeFor, type SuiteContext } from './run';
+import { fmt, indexBuildsSettled, measureOptions, runOf, type SuiteContext } from './run';
 import { type SqlQuery, SqlRunner } from './sql-runner';
 
 /**
@@ -313,12 +313,7 @@ async function runRound(context: SuiteContext, apiKey: string, cases: SqlCase[])
   for (const concurrency of config.readConcurrencies) {
     const http = new HttpRunner(server.baseUrl, apiKey, concurrency);
     const raw = new SqlRunner(config.databaseUrl, concurrency);
-    const options = {
-      concurrency,
-      durationMs: config.durationMs,
-      warmupMs: config.warmupMs,
-      probe: probeFor(config, server),
-    };
+    const options = measureOptions(config, server, concurrency);
     try {
       for (const sqlCase of cases) {
         console.log(`${sqlCase.id} c=${concurrency}: ${sqlCase.title}`);
@@ -343,7 +338,6 @@ export async function runSql(context: SuiteContext): Promise<SqlResults> {
   const { config, server, admin, api } = context;
   console.log(`--- sql: loading ${config.peopleRows} People ...`);
   const people = await loadPeople(admin, api, config.peopleRows);
-  console.log(`  loaded in ${people.load.seconds.toFixed(1)} s`);
   // Measured with a key holding only what the three paths need, and only for this database.
   const root = new ApiClient(server.baseUrl, context.rootKey);
   const key = await root.expect<{ id: string; key: string }>(201, 'POST', '/api-keys', {
@@ -371,20 +365,12 @@ export async function runSql(context: SuiteContext): Promise<SqlResults> {
     if (config.repeats > 1) console.log(`--- sql round ${round} of ${config.repeats}`);
     rounds.push(await runRound(context, key.key, cases));
   }
-  const merged = rounds[0]!.map((first, index) => ({
-    ...first,
-    ...Object.fromEntries(
-      SQL_PATHS.map((path) => [path, medianOf(rounds.map((round) => round[index]![path]))]),
-    ),
-  })) as SqlCaseResult[];
+  const merged = mediansOfRounds(rounds, SQL_PATHS);
 
   await root.call('DELETE', `/api-keys/${key.id}`);
   await dropPeople(admin, api);
   return {
-    config,
-    machine: context.machine,
-    serverMode: server.path ?? server.mode,
-    startedAt: context.startedAt.toISOString(),
+    ...runOf(context),
     data: { rows: people.rows, load: people.load },
     emailIndexes,
     ...checked,

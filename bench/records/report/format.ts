@@ -79,6 +79,21 @@ export const byConcurrency = <T extends { id: string; concurrency: number }>(
     .map((r) => (r ? value(r) : 'n/a'))
     .join(' / ');
 
+/** CPU milliseconds per request of one part of the machine (cpu.ts), or n/a where not measured. */
+export const cpuMs = (m: Measurement | undefined, role: keyof NonNullable<Measurement['cpuMsPerRequest']>) =>
+  m?.cpuMsPerRequest ? m.cpuMsPerRequest[role].toFixed(2) : 'n/a';
+
+/** The same over records-api, the other services, PostgreSQL and the load generator together. */
+export const cpuTotal = (m: Measurement | undefined) =>
+  m?.cpuMsPerRequest
+    ? (
+        m.cpuMsPerRequest.recordsApi +
+        m.cpuMsPerRequest.services +
+        m.cpuMsPerRequest.postgres +
+        m.cpuMsPerRequest.loadGenerator
+      ).toFixed(2)
+    : 'n/a';
+
 /**
  * Where the machine's CPU went per request (cpu.ts), the API's beside the raw SQL's: each case's
  * measurements that recorded it, in the order given.
@@ -86,24 +101,13 @@ export const byConcurrency = <T extends { id: string; concurrency: number }>(
 export function cpuTable(rows: { label: string; api: Measurement; raw?: Measurement }[]): string {
   const measured = rows.filter((row) => row.api.cpuMsPerRequest);
   if (measured.length === 0) return 'CPU per request was not measured in this run.';
-  const ms = (m: Measurement | undefined, role: keyof NonNullable<Measurement['cpuMsPerRequest']>) =>
-    m?.cpuMsPerRequest ? m.cpuMsPerRequest[role].toFixed(2) : 'n/a';
-  const total = (m: Measurement | undefined) =>
-    m?.cpuMsPerRequest
-      ? (
-          m.cpuMsPerRequest.recordsApi +
-          m.cpuMsPerRequest.services +
-          m.cpuMsPerRequest.postgres +
-          m.cpuMsPerRequest.loadGenerator
-        ).toFixed(2)
-      : 'n/a';
   const lines = [
     '| Case | records-api | other services | PostgreSQL API / raw | load generator API / raw | all of them API / raw |',
     '|---|--:|--:|--:|--:|--:|',
   ];
   for (const { label, api, raw } of measured) {
     lines.push(
-      `| ${label} | ${ms(api, 'recordsApi')} | ${ms(api, 'services')} | ${ms(api, 'postgres')} / ${ms(raw, 'postgres')} | ${ms(api, 'loadGenerator')} / ${ms(raw, 'loadGenerator')} | ${total(api)} / ${total(raw)} |`,
+      `| ${label} | ${cpuMs(api, 'recordsApi')} | ${cpuMs(api, 'services')} | ${cpuMs(api, 'postgres')} / ${cpuMs(raw, 'postgres')} | ${cpuMs(api, 'loadGenerator')} / ${cpuMs(raw, 'loadGenerator')} | ${cpuTotal(api)} / ${cpuTotal(raw)} |`,
     );
   }
   return lines.join('\n');
