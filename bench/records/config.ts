@@ -2,18 +2,19 @@
 
 /**
  * `people`: list pages and bulk writes on 100,000 People; `sql`: read-only SQL against records/list and
- * raw SQL on the same People; `deals`: the 1,000,000-row Deals cases; `formulas`: formula fields
+ * raw SQL on the same People; `airtable`: the same list and write workloads through the
+ * Airtable-compatible `/v0` and through `/api/v1`, on the same People; `deals`: the 1,000,000-row Deals cases; `formulas`: formula fields
  * against plain fields and against PostgreSQL's generated columns on 100,000 records; `links`:
  * count, lookup and rollup fields on 100,000 records linking 10,000 others; `history`: bulk writes
  * with history and the trash on and off, and history pages 1,000,000 revisions deep.
  */
-export const SUITES = ['people', 'sql', 'deals', 'formulas', 'links', 'history'] as const;
+export const SUITES = ['people', 'sql', 'airtable', 'deals', 'formulas', 'links', 'history'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export interface BenchConfig {
   /** What runs (BENCH_SUITE), in this order. */
   suites: Suite[];
-  /** Records loaded into People (people and sql). */
+  /** Records loaded into People (people, sql and airtable). */
   peopleRows: number;
   /** Records loaded into the formulas suite's two tables. */
   formulaRows: number;

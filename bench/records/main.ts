@@ -3,6 +3,7 @@ import { migrate } from '@recordbase/db/migrate';
 import { qualifiedTable } from '@recordbase/db/physical';
 import pg from 'pg';
 import { ApiClient } from '../lib/api';
+import { runAirtableSuite } from './airtable-suite';
 import { type BenchConfig, loadBenchConfig, type Suite, selected } from './config';
 import type { Dataset } from './dataset';
 import { runFormulasSuite } from './formulas-suite';
@@ -19,12 +20,14 @@ import {
   readCases,
   writeCases,
 } from './queries';
+import { renderAirtableReport } from './report/airtable';
 import { renderReport } from './report/deals';
 import { renderFormulasReport } from './report/formulas';
 import { renderHistoryReport } from './report/history';
 import { renderLinksReport } from './report/links';
 import { renderPeopleReport } from './report/people';
 import {
+  AIRTABLE_RESULTS_PATH,
   FORMULAS_RESULTS_PATH,
   HISTORY_RESULTS_PATH,
   LINKS_RESULTS_PATH,
@@ -50,10 +53,11 @@ import { runSql } from './sql';
 /**
  * `pnpm run bench:records`: starts records-api and runs the suites of BENCH_SUITE (people: list
  * pages and bulk writes on 100,000 People; sql: read-only SQL against records/list on the same People;
- * deals: the 1,000,000-row Deals cases; formulas: formula fields on 100,000 records; links: count,
- * lookup and rollup fields on 100,000 records; the last two against records-api started by the
- * launcher as `npm start` starts it), each measuring the API against the same queries in raw SQL.
- * See ../README.md.
+ * airtable: the Airtable-compatible /v0 against /api/v1 on the same People; deals: the 1,000,000-row
+ * Deals cases; formulas: formula fields on 100,000 records; links: count, lookup and rollup fields
+ * on 100,000 records; the last two against records-api started by the launcher as `npm start`
+ * starts it), each measuring the API against the same queries in raw SQL (airtable: /v0 against
+ * /api/v1). See ../README.md.
  */
 
 const tablePath = (dataset: Dataset) => `/bases/${dataset.databaseId}/tables/Deals/records`;
@@ -194,7 +198,7 @@ async function main(): Promise<void> {
   }
 }
 
-/** The people, sql and deals suites, on the stack or (BENCH_SERVER) records-api's createApp alone. */
+/** The people, sql, airtable and deals suites, on the stack or (BENCH_SERVER) records-api's createApp alone. */
 async function runAppSuite(suite: Suite, context: SuiteContext): Promise<string> {
   const { config } = context;
   if (suite === 'people') {
@@ -206,6 +210,11 @@ async function runAppSuite(suite: Suite, context: SuiteContext): Promise<string>
     const results = await runSql(context);
     if (config.writeReadme) saveResults(SQL_RESULTS_PATH, results);
     return `## sql: ${config.peopleRows} People\n\n${renderSqlReport(results)}`;
+  }
+  if (suite === 'airtable') {
+    const results = await runAirtableSuite(context);
+    if (config.writeReadme) saveResults(AIRTABLE_RESULTS_PATH, results);
+    return `## airtable: ${config.peopleRows} People\n\n${renderAirtableReport(results)}`;
   }
   const results = await runDeals(context);
   if (config.writeReadme) saveResults(RESULTS_PATH, results);

@@ -1,12 +1,14 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { README_PATH } from '../../lib/readme';
+import type { AirtableResults } from '../airtable-suite';
 import type { FormulasResults } from '../formulas-suite';
 import type { HistoryResults } from '../history-suite';
 import type { LinksResults } from '../links-suite';
 import type { PeopleResults } from '../people-suite';
 import type { Results } from '../results';
 import type { SqlResults } from '../sql';
+import { renderAirtableReport } from './airtable';
 import { renderReport } from './deals';
 import { renderFormulasReport } from './formulas';
 import { renderHistoryReport } from './history';
@@ -24,11 +26,19 @@ export const SQL_RESULTS_PATH = join(DIR, 'results-sql.json');
 export const FORMULAS_RESULTS_PATH = join(DIR, 'results-formulas.json');
 export const LINKS_RESULTS_PATH = join(DIR, 'results-links.json');
 export const HISTORY_RESULTS_PATH = join(DIR, 'results-history.json');
+export const AIRTABLE_RESULTS_PATH = join(DIR, 'results-airtable.json');
 
 /** Keeps the figures of a suite's last full run, so the README can be rendered again (--report-only). */
 export function saveResults(
   path: string,
-  results: Results | PeopleResults | SqlResults | FormulasResults | LinksResults | HistoryResults,
+  results:
+    | Results
+    | PeopleResults
+    | SqlResults
+    | AirtableResults
+    | FormulasResults
+    | LinksResults
+    | HistoryResults,
 ): void {
   writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
 }
@@ -52,6 +62,7 @@ export function writeReadme(): string {
     : '';
   const links = loadResultsFrom<LinksResults>(LINKS_RESULTS_PATH);
   const history = loadResultsFrom<HistoryResults>(HISTORY_RESULTS_PATH);
+  const airtable = loadResultsFrom<AirtableResults>(AIRTABLE_RESULTS_PATH);
   const linksFindingsPath = join(DIR, 'findings-links.md');
   const linksFindings = existsSync(linksFindingsPath)
     ? `\n${readFileSync(linksFindingsPath, 'utf8').trim()}\n`
@@ -63,7 +74,7 @@ export function writeReadme(): string {
   const notRun = '(No full run of this suite yet.)';
   writeFileSync(
     README_PATH,
-    `${intro}\n### Results\n\n${deals ? renderReport(deals) : notRun}\n\n### Results of the People workloads (100,000 People)\n\n${people ? renderPeopleReport(people) : notRun}\n${findings}\n### Results of read-only SQL (100,000 People)\n\n${sql ? renderSqlReport(sql) : notRun}\n\n### Results of formula fields (100,000 records)\n\n${formulas ? renderFormulasReport(formulas) : notRun}\n${formulasFindings}\n### Results of count, lookup and rollup fields (100,000 records)\n\n${links ? renderLinksReport(links) : notRun}\n${linksFindings}\n### Results of history and the trash\n\n${history ? renderHistoryReport(history) : notRun}\n${otherSections}`,
+    `${intro}\n### Results\n\n${deals ? renderReport(deals) : notRun}\n\n### Results of the People workloads (100,000 People)\n\n${people ? renderPeopleReport(people) : notRun}\n${findings}\n### Results of read-only SQL (100,000 People)\n\n${sql ? renderSqlReport(sql) : notRun}\n\n### Results of formula fields (100,000 records)\n\n${formulas ? renderFormulasReport(formulas) : notRun}\n${formulasFindings}\n### Results of count, lookup and rollup fields (100,000 records)\n\n${links ? renderLinksReport(links) : notRun}\n${linksFindings}\n### Results of history and the trash\n\n${history ? renderHistoryReport(history) : notRun}\n\n### Results of the Airtable-compatible API (100,000 People)\n\n${airtable ? renderAirtableReport(airtable) : notRun}\n${otherSections}`,
   );
   return README_PATH;
 }
