@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { queryNamed } from '../src';
+import { MAX_VARYING_NAMED_PER_CONNECTION, queryNamed } from '../src';
 import { createTestDatabase, type TestDatabase } from '../src/testing';
 
 /**
@@ -43,6 +43,34 @@ it('runs texts unnamed once the connection holds 32 of them', async () => {
     expect(result.rows[0]!.n).toBe(n + 1);
   }
   expect(await prepared()).toBe(32);
+});
+
+it('names at most 8 varying texts on a connection, and those it named again when they repeat', async () => {
+  const fresh = new pg.Client({ connectionString: testDb.url });
+  await fresh.connect();
+  try {
+    const count = async (like: string) =>
+      (
+        await fresh.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE $1',
+          [like],
+        )
+      ).rows[0]!.n;
+    for (let n = 0; n < 12; n += 1) {
+      const result = await queryNamed<{ n: number }>(fresh, `SELECT ${n} + $1::int AS n /* varying */`, [1], {
+        varying: true,
+      });
+      expect(result.rows[0]!.n).toBe(n + 1);
+    }
+    expect(await count('%varying%')).toBe(MAX_VARYING_NAMED_PER_CONNECTION);
+    // The first one repeats: named already, it runs as the statement kept.
+    await queryNamed(fresh, 'SELECT 0 + $1::int AS n /* varying */', [1], { varying: true });
+    // Texts that are not varying still get names of their own.
+    await queryNamed(fresh, 'SELECT $1::int AS n /* shape */', [1]);
+    expect([await count('%varying%'), await count('%shape%')]).toEqual([MAX_VARYING_NAMED_PER_CONNECTION, 1]);
+  } finally {
+    await fresh.end();
+  }
 });
 
 it('a text that fails to parse is not kept, and the next call runs again', async () => {

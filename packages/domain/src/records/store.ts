@@ -35,10 +35,6 @@ import type { PreparedRecord } from './values';
 /** A pool or a client of one: what runs a statement. */
 export type Queryable = Pick<pg.PoolClient, 'query'>;
 
-/** A statement run unnamed: parsed and planned each time. */
-const queryPlain = <Row extends pg.QueryResultRow>(client: Queryable, text: string, values: unknown[]) =>
-  client.query<Row>(text, values);
-
 const tableRef = (table: TableMeta) => qualifiedTable(table.schemaName, table.id);
 
 function castFor(field: FieldMeta): string {
@@ -218,10 +214,9 @@ export async function listRecords(
   try {
     // Named: a listing's text is the same for every page of the same table and shape, so its
     // parse (and, once PostgreSQL settles on a generic plan, its planning) is not paid per page.
-    // Not with a formula condition, whose text changes with its literals: it would take one of the
-    // connection's few names for each formula, and leave none for the shapes that repeat.
-    const run = holdsFormula(request.filter) ? queryPlain : queryNamed;
-    result = await run(
+    // A formula condition's text changes with its literals: such texts get a few names of their
+    // own, so that varied formulas leave the connection's other names to the shapes that repeat.
+    result = await queryNamed(
       client,
       `WITH counts AS MATERIALIZED (${counts})
        SELECT CASE WHEN octet_length(agg.page) <= ${maxBytes} THEN agg.page END AS page,
@@ -234,6 +229,7 @@ export async function listRecords(
                       (array_agg(${keyValuesSql(keys)}) FILTER (WHERE page.n = ${pageSize}))[1] AS last_keys
                  ${rows}) agg`,
       params.values,
+      { varying: holdsFormula(request.filter) },
     );
   } catch (error) {
     // Past PostgreSQL's 1 GB for one value: too large by far, and said the same way.
