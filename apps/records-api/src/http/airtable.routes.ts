@@ -58,8 +58,8 @@ const deleteQuerySchema = z
   .transform((query) => [query['records[]'] ?? [], query.records ?? []].flat())
   .pipe(airtableDeleteIdsSchema);
 
-/** The longest query a listing takes: Airtable.js moves to POST …/listRecords past 16,000 characters. */
-const MAX_QUERY_PARAMETERS = 2 * MAX_SORT_ENTRIES + 520;
+/** The keys a listing's query may hold: two per sort entry and a dozen others, with room. */
+const MAX_QUERY_PARAMETERS = 2 * MAX_SORT_ENTRIES + 20;
 
 const SORT_PARAMETER = /^sort\[(\d{1,3})\]\[(field|direction)\]$/;
 
