@@ -13,6 +13,10 @@ export interface DatabaseRef {
   schemaName: string;
 }
 
+/** The databases a key reaches, as a Prisma `where`: every one for a key of no particular databases. */
+export const reachableDatabases = (principal: Principal) =>
+  principal.databaseIds === null ? {} : { id: { in: [...principal.databaseIds] } };
+
 /** The database if it exists and the key may see it (access-policy.ts's accessibleDatabaseId). */
 export async function findAccessibleDatabase(
   client: Client,

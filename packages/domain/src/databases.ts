@@ -8,7 +8,7 @@ import {
   dropSqlRoleDdl,
   schemaNameForDatabase,
 } from '@recordbase/db/physical';
-import { findAccessibleDatabase } from './access';
+import { findAccessibleDatabase, reachableDatabases } from './access';
 import { databaseForChange, inSchemaTransaction, runDdl, type SchemaDb } from './schema-tx';
 import { tableWithFields, toDatabaseDto } from './serialize';
 import { noteDatabaseChange } from './sql/views';
@@ -45,7 +45,7 @@ export async function createDatabase(
 
 export async function listDatabases(prisma: PrismaClient, principal: Principal): Promise<Database[]> {
   const rows = await prisma.database.findMany({
-    where: principal.databaseIds === null ? {} : { id: { in: [...principal.databaseIds] } },
+    where: reachableDatabases(principal),
     include: databaseWithTables,
     orderBy: { createdAt: 'asc' },
   });

@@ -5,8 +5,8 @@ import type { Table } from '@recordbase/contracts/schema';
 type Field = Table['fields'][number];
 
 import type { PrismaClient } from '@recordbase/db';
-import { findAccessibleDatabase } from '../access';
-import { tableWithFields, toTableDto } from '../serialize';
+import { reachableDatabases } from '../access';
+import { listTables } from '../tables';
 
 /**
  * The meta routes of the Airtable-compatible API (api-contract "The Airtable-compatible API"):
@@ -78,7 +78,7 @@ export async function airtableBases(
   principal: Principal,
 ): Promise<{ bases: AirtableBase[] }> {
   const rows = await prisma.database.findMany({
-    where: principal.databaseIds === null ? {} : { id: { in: [...principal.databaseIds] } },
+    where: reachableDatabases(principal),
     select: { id: true, name: true },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
@@ -139,12 +139,7 @@ export async function airtableTables(
   principal: Principal,
   databaseId: string,
 ): Promise<{ tables: AirtableTable[] }> {
-  const database = await findAccessibleDatabase(prisma, principal, databaseId);
-  const tables = await prisma.table.findMany({
-    where: { databaseId: database.id },
-    include: tableWithFields,
-    orderBy: { createdAt: 'asc' },
-  });
+  const tables = await listTables(prisma, principal, databaseId);
   const views = await prisma.view.findMany({
     where: { tableId: { in: tables.map((table) => table.id) } },
     select: { id: true, name: true, tableId: true },
@@ -153,7 +148,7 @@ export async function airtableTables(
   return {
     tables: tables.map((table) =>
       airtableTableOf(
-        toTableDto(table),
+        table,
         views.filter((view) => view.tableId === table.id),
       ),
     ),

@@ -53,7 +53,6 @@ function columnCellSql(field: FieldMeta, column: string): string | undefined {
     case 'duration':
     case 'autonumber':
     case 'checkbox':
-      return `(${column})::text`;
     case 'date':
       return `(${column})::text`;
     case 'datetime':
