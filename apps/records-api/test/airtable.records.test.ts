@@ -20,7 +20,7 @@ let endpointUrl: string;
 /** The records as /api/v1 lists them, in creation order. */
 let listed: TableRecord[];
 
-const { url, newTable, list } = baseClient(
+const { url, newTable, list, create, addField } = baseClient(
   () => h,
   () => baseId,
   () => root,
@@ -236,6 +236,87 @@ describe('select', () => {
       ),
     );
     expect(record!.fields).toEqual(byId);
+  });
+
+  it('renders every field type as Airtable does, from PostgreSQL or, for arrays that may hold files, in Node', async () => {
+    const targets = await newTable('Targets', [
+      { name: 'Name', type: 'single_line_text' },
+      { name: 'Hours', type: 'number' },
+    ]);
+    const [t1, t2] = await Promise.all([
+      create(targets.id, { Name: 't1', Hours: 2 }),
+      create(targets.id, { Name: 't2', Hours: 3.5 }),
+    ]);
+    const every = await newTable('Every type', [
+      { name: 'Title', type: 'single_line_text' },
+      { name: 'Long', type: 'long_text' },
+      { name: 'Email', type: 'email' },
+      { name: 'Site', type: 'url' },
+      { name: 'Phone', type: 'phone_number' },
+      { name: 'Number', type: 'number', template: { decimalPlaces: 2 } },
+      { name: 'Money', type: 'currency' },
+      { name: 'Share', type: 'percent' },
+      { name: 'Stars', type: 'rating', template: { max: 5 } },
+      { name: 'Took', type: 'duration' },
+      { name: 'Day', type: 'date' },
+      { name: 'At', type: 'datetime' },
+      { name: 'One', type: 'single_select', template: { options: [{ name: 'A' }, { name: 'B' }] } },
+      { name: 'Many', type: 'multiple_select', template: { options: [{ name: 'x' }, { name: 'y' }] } },
+      { name: 'Done', type: 'checkbox' },
+      { name: 'Targets', type: 'linked_record', template: { tableId: targets.id } },
+      { name: 'Shout', type: 'formula', template: { expression: 'UPPER({Title})' } },
+      { name: 'Twice', type: 'formula', template: { expression: '{Number} * 2' } },
+      { name: 'Big', type: 'formula', template: { expression: '{Number} > 5' } },
+      { name: 'No', type: 'autonumber' },
+      { name: 'Created', type: 'created_time' },
+      { name: 'Changed', type: 'last_modified_time' },
+      { name: 'Creator', type: 'created_by' },
+    ]);
+    for (const field of [
+      { name: 'Target count', type: 'count', template: { linkFieldId: 'Targets' } },
+      {
+        name: 'Hours',
+        type: 'rollup',
+        template: { linkFieldId: 'Targets', fieldId: 'Hours', function: 'sum' },
+      },
+    ]) {
+      await addField(every.id, field).expect(201);
+    }
+    await create(every.id, {
+      Title: 'full',
+      Long: 'line one\nline "two" é 🙂',
+      Email: 'a@example.com',
+      Site: 'https://example.com/a?b=c',
+      Phone: '+1 555 0100',
+      Number: 7.25,
+      Money: 10.5,
+      Share: 0.25,
+      Stars: 4,
+      Took: 90,
+      Day: '2026-01-31',
+      At: '2026-01-31T10:15:00.000Z',
+      One: 'B',
+      Many: ['y', 'x'],
+      Done: true,
+      Targets: [t2!.id, t1!.id],
+    });
+    // Every writable value empty: Airtable shows none of them.
+    await create(every.id, { Title: '', Long: '', Number: null, Many: [], Done: false, Targets: [] });
+    await create(every.id, { Title: 'zero', Number: 0, Money: 0, Stars: 1 });
+    const expected = (await list(every.id)).map(asAirtable);
+    expect(expected).toHaveLength(3);
+    const viaAirtable = async () =>
+      (await airtableBase().table('Every type').select().all()).map((record) => record._rawJson);
+    expect(await viaAirtable()).toEqual(expected);
+    // A lookup's array may hold attachments, which Node reshapes: the page is rendered there.
+    await addField(every.id, {
+      name: 'Target names',
+      type: 'lookup',
+      template: { linkFieldId: 'Targets', fieldId: 'Name' },
+    }).expect(201);
+    const withLookup = (await list(every.id)).map(asAirtable);
+    expect(withLookup[0]!.fields['Target names']).toEqual(['t2', 't1']);
+    expect(await viaAirtable()).toEqual(withLookup);
   });
 
   it('applies a saved view', async () => {
@@ -626,7 +707,14 @@ describe('meta', () => {
       fields: { id: string; name: string; type: string; options?: unknown }[];
       views: unknown[];
     }[];
-    expect(tables.map((table) => table.name)).toEqual(['Scratch', 'Deals', 'Contacts']);
+    // In creation order: the select tests add Targets and Every type before the writes add Contacts.
+    expect(tables.map((table) => table.name)).toEqual([
+      'Scratch',
+      'Deals',
+      'Targets',
+      'Every type',
+      'Contacts',
+    ]);
     const dealsMeta = tables[1]!;
     expect(dealsMeta.fields.map((field) => [field.name, field.type])).toEqual([
       ['Name', 'singleLineText'],
@@ -640,7 +728,8 @@ describe('meta', () => {
     expect(dealsMeta.primaryFieldId).toBe(dealsMeta.fields[0]!.id);
     expect(dealsMeta.fields[3]!.options).toEqual({ choices: STAGES.map((name) => ({ name })) });
     expect(dealsMeta.views).toEqual([{ id: expect.stringMatching(/^viw/), name: 'Lost ones', type: 'grid' }]);
-    expect(tables[2]!.fields.find((field) => field.name === 'Files')?.type).toBe('multipleAttachments');
+    const contactsMeta = tables.find((table) => table.name === 'Contacts')!;
+    expect(contactsMeta.fields.find((field) => field.name === 'Files')?.type).toBe('multipleAttachments');
   });
 
   it('is a 404 for a base outside the key, a 403 without schema:read', async () => {

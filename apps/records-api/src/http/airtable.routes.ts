@@ -11,6 +11,7 @@ import { MAX_SORT_ENTRIES } from '@recordbase/contracts/sorts';
 import type { PrismaClient } from '@recordbase/db';
 import { airtableBases, airtableTables } from '@recordbase/domain/airtable/meta';
 import {
+  type AirtablePage,
   createAirtableRecords,
   deleteAirtableRecords,
   getAirtableRecord,
@@ -18,6 +19,7 @@ import {
   updateAirtableRecords,
   upsertAirtableRecords,
 } from '@recordbase/domain/airtable/records';
+import { RawJson } from '@recordbase/server-kit/http';
 import type { Logger } from '@recordbase/server-kit/logger';
 import { Router } from 'express';
 import type pg from 'pg';
@@ -140,6 +142,12 @@ const getQuerySchema = z
     }),
   );
 
+/** A listing's answer, `{records, offset?}`, around the records' JSON text as it came. */
+function pageJson(page: AirtablePage): RawJson {
+  const offset = page.offset === undefined ? '' : `,"offset":${JSON.stringify(page.offset)}`;
+  return new RawJson(`{"records":${page.recordsJson}${offset}}`);
+}
+
 export interface AirtableRoutesOptions extends RecordRoutesOptions {
   /** The metadata the meta routes read. */
   prisma: PrismaClient;
@@ -177,8 +185,10 @@ export function airtableRoutes(pool: pg.Pool, logger: Logger, options: AirtableR
     endpoint(
       { access: read, params: tableParams, query: listQuerySchema },
       ({ params, query, principal, signal, req }) =>
-        airtable('query', () =>
-          listAirtableRecords(recordsDb(signal, req, principal), principal, address(params), query),
+        airtable('query', async () =>
+          pageJson(
+            await listAirtableRecords(recordsDb(signal, req, principal), principal, address(params), query),
+          ),
         ),
     ),
   );
@@ -187,8 +197,10 @@ export function airtableRoutes(pool: pg.Pool, logger: Logger, options: AirtableR
     endpoint(
       { access: read, params: tableParams, query: listRecordsQuerySchema, body: airtableListParamsSchema },
       ({ params, body, principal, signal, req }) =>
-        airtable('body', () =>
-          listAirtableRecords(recordsDb(signal, req, principal), principal, address(params), body),
+        airtable('body', async () =>
+          pageJson(
+            await listAirtableRecords(recordsDb(signal, req, principal), principal, address(params), body),
+          ),
         ),
     ),
   );

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import {
   AIRTABLE_MAX_PAGE_SIZE,
   type AirtableListParams,
-  type AirtableListResponse,
   type AirtableRecord,
 } from '@recordbase/contracts/airtable';
 import type { Principal } from '@recordbase/contracts/api-keys';
@@ -14,6 +13,7 @@ import type {
   TableRecord,
 } from '@recordbase/contracts/records';
 import type { FormulaFilter } from '../records/query-compiler';
+import { renderedInSqlForAirtable } from '../records/record-json';
 import type { RecordsDb, TableAddress } from '../records/record-work';
 import { withTable } from '../records/record-work';
 import {
@@ -34,19 +34,29 @@ import { findField, type TableMeta, unknownField, unwritable } from '../records/
  * `{id, url, filename, size, type}`, keyed by field name or, when asked, by field id.
  */
 
-/** What a listing of the table answers: the page, and where the next one starts. */
+/** A page of a listing: its records as a JSON array's text, and where the next page starts. */
+export interface AirtablePage {
+  recordsJson: string;
+  offset?: string;
+}
+
+/**
+ * What a listing of the table answers. PostgreSQL renders the records in Airtable's shape when
+ * every field's JSON is already Airtable's (record-json.ts); a table with attachments has its
+ * page rendered here. Airtable shows no total, so none is counted.
+ */
 export async function listAirtableRecords(
   records: RecordsDb,
   principal: Principal,
   address: TableAddress,
   params: AirtableListParams,
-): Promise<AirtableListResponse> {
+): Promise<AirtablePage> {
   return withTable(records.tables, records.db, principal, address, async (table) => {
     const { served, cursor } = parseOffset(params.offset);
     const pageSize = params.pageSize ?? AIRTABLE_MAX_PAGE_SIZE;
     const left = params.maxRecords === undefined ? pageSize : params.maxRecords - served;
     // An offset past maxRecords is never given out; one made by hand lists nothing more.
-    if (left <= 0) return { records: [] };
+    if (left <= 0) return { recordsJson: '[]' };
     const limit = Math.min(pageSize, left);
     const formula = params.filterByFormula?.trim() ? params.filterByFormula : undefined;
     const request: ListRecordsRequest = {
@@ -61,13 +71,22 @@ export async function listAirtableRecords(
       ...(params.fields && params.fields.length > 0 ? { fields: params.fields } : {}),
       ...(params.view !== undefined ? { view: params.view } : {}),
     };
-    const listed = await listTable(records, principal, table, request);
-    const page = (JSON.parse(listed.recordsJson) as TableRecord[]).map((record) =>
-      airtableRecordOf(record, table, params.returnFieldsByFieldId === true),
-    );
-    const shown = served + page.length;
+    const byFieldId = params.returnFieldsByFieldId === true;
+    const inSql = table.fields.every(renderedInSqlForAirtable);
+    const listed = await listTable(records, principal, table, request, {
+      ...(inSql ? { shape: { kind: 'airtable', byFieldId } } : {}),
+      total: false,
+    });
+    const recordsJson = inSql
+      ? listed.recordsJson
+      : JSON.stringify(
+          (JSON.parse(listed.recordsJson) as TableRecord[]).map((record) =>
+            airtableRecordOf(record, table, byFieldId),
+          ),
+        );
+    const shown = served + listed.rowsOnPage;
     const more = listed.nextCursor !== null && (params.maxRecords === undefined || shown < params.maxRecords);
-    return more ? { records: page, offset: `${shown}/${listed.nextCursor}` } : { records: page };
+    return more ? { recordsJson, offset: `${shown}/${listed.nextCursor}` } : { recordsJson };
   });
 }
 

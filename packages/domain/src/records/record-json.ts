@@ -61,13 +61,79 @@ export function recordJsonSql(
     ...expandedPieces(table, expanded, params),
     `'}'`,
   );
+  return {
+    text: `array_to_string(ARRAY[${pieces.join(', ')}], '')`,
+    join: valuesJoin(table, fields, valueSql),
+  };
+}
+
+/** Each field's JSON text as `v.v{i}`, in the order of `fields`, joined after the row `r`. */
+function valuesJoin(
+  table: TableMeta,
+  fields: readonly FieldMeta[],
+  valueSql?: (field: FieldMeta, asRead: string) => string,
+): string {
   const values = fields.map((field, i) => {
     const value = valueJsonSql(table, field);
     return `${valueSql ? valueSql(field, value) : value} AS v${i}`;
   });
-  return {
-    text: `array_to_string(ARRAY[${pieces.join(', ')}], '')`,
-    // OFFSET 0 keeps the planner from inlining the subquery (which would duplicate the expressions).
-    join: values.length > 0 ? `CROSS JOIN LATERAL (SELECT ${values.join(', ')} OFFSET 0) v` : '',
-  };
+  // OFFSET 0 keeps the planner from inlining the subquery (which would duplicate the expressions).
+  return values.length > 0 ? `CROSS JOIN LATERAL (SELECT ${values.join(', ')} OFFSET 0) v` : '';
+}
+
+/** How a listing renders its records: as the API's Record, or as Airtable's (by name or by id). */
+export type RecordShape = { kind: 'record' } | { kind: 'airtable'; byFieldId: boolean };
+
+/** The JSON texts of the values Airtable leaves out of a record's fields: it shows nothing empty. */
+const AIRTABLE_EMPTY_VALUES = `('null', '""', 'false', '[]')`;
+
+/**
+ * The row as Airtable's record, `{id, createdTime, fields}`, with empty values left out (the
+ * entries are joined by array_to_string, which skips the NULL of a left-out one). Only for fields
+ * whose JSON is already Airtable's: attachments, and arrays that may hold them, are reshaped in
+ * Node (airtable/records.ts), so `renderedInSqlForAirtable` says which fields qualify.
+ */
+export function airtableRecordJsonSql(
+  table: TableMeta,
+  params: SqlParams,
+  fields: readonly FieldMeta[],
+  byFieldId: boolean,
+): RecordJsonSql {
+  const entries = fields.map((field, i) => {
+    const key = params.add(`${JSON.stringify(byFieldId ? field.id : field.name)}:`);
+    return `CASE WHEN v.v${i} IN ${AIRTABLE_EMPTY_VALUES} THEN NULL ELSE ${key}::text || v.v${i} END`;
+  });
+  const pieces = [
+    `'{"id":"'`,
+    'r.id::text',
+    `'","createdTime":"'`,
+    `to_char(r.created_at AT TIME ZONE 'UTC', ${ISO_UTC})`,
+    `'","fields":{'`,
+    `array_to_string(ARRAY[${entries.join(', ')}]::text[], ',')`,
+    `'}}'`,
+  ];
+  return { text: `array_to_string(ARRAY[${pieces.join(', ')}], '')`, join: valuesJoin(table, fields) };
+}
+
+/**
+ * Whether the field's JSON is the value Airtable shows: all but attachments (whose objects
+ * Airtable shapes otherwise) and the computed arrays that may hold some (a lookup of attachments).
+ */
+export function renderedInSqlForAirtable(field: FieldMeta): boolean {
+  if (field.type === 'attachments') return false;
+  const computed = field.type === 'formula' || field.type === 'lookup' || field.type === 'rollup';
+  return !computed || (field.template as { resultType?: string } | null)?.resultType !== 'array';
+}
+
+/** The SQL rendering a record of the shape asked for. */
+export function shapedRecordJsonSql(
+  table: TableMeta,
+  params: SqlParams,
+  shape: RecordShape,
+  fields: readonly FieldMeta[],
+  expanded: readonly ExpandedLink[],
+): RecordJsonSql {
+  return shape.kind === 'airtable'
+    ? airtableRecordJsonSql(table, params, fields, shape.byFieldId)
+    : recordJsonSql(table, params, undefined, fields, expanded);
 }

@@ -36,6 +36,7 @@ import { addSelectOptions } from './select-option-additions';
 import {
   fetchRecordsJson,
   type ListedRecords,
+  type ListRendering,
   listRecords,
   lockExisting,
   lockKeys,
@@ -90,12 +91,13 @@ export async function listTable(
   principal: Principal,
   table: TableMeta,
   request: ListRecordsRequest,
+  rendering: ListRendering = {},
 ): Promise<ListedRecords> {
   const { db, fileLinks } = records;
   // A search (and a view) is a filter from here on: the same SQL, indexes, total and cursor binding.
   const listing = listingOf(table, request);
   const expanded = await expandedLinks(db, table, request.expand, ['expand']);
-  const listed = await listRecords(db, table, listing, expanded);
+  const listed = await listRecords(db, table, listing, expanded, rendering);
   ensureReadIndexes(
     records.background,
     table,
@@ -104,6 +106,8 @@ export async function listTable(
     records.readIndexMinRows ?? DEFAULT_READ_INDEX_MIN_ROWS,
     records.onBackgroundError ?? (() => {}),
   );
+  // Another shape holds no stored file's url to sign: its caller renders those fields itself.
+  if (rendering.shape !== undefined && rendering.shape.kind !== 'record') return listed;
   return { ...listed, recordsJson: presentRecords(listed.recordsJson, table, principal, fileLinks) };
 }
 

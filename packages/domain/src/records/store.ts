@@ -16,7 +16,7 @@ import { countKey, keepTotal, keptTotal } from './count-cache';
 import { decodeCursor, encodeCursor, listingDigest } from './cursor';
 import type { ExpandedLink } from './expand';
 import { compileFilter, holdsFormula } from './query-compiler';
-import { recordJsonSql } from './record-json';
+import { type RecordShape, recordJsonSql, shapedRecordJsonSql } from './record-json';
 import { keysetAfterSql, keyValuesSql, orderBySql, sortKeys } from './sort-order';
 import {
   assertCurrentMeta,
@@ -47,10 +47,23 @@ export function storedLinksSql(table: TableMeta, field: FieldMeta): string {
   return `ARRAY(SELECT l.linked_id FROM ${link} l WHERE l.record_id = r.id ORDER BY l.position)`;
 }
 
+/** How a listing renders its page, and whether it counts the records its filter matches. */
+export interface ListRendering {
+  /** The API's Record by default. */
+  shape?: RecordShape;
+  /** False: `total` is not counted (null), for an API that shows none. */
+  total?: boolean;
+}
+
+const RECORD_SHAPE: RecordShape = { kind: 'record' };
+
 export interface ListedRecords {
-  /** A JSON array of records, as text. */
+  /** A JSON array of records, as text, in the shape the listing asked for. */
   recordsJson: string;
-  total: number;
+  /** Null when the listing asked for no total. */
+  total: number | null;
+  /** Records on the page. */
+  rowsOnPage: number;
   hasMore: boolean;
   /** Where the next page starts (cursor.ts), or null on the last page. */
   nextCursor: string | null;
@@ -149,6 +162,7 @@ function pageSql(
   digest: string,
   expanded: readonly ExpandedLink[],
   params: SqlParams,
+  shape: RecordShape,
 ) {
   const conditions: string[] = [];
   if (request.cursor !== undefined) {
@@ -161,10 +175,10 @@ function pageSql(
   const pageSize = params.add(request.limit);
   const limit = params.add(request.limit + 1);
   const offset = params.add(request.offset);
-  const record = recordJsonSql(
+  const record = shapedRecordJsonSql(
     table,
     params,
-    undefined,
+    shape,
     projectedFields(table, request.fields, ['fields']),
     expanded,
   );
@@ -189,11 +203,13 @@ export async function listRecords(
   table: TableMeta,
   request: ListRecordsRequest,
   expanded: readonly ExpandedLink[] = [],
+  rendering: ListRendering = {},
 ): Promise<ListedRecords> {
   const keys = sortKeys(request.sort, table);
   const digest = listingDigest(table, request.filter);
   const params = new SqlParams();
-  const { pageSize, record, rows } = pageSql(table, request, keys, digest, expanded, params);
+  const shape = rendering.shape ?? RECORD_SHAPE;
+  const { pageSize, record, rows } = pageSql(table, request, keys, digest, expanded, params, shape);
   const counts = tableCountsSql(params.add(table.id));
   // Kept metadata is checked against the schema in the page's own snapshot (table-meta.ts).
   const schemaVersion =
@@ -234,22 +250,25 @@ export async function listRecords(
   } catch (error) {
     // Past PostgreSQL's 1 GB for one value: too large by far, and said the same way.
     if (databaseErrorOf(error)?.code === PROGRAM_LIMIT_EXCEEDED) {
-      throw pageTooLarge(await recordsThatFit(client, table, request, keys, digest, expanded));
+      throw pageTooLarge(await recordsThatFit(client, table, request, keys, digest, expanded, shape));
     }
     throw error;
   }
   const row = result.rows[0];
   assertCurrentMeta(table, row?.schema_version);
   if (row?.page_bytes != null && Number(row.page_bytes) > MAX_PAGE_BYTES) {
-    throw pageTooLarge(await recordsThatFit(client, table, request, keys, digest, expanded));
+    throw pageTooLarge(await recordsThatFit(client, table, request, keys, digest, expanded, shape));
   }
   const fetched = row?.fetched ?? 0;
   const hasMore = fetched > request.limit;
   const rowsOnPage = Math.min(fetched, request.limit);
-  const total = await pageTotal(client, table, request, { hasMore, rowsOnPage, counts: row });
+  const total =
+    rendering.total === false
+      ? null
+      : await pageTotal(client, table, request, { hasMore, rowsOnPage, counts: row });
   const nextCursor = hasMore && row?.last_keys ? encodeCursor(keys, digest, row.last_keys) : null;
   const tableRows = row?.row_count != null ? Number(row.row_count) : null;
-  return { recordsJson: `[${row?.page ?? ''}]`, total, hasMore, nextCursor, tableRows };
+  return { recordsJson: `[${row?.page ?? ''}]`, total, rowsOnPage, hasMore, nextCursor, tableRows };
 }
 
 const PROGRAM_LIMIT_EXCEEDED = '54000';
@@ -266,9 +285,10 @@ async function recordsThatFit(
   keys: ReturnType<typeof sortKeys>,
   digest: string,
   expanded: readonly ExpandedLink[],
+  shape: RecordShape,
 ): Promise<number> {
   const params = new SqlParams();
-  const { pageSize, record, rows } = pageSql(table, request, keys, digest, expanded, params);
+  const { pageSize, record, rows } = pageSql(table, request, keys, digest, expanded, params, shape);
   const result = await client.query<{ sizes: string[] | null }>(
     `SELECT array_agg(octet_length(${record.text})::text ORDER BY page.n) FILTER (WHERE page.n <= ${pageSize}) AS sizes
        ${rows}`,
