@@ -17,11 +17,11 @@ import { renderedInSqlForAirtable } from '../records/record-json';
 import type { RecordsDb, TableAddress } from '../records/record-work';
 import { withTable } from '../records/record-work';
 import {
-  bulkWrite,
-  deleteMany,
+  bulkWriteTo,
+  deleteManyOf,
   getOneOf,
   listTable,
-  updateMany,
+  updateManyOf,
   validRecordId,
 } from '../records/records-service';
 import { findField, type TableMeta, unknownField, unwritable } from '../records/table-meta';
@@ -284,7 +284,7 @@ export async function createAirtableRecords(
 ): Promise<AirtableRecord[]> {
   return withTable(records.tables, records.db, principal, address, async (table) => {
     const written = await moving(placedFor(request, intoFields), () =>
-      bulkWrite(records, principal, address, {
+      bulkWriteTo(records, principal, table, {
         records: request.records.map((fields) => valuesOf(table, fields, false)),
         typecast: request.typecast,
       }),
@@ -304,7 +304,7 @@ export async function updateAirtableRecords(
     const written = await moving(
       placedFor(request, (path) => path),
       () =>
-        updateMany(records, principal, address, {
+        updateManyOf(records, principal, table, {
           records: request.records.map(({ id, fields }) => ({
             id,
             fields: valuesOf(table, fields, request.replace === true),
@@ -339,7 +339,7 @@ export async function upsertAirtableRecords(
       (path) =>
         path[0] === 'matchOn' ? ['performUpsert', 'fieldsToMergeOn', ...path.slice(1)] : intoFields(path),
       () =>
-        bulkWrite(records, principal, address, {
+        bulkWriteTo(records, principal, table, {
           records: request.records.map((fields) => valuesOf(table, fields, request.replace === true)),
           matchOn,
           typecast: request.typecast,
@@ -362,7 +362,10 @@ export async function deleteAirtableRecords(
 ): Promise<{ id: string; deleted: true }[]> {
   await moving(
     (path) => (path[0] === 'ids' ? ['records', ...path.slice(1)] : path),
-    () => deleteMany(records, principal, address, { ids }),
+    () =>
+      withTable(records.tables, records.db, principal, address, (table) =>
+        deleteManyOf(records, principal, table, { ids }),
+      ),
   );
   return ids.map((id) => ({ id, deleted: true as const }));
 }

@@ -226,8 +226,18 @@ export async function bulkWrite(
   body: BulkRecordsRequest,
 ): Promise<BulkResult> {
   return withTable(records.tables, records.db, principal, address, (table) =>
-    writeRecords(records, principal, table, body, (index) => ['records', index]),
+    bulkWriteTo(records, principal, table, body),
   );
+}
+
+/** bulkWrite to a table whose metadata the caller holds (withTable). */
+export function bulkWriteTo(
+  records: RecordsDb,
+  principal: Principal,
+  table: TableMeta,
+  body: BulkRecordsRequest,
+): Promise<BulkResult> {
+  return writeRecords(records, principal, table, body, (index) => ['records', index]);
 }
 
 /**
@@ -439,13 +449,22 @@ export async function updateOne(
  * record.updated event carries the records that changed.
  */
 export async function updateMany(
-  { db, tables, fileLinks, events: publisher }: RecordsDb,
+  records: RecordsDb,
   principal: Principal,
   address: TableAddress,
   body: BulkUpdateRecordsRequest,
 ): Promise<BulkResult> {
+  // The ids are checked before the table is looked up: a malformed one is a 400 wherever it points.
+  const ids = updatedIds(body);
+  return withTable(records.tables, records.db, principal, address, (table) =>
+    updateManyOf(records, principal, table, body, ids),
+  );
+}
+
+/** Each record's id, checked, refusing one given twice. */
+function updatedIds(body: BulkUpdateRecordsRequest): string[] {
   const seen = new Map<string, number>();
-  const ids = body.records.map((record, index) => {
+  return body.records.map((record, index) => {
     const id = validRecordId(record.id);
     const earlier = seen.get(id);
     if (earlier !== undefined) {
@@ -454,64 +473,71 @@ export async function updateMany(
     seen.set(id, index);
     return id;
   });
-  return withTable(tables, db, principal, address, async (table) => {
-    const where = (index: number): InputPath => ['records', index, 'fields'];
-    const { prepared, newOptions } = prepareWrite(
-      principal,
-      table,
-      body.records.map((record) => record.fields),
-      where,
-      body.typecast,
-    );
-    const json = await inTransaction(
-      { db, events: publisher },
-      eventContext(principal, body.suppressWebhooks),
-      async (client, events) => {
-        const current = await addSelectOptions(client, events, table, newOptions);
-        await lockLinkedRead(client, current, prepared);
-        const existing = await lockExisting(client, current, ids);
-        const missing = ids.filter((id) => !existing.has(id));
-        if (missing.length > 0) throw notFound(`Record ${missing.join(', ')} not found; nothing was updated`);
-        await resolveReferences(client, table, prepared, where, fileLinks.keyOf);
-        const writes = ids
-          .map((id, index) => ({ id, record: prepared[index] as PreparedRecord }))
-          .filter((write) => write.record.columns.size > 0 || write.record.links.size > 0);
-        const changed = writes.map((write) => write.id);
-        const announced = writes.length > 0;
-        // The state the event's `changes` compare with.
-        const before = announced ? await recordsInOrder(client, table, changed) : '';
-        const insideBefore =
-          announced && !events.quiet ? await insideNow(client, current, changed) : undefined;
-        await updateRecords(client, table, writes, actorOf(principal));
-        const relinked = writes.filter((write) => write.record.links.size > 0).map((write) => write.id);
-        await refreshOwnLinkedValues(client, table, relinked);
-        const json = await recordsInOrder(client, table, ids);
-        if (announced) {
-          const changedJson =
-            writes.length === ids.length ? json : await recordsInOrder(client, table, changed);
-          const eventId = await events.records(table, 'record.updated', changed, changedJson, {
-            changes: recordChanges(before, changedJson),
-          });
-          await recordViewMembers(client, current, eventId, changed, insideBefore);
-        }
-        await refreshAfterWrite(
-          client,
-          events.quiet ? null : events,
-          current,
-          changed,
-          writtenFieldIds(writes.map((write) => write.record)),
-        );
-        return json;
-      },
-    );
-    if (newOptions.size > 0) tables?.clear();
-    return {
-      created: false,
-      recordsJson: presentRecords(json, table, principal, fileLinks),
-      createdIds: [],
-      updatedIds: ids,
-    };
-  });
+}
+
+/** updateMany in a table whose metadata the caller holds (withTable). */
+export async function updateManyOf(
+  { db, tables, fileLinks, events: publisher }: RecordsDb,
+  principal: Principal,
+  table: TableMeta,
+  body: BulkUpdateRecordsRequest,
+  ids: readonly string[] = updatedIds(body),
+): Promise<BulkResult> {
+  const where = (index: number): InputPath => ['records', index, 'fields'];
+  const { prepared, newOptions } = prepareWrite(
+    principal,
+    table,
+    body.records.map((record) => record.fields),
+    where,
+    body.typecast,
+  );
+  const json = await inTransaction(
+    { db, events: publisher },
+    eventContext(principal, body.suppressWebhooks),
+    async (client, events) => {
+      const current = await addSelectOptions(client, events, table, newOptions);
+      await lockLinkedRead(client, current, prepared);
+      const existing = await lockExisting(client, current, ids);
+      const missing = ids.filter((id) => !existing.has(id));
+      if (missing.length > 0) throw notFound(`Record ${missing.join(', ')} not found; nothing was updated`);
+      await resolveReferences(client, table, prepared, where, fileLinks.keyOf);
+      const writes = ids
+        .map((id, index) => ({ id, record: prepared[index] as PreparedRecord }))
+        .filter((write) => write.record.columns.size > 0 || write.record.links.size > 0);
+      const changed = writes.map((write) => write.id);
+      const announced = writes.length > 0;
+      // The state the event's `changes` compare with.
+      const before = announced ? await recordsInOrder(client, table, changed) : '';
+      const insideBefore = announced && !events.quiet ? await insideNow(client, current, changed) : undefined;
+      await updateRecords(client, table, writes, actorOf(principal));
+      const relinked = writes.filter((write) => write.record.links.size > 0).map((write) => write.id);
+      await refreshOwnLinkedValues(client, table, relinked);
+      const json = await recordsInOrder(client, table, ids);
+      if (announced) {
+        const changedJson =
+          writes.length === ids.length ? json : await recordsInOrder(client, table, changed);
+        const eventId = await events.records(table, 'record.updated', changed, changedJson, {
+          changes: recordChanges(before, changedJson),
+        });
+        await recordViewMembers(client, current, eventId, changed, insideBefore);
+      }
+      await refreshAfterWrite(
+        client,
+        events.quiet ? null : events,
+        current,
+        changed,
+        writtenFieldIds(writes.map((write) => write.record)),
+      );
+      return json;
+    },
+  );
+  if (newOptions.size > 0) tables?.clear();
+  return {
+    created: false,
+    recordsJson: presentRecords(json, table, principal, fileLinks),
+    createdIds: [],
+    updatedIds: [...ids],
+  };
 }
 
 /**
@@ -569,13 +595,19 @@ export async function deleteMany(
   body: BulkDeleteRecordsRequest,
 ): Promise<string[]> {
   const ids = [...new Set(body.ids.map(validRecordId))];
-  return withTable(tables, db, principal, address, async (table) => {
-    await deleteExisting(
-      { db, events: publisher },
-      eventContext(principal, body.suppressWebhooks),
-      table,
-      ids,
-    );
-    return ids;
-  });
+  return withTable(tables, db, principal, address, (table) =>
+    deleteManyOf({ db, events: publisher }, principal, table, body, ids),
+  );
+}
+
+/** deleteMany in a table whose metadata the caller holds (withTable). */
+export async function deleteManyOf(
+  records: Pick<RecordsDb, 'db' | 'events'>,
+  principal: Principal,
+  table: TableMeta,
+  body: BulkDeleteRecordsRequest,
+  ids: readonly string[] = [...new Set(body.ids.map(validRecordId))],
+): Promise<string[]> {
+  await deleteExisting(records, eventContext(principal, body.suppressWebhooks), table, ids);
+  return [...ids];
 }
