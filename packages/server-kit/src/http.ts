@@ -17,11 +17,21 @@ const MAX_ERROR_MESSAGE_CHARS = 10_000;
 const MAX_DATABASE_MESSAGE_CHARS = 1000;
 
 export function sendError(res: Response, error: AppError): void {
+  sendErrorAs(res, error, error.status, (message): ErrorBody => ({ error: { code: error.code, message } }));
+}
+
+/**
+ * Sends an error with its headers, at `status`, in the body `shape` makes of its message (clipped):
+ * for an API whose errors have a shape of their own (the Airtable-compatible API's).
+ */
+export function sendErrorAs(
+  res: Response,
+  error: AppError,
+  status: number,
+  shape: (message: string) => unknown,
+): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  const body: ErrorBody = {
-    error: { code: error.code, message: clip(error.message, MAX_ERROR_MESSAGE_CHARS) },
-  };
-  res.status(error.status).json(body);
+  res.status(status).json(shape(clip(error.message, MAX_ERROR_MESSAGE_CHARS)));
 }
 
 /**

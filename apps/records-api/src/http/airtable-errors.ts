@@ -1,7 +1,9 @@
 import type { AirtableErrorBody } from '@recordbase/contracts/airtable';
-import { clip, type DomainError, type InputPath } from '@recordbase/contracts/domain-errors';
+import type { DomainError, InputPath } from '@recordbase/contracts/domain-errors';
 import type { ErrorCode } from '@recordbase/contracts/errors';
 import { AppError, httpErrorOf } from '@recordbase/server-kit/errors';
+import { sendErrorAs } from '@recordbase/server-kit/http';
+import type { Response } from 'express';
 
 /**
  * Errors of the Airtable-compatible API in Airtable's shape, `{error: {type, message}}`, with
@@ -39,19 +41,17 @@ export class AirtableRefusal extends AppError {
   }
 }
 
-const MAX_MESSAGE_CHARS = 10_000;
-
 /** errorMiddleware's sender for /v0. */
-export function sendAirtableError(res: import('express').Response, error: AppError): void {
-  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+export function sendAirtableError(res: Response, error: AppError): void {
   const [status, type] = AIRTABLE_BY_CODE[error.code];
-  const body: AirtableErrorBody = {
-    error: {
-      type: error instanceof AirtableRefusal ? error.airtableType : type,
-      message: clip(error.message, MAX_MESSAGE_CHARS),
-    },
-  };
-  res.status(status).json(body);
+  sendErrorAs(
+    res,
+    error,
+    status,
+    (message): AirtableErrorBody => ({
+      error: { type: error instanceof AirtableRefusal ? error.airtableType : type, message },
+    }),
+  );
 }
 
 /** Where a refusal's first problem is: its path, [] for the request as a whole. */
