@@ -47,6 +47,12 @@ function loadResultsFrom<T>(path: string): T | null {
   return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as T) : null;
 }
 
+/** A findings file of this directory, set apart by blank lines; empty when there is none. */
+function findingsFrom(file: string): string {
+  const path = join(DIR, file);
+  return existsSync(path) ? `\n${readFileSync(path, 'utf8').trim()}\n` : '';
+}
+
 /** Writes bench/README.md: how to run, the cases, the figures of each suite's last full run, and the findings. */
 export function writeReadme(): string {
   const intro = readFileSync(join(DIR, 'intro.md'), 'utf8');
@@ -54,19 +60,13 @@ export function writeReadme(): string {
   const people = loadResultsFrom<PeopleResults>(PEOPLE_RESULTS_PATH);
   const sql = loadResultsFrom<SqlResults>(SQL_RESULTS_PATH);
   const formulas = loadResultsFrom<FormulasResults>(FORMULAS_RESULTS_PATH);
-  const findingsPath = join(DIR, 'findings.md');
-  const findings = existsSync(findingsPath) ? `\n${readFileSync(findingsPath, 'utf8').trim()}\n` : '';
-  const formulasFindingsPath = join(DIR, 'findings-formulas.md');
-  const formulasFindings = existsSync(formulasFindingsPath)
-    ? `\n${readFileSync(formulasFindingsPath, 'utf8').trim()}\n`
-    : '';
+  const findings = findingsFrom('findings.md');
+  const formulasFindings = findingsFrom('findings-formulas.md');
   const links = loadResultsFrom<LinksResults>(LINKS_RESULTS_PATH);
   const history = loadResultsFrom<HistoryResults>(HISTORY_RESULTS_PATH);
   const airtable = loadResultsFrom<AirtableResults>(AIRTABLE_RESULTS_PATH);
-  const linksFindingsPath = join(DIR, 'findings-links.md');
-  const linksFindings = existsSync(linksFindingsPath)
-    ? `\n${readFileSync(linksFindingsPath, 'utf8').trim()}\n`
-    : '';
+  const linksFindings = findingsFrom('findings-links.md');
+  const airtableFindings = findingsFrom('findings-airtable.md');
   // Other benchmarks keep their own "## " sections after this one; only the records part is rewritten.
   // The sql suite's results come after the findings, which belong to the two suites above them.
   const existing = existsSync(README_PATH) ? readFileSync(README_PATH, 'utf8') : '';
@@ -74,7 +74,7 @@ export function writeReadme(): string {
   const notRun = '(No full run of this suite yet.)';
   writeFileSync(
     README_PATH,
-    `${intro}\n### Results\n\n${deals ? renderReport(deals) : notRun}\n\n### Results of the People workloads (100,000 People)\n\n${people ? renderPeopleReport(people) : notRun}\n${findings}\n### Results of read-only SQL (100,000 People)\n\n${sql ? renderSqlReport(sql) : notRun}\n\n### Results of formula fields (100,000 records)\n\n${formulas ? renderFormulasReport(formulas) : notRun}\n${formulasFindings}\n### Results of count, lookup and rollup fields (100,000 records)\n\n${links ? renderLinksReport(links) : notRun}\n${linksFindings}\n### Results of history and the trash\n\n${history ? renderHistoryReport(history) : notRun}\n\n### Results of the Airtable-compatible API (100,000 People)\n\n${airtable ? renderAirtableReport(airtable) : notRun}\n${otherSections}`,
+    `${intro}\n### Results\n\n${deals ? renderReport(deals) : notRun}\n\n### Results of the People workloads (100,000 People)\n\n${people ? renderPeopleReport(people) : notRun}\n${findings}\n### Results of read-only SQL (100,000 People)\n\n${sql ? renderSqlReport(sql) : notRun}\n\n### Results of formula fields (100,000 records)\n\n${formulas ? renderFormulasReport(formulas) : notRun}\n${formulasFindings}\n### Results of count, lookup and rollup fields (100,000 records)\n\n${links ? renderLinksReport(links) : notRun}\n${linksFindings}\n### Results of history and the trash\n\n${history ? renderHistoryReport(history) : notRun}\n\n### Results of the Airtable-compatible API (100,000 People)\n\n${airtable ? renderAirtableReport(airtable) : notRun}\n${airtableFindings}${otherSections}`,
   );
   return README_PATH;
 }
