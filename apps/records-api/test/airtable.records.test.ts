@@ -319,6 +319,22 @@ describe('select', () => {
     expect(await viaAirtable()).toEqual(withLookup);
   });
 
+  it("folds the table's count parts as a listing of /api/v1 does, though it counts no total", async () => {
+    const counted = await newTable('Counted', [{ name: 'Name', type: 'single_line_text' }]);
+    for (let i = 0; i < 70; i++) await create(counted.id, { Name: `c${i}` });
+    const parts = async () =>
+      (
+        await h.db.pool.query('SELECT count(*)::int AS n FROM table_row_counts WHERE table_id = $1', [
+          counted.id,
+        ])
+      ).rows[0].n as number;
+    // A part per write: past the fold's threshold (store.ts), which only listings apply.
+    expect(await parts()).toBeGreaterThan(64);
+    const page = await airtableBase().table('Counted').select({ pageSize: 10 }).firstPage();
+    expect(page).toHaveLength(10);
+    expect(await parts()).toBe(1);
+  });
+
   it('applies a saved view', async () => {
     const res = await h.api
       .post(url(`/tables/${deals.id}/views`))
@@ -707,12 +723,13 @@ describe('meta', () => {
       fields: { id: string; name: string; type: string; options?: unknown }[];
       views: unknown[];
     }[];
-    // In creation order: the select tests add Targets and Every type before the writes add Contacts.
+    // In creation order: the select tests add three tables before the writes add Contacts.
     expect(tables.map((table) => table.name)).toEqual([
       'Scratch',
       'Deals',
       'Targets',
       'Every type',
+      'Counted',
       'Contacts',
     ]);
     const dealsMeta = tables[1]!;

@@ -262,10 +262,13 @@ export async function listRecords(
   const fetched = row?.fetched ?? 0;
   const hasMore = fetched > request.limit;
   const rowsOnPage = Math.min(fetched, request.limit);
+  const tableCounts = row ?? { row_count: null, version: null, parts: 0 };
+  // Listings are what fold a table's count parts: one that counts no total folds them too.
+  await compactCounts(client, table, tableCounts);
   const total =
     rendering.total === false
       ? null
-      : await pageTotal(client, table, request, { hasMore, rowsOnPage, counts: row });
+      : await pageTotal(client, table, request, { hasMore, rowsOnPage, counts: tableCounts });
   const nextCursor = hasMore && row?.last_keys ? encodeCursor(keys, digest, row.last_keys) : null;
   const tableRows = row?.row_count != null ? Number(row.row_count) : null;
   return { recordsJson: `[${row?.page ?? ''}]`, total, rowsOnPage, hasMore, nextCursor, tableRows };
@@ -309,10 +312,9 @@ async function pageTotal(
   client: Queryable,
   table: TableMeta,
   request: ListRecordsRequest,
-  page: { hasMore: boolean; rowsOnPage: number; counts: TableCounts | undefined },
+  page: { hasMore: boolean; rowsOnPage: number; counts: TableCounts },
 ): Promise<number> {
-  const counts = page.counts ?? { row_count: null, version: null, parts: 0 };
-  await compactCounts(client, table, counts);
+  const { counts } = page;
   // A partial page ends the result, so its end is the total; only a full or empty page needs a
   // count. After a cursor, what came before is unknown.
   if (request.cursor === undefined && !page.hasMore && (page.rowsOnPage > 0 || request.offset === 0)) {
