@@ -818,7 +818,14 @@ class Evaluation {
         const text = this.text(arg(0));
         const old = this.text(arg(1));
         const replacement = this.text(arg(2));
-        if (args.length < 4) return textOrBlank(old === '' ? text : text.split(old).join(replacement));
+        if (args.length < 4) {
+          if (old === '') return textOrBlank(text);
+          const pieces = text.split(old);
+          const grows = codePoints(replacement).length - codePoints(old).length;
+          const length = codePoints(text).length + (pieces.length - 1) * grows;
+          // Blank past 100,000 code points, as REPT, unless it grew nothing.
+          return grows > 0 && length > 100_000 ? null : textOrBlank(pieces.join(replacement));
+        }
         const nth = this.truncated(arg(3));
         if (nth === null) return null;
         return textOrBlank(old === '' ? text : substituteNth(text, old, replacement, nth));
