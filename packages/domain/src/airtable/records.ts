@@ -18,7 +18,7 @@ import type { RecordsDb, TableAddress } from '../records/record-work';
 import { withTable } from '../records/record-work';
 import {
   bulkWriteTo,
-  deleteManyOf,
+  deleteMany,
   getOneOf,
   listTable,
   updateManyOf,
@@ -362,10 +362,7 @@ export async function deleteAirtableRecords(
 ): Promise<{ id: string; deleted: true }[]> {
   await moving(
     (path) => (path[0] === 'ids' ? ['records', ...path.slice(1)] : path),
-    () =>
-      withTable(records.tables, records.db, principal, address, (table) =>
-        deleteManyOf(records, principal, table, { ids }),
-      ),
+    () => deleteMany(records, principal, address, { ids }),
   );
   return ids.map((id) => ({ id, deleted: true as const }));
 }

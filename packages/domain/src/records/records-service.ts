@@ -595,19 +595,13 @@ export async function deleteMany(
   body: BulkDeleteRecordsRequest,
 ): Promise<string[]> {
   const ids = [...new Set(body.ids.map(validRecordId))];
-  return withTable(tables, db, principal, address, (table) =>
-    deleteManyOf({ db, events: publisher }, principal, table, body, ids),
-  );
-}
-
-/** deleteMany in a table whose metadata the caller holds (withTable). */
-export async function deleteManyOf(
-  records: Pick<RecordsDb, 'db' | 'events'>,
-  principal: Principal,
-  table: TableMeta,
-  body: BulkDeleteRecordsRequest,
-  ids: readonly string[] = [...new Set(body.ids.map(validRecordId))],
-): Promise<string[]> {
-  await deleteExisting(records, eventContext(principal, body.suppressWebhooks), table, ids);
-  return [...ids];
+  return withTable(tables, db, principal, address, async (table) => {
+    await deleteExisting(
+      { db, events: publisher },
+      eventContext(principal, body.suppressWebhooks),
+      table,
+      ids,
+    );
+    return ids;
+  });
 }
