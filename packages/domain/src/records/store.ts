@@ -174,7 +174,6 @@ function pageSql(
   // One row past the page tells whether more exist without a second query.
   const pageSize = params.add(request.limit);
   const limit = params.add(request.limit + 1);
-  const offset = params.add(request.offset);
   const record = shapedRecordJsonSql(
     table,
     params,
@@ -182,10 +181,27 @@ function pageSql(
     projectedFields(table, request.fields, ['fields']),
     expanded,
   );
+  const order = orderBySql(keys);
+  if (request.offset === 0) {
+    // A first page or a cursor's page reads its rows straight from the order's index: picking
+    // the sequence numbers first would only fetch each row again by its own index.
+    return {
+      pageSize,
+      record,
+      ordinal: 'r.rb_page_n',
+      rows: `FROM (SELECT r.*, row_number() OVER (ORDER BY ${order}) AS rb_page_n
+               FROM ${tableRef(table)} r WHERE ${where} ORDER BY ${order} LIMIT ${limit}) r
+       ${record.join}`,
+    };
+  }
+  // Past an offset, the skipped rows are passed over in the index alone, and only the page's
+  // rows are fetched.
+  const offset = params.add(request.offset);
   return {
     pageSize,
     record,
-    rows: `FROM unnest(ARRAY(SELECT r.seq FROM ${tableRef(table)} r WHERE ${where} ORDER BY ${orderBySql(keys)} LIMIT ${limit} OFFSET ${offset}))
+    ordinal: 'page.n',
+    rows: `FROM unnest(ARRAY(SELECT r.seq FROM ${tableRef(table)} r WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}))
             WITH ORDINALITY AS page(seq, n)
        JOIN ${tableRef(table)} r ON r.seq = page.seq
        ${record.join}`,
@@ -193,9 +209,9 @@ function pageSql(
 }
 
 /**
- * One page: the filter, order and offset (or the cursor's keyset condition) pick the rows'
- * sequence numbers first (an index-only scan where the order allows), and only the rows of the
- * page are rendered as JSON. The same statement reads the last row's sort keys for `nextCursor`,
+ * One page: the filter, order and offset (or the cursor's keyset condition) pick the page's rows
+ * (past an offset, their sequence numbers first), and only the rows of the page are rendered as
+ * JSON. The same statement reads the last row's sort keys for `nextCursor`,
  * and the table's row count and write version as of the page's snapshot.
  */
 export async function listRecords(
@@ -209,7 +225,7 @@ export async function listRecords(
   const digest = listingDigest(table, request.filter);
   const params = new SqlParams();
   const shape = rendering.shape ?? RECORD_SHAPE;
-  const { pageSize, record, rows } = pageSql(table, request, keys, digest, expanded, params, shape);
+  const { pageSize, record, ordinal, rows } = pageSql(table, request, keys, digest, expanded, params, shape);
   const counts = tableCountsSql(params.add(table.id));
   // Kept metadata is checked against the schema in the page's own snapshot (table-meta.ts).
   const schemaVersion =
@@ -240,9 +256,9 @@ export async function listRecords(
               agg.fetched, agg.last_keys,
               (SELECT row_count FROM counts), (SELECT version FROM counts), (SELECT parts FROM counts),
               ${schemaVersion} AS schema_version
-         FROM (SELECT string_agg(${record.text}, ',' ORDER BY page.n) FILTER (WHERE page.n <= ${pageSize}) AS page,
+         FROM (SELECT string_agg(${record.text}, ',' ORDER BY ${ordinal}) FILTER (WHERE ${ordinal} <= ${pageSize}) AS page,
                       count(*)::int AS fetched,
-                      (array_agg(${keyValuesSql(keys)}) FILTER (WHERE page.n = ${pageSize}))[1] AS last_keys
+                      (array_agg(${keyValuesSql(keys)}) FILTER (WHERE ${ordinal} = ${pageSize}))[1] AS last_keys
                  ${rows}) agg`,
       params.values,
       { varying: holdsFormula(request.filter) },
@@ -291,9 +307,9 @@ async function recordsThatFit(
   shape: RecordShape,
 ): Promise<number> {
   const params = new SqlParams();
-  const { pageSize, record, rows } = pageSql(table, request, keys, digest, expanded, params, shape);
+  const { pageSize, record, ordinal, rows } = pageSql(table, request, keys, digest, expanded, params, shape);
   const result = await client.query<{ sizes: string[] | null }>(
-    `SELECT array_agg(octet_length(${record.text})::text ORDER BY page.n) FILTER (WHERE page.n <= ${pageSize}) AS sizes
+    `SELECT array_agg(octet_length(${record.text})::text ORDER BY ${ordinal}) FILTER (WHERE ${ordinal} <= ${pageSize}) AS sizes
        ${rows}`,
     params.values,
   );
