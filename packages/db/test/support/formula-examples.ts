@@ -584,6 +584,7 @@ const ARRAYS: FormulaExample[] = [
   ex('ARRAYUNIQUE(BLANK())', [], 'SEM'),
   ex('ARRAYUNIQUE({Day})', ['2024-02-29'], 'SEM', LEAP),
   ex('ARRAYUNIQUE({No text})', [], 'SEM', EMPTY),
+  ex('ARRAYUNIQUE(REPT("ab", 0))', [], 'SEM', {}, 'a text repeated no times is blank, as any empty text'),
   ex('ARRAYUNIQUE(FALSE())', ['0'], 'SEM'),
   ex('ARRAYCOMPACT(BLANK())', [], 'SEM'),
   ex('ARRAYCOMPACT(0)', ['0'], 'SEM'),

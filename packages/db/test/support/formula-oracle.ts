@@ -844,7 +844,7 @@ class Evaluation {
         if (times === null || times < 0) return null;
         const text = this.text(arg(0));
         if (text === '') return null;
-        return codePoints(text).length * times > 100_000 ? null : text.repeat(times);
+        return codePoints(text).length * times > 100_000 ? null : textOrBlank(text.repeat(times));
       }
       case 'T':
         return this.typeOf(arg(0)) === 'text' ? this.value(arg(0)) : null;
